@@ -1,0 +1,1 @@
+"""lcrag.chunking"""

@@ -1,0 +1,60 @@
+"""Where things live: the external data directory, caches and outputs.
+
+The data directory holds third-party data that lcrag never ships or commits
+(NoLiMa needles and haystacks, LongEval-RAG files, MultiHop-RAG, QASPER). It is found, in
+order, from: an explicit argument, the ``LCRAG_DATA_DIR`` environment variable, then
+``../shared/data`` next to the project checkout (the layout CI uses). ``None`` means no data
+directory: every study then runs on data lcrag generates itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_ROOT = Path(__file__).resolve().parent
+ENV_DATA_DIR = "LCRAG_DATA_DIR"
+ENV_CACHE_DIR = "LCRAG_CACHE_DIR"
+
+
+def data_dir(explicit: str | os.PathLike | None = None) -> Path | None:
+    """Return the external data directory, or None when there is none.
+
+    An explicit path or ``LCRAG_DATA_DIR`` that does not exist is an error (a typo should not
+    silently fall back to generated data); the default ``../shared/data`` is optional.
+    """
+    for value, origin in ((explicit, "argument"), (os.environ.get(ENV_DATA_DIR) or None, ENV_DATA_DIR)):
+        if value:
+            p = Path(value).expanduser()
+            if not p.is_dir():
+                raise FileNotFoundError(f"data directory from {origin} does not exist: {p}")
+            return p.resolve()
+    default = PROJECT_ROOT.parent / "shared" / "data"
+    return default.resolve() if default.is_dir() else None
+
+
+def data_path(relative: str, explicit: str | os.PathLike | None = None) -> Path | None:
+    """Path of ``relative`` inside the data directory, or None when absent."""
+    root = data_dir(explicit)
+    if root is None:
+        return None
+    p = root / relative
+    return p if p.exists() else None
+
+
+def cache_dir() -> Path:
+    """Directory for response and embedding caches (``LCRAG_CACHE_DIR`` or ``.lcrag-cache``)."""
+    p = Path(os.environ.get(ENV_CACHE_DIR) or PROJECT_ROOT / ".lcrag-cache")
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def params_dir() -> Path:
+    return PROJECT_ROOT / "params"
+
+
+def figures_dir() -> Path:
+    p = PROJECT_ROOT / "figures"
+    p.mkdir(parents=True, exist_ok=True)
+    return p

@@ -1,0 +1,245 @@
+"""Typed records shared by every part of lcrag.
+
+Conventions used everywhere in the package:
+
+* Character spans are half-open ``[start, end)`` offsets into ``Document.text``.
+* Line numbers shown to a model (``Line.number``) follow the context's own numbering
+  convention (``Context.numbering_base``: 0 for the LC haystacks of the EBG paper §4.1/§4.2,
+  1 for the NoLiMa RAG vector store of App. G). Source line indices (``Line.source_line``)
+  are always 0-based positions in the source document's line list.
+* A record never needs to be re-derived downstream: chunks carry their document id,
+  character span and line span; a context carries the map from rendered line numbers back
+  to source lines; a response carries its raw text, parse status and cache key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Document:
+    """A source document: ``id``, ``text`` and optional ``title`` / ``metadata``."""
+
+    id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a rendered context.
+
+    Attributes:
+        number: the line number as rendered to the model (see ``Context.numbering_base``).
+        text: the line text without its ``"<number>: "`` prefix.
+        doc_id: id of the source document ("" for generated lines such as headers).
+        start: start character offset of ``text`` in the source document.
+        end: end character offset (exclusive).
+        source_line: 0-based index of this line in the source document's line list.
+        citable: False for structural lines (headers, tags, ``...`` markers) that are not
+            valid evidence (EBG paper App. E.4).
+        role: free label, e.g. ``"distractor"``, ``"needle"``, ``"header"``.
+    """
+
+    number: int
+    text: str
+    doc_id: str = ""
+    start: int = -1
+    end: int = -1
+    source_line: int = -1
+    citable: bool = True
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable unit cut from a document, with full provenance.
+
+    ``text == document.text[start:end]`` always holds for chunks cut from a document (the
+    title-in-chunk variant keeps the span of the body and stores the rendered text in
+    ``rendered``). ``line_start``/``line_end`` are 0-based, inclusive source line indices.
+    """
+
+    id: str
+    doc_id: str
+    text: str
+    start: int
+    end: int
+    line_start: int = -1
+    line_end: int = -1
+    title: str = ""
+    rendered: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def display_text(self) -> str:
+        """Text to index and show: ``rendered`` when set (title-in-chunk), else ``text``."""
+        return self.rendered or self.text
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A gold evidence unit: a span in a document (and, when known, its text)."""
+
+    doc_id: str
+    text: str
+    start: int = -1
+    end: int = -1
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Item:
+    """A question with gold answers and gold evidence.
+
+    ``answers`` are accepted surface forms; how they are matched is the scorer's
+    convention (exact, contains, normalised), never the item's.
+    """
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    evidence: tuple[Evidence, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Context:
+    """A rendered context handed to a reader.
+
+    Attributes:
+        text: the exact text substituted into the prompt's ``{haystack}`` placeholder.
+        lines: the rendered lines in order; ``lines[i].number`` is what the model sees.
+        gold_lines: rendered numbers of the gold evidence lines (sorted).
+        numbering_base: 0 or 1 — the number of the first line under plain numbering.
+        condition: label of the condition, e.g. ``"LC-10000"`` or ``"RAG-bm25-k10"``.
+        metadata: free provenance (length target, seed, depth, k, retriever …).
+    """
+
+    text: str
+    lines: tuple[Line, ...]
+    gold_lines: tuple[int, ...] = ()
+    numbering_base: int = 0
+    condition: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def line(self, number: int) -> Line | None:
+        """Return the rendered line with this number, or None when it is not in the context."""
+        idx = self._index().get(number)
+        return None if idx is None else self.lines[idx]
+
+    def _index(self) -> dict[int, int]:
+        cache = self.__dict__.get("_number_index")
+        if cache is None:
+            cache = {ln.number: i for i, ln in enumerate(self.lines)}
+            object.__setattr__(self, "_number_index", cache)
+        return cache
+
+    @property
+    def n_chars(self) -> int:
+        return len(self.text)
+
+
+class ParseStatus:
+    """Parse outcomes of a model response (string constants, stored in results)."""
+
+    OK = "ok"  # strict JSON object with answer and lines
+    REPAIRED = "repaired"  # needed lenient repair (fences stripped, quotes, trailing commas …)
+    PARTIAL = "partial"  # only some fields recoverable (e.g. answer without lines)
+    FAILED = "failed"  # nothing recoverable
+    EMPTY = "empty"  # empty response text
+    NOT_JSON = "not_json"  # answer-only prompts: raw text is the answer (not a failure)
+
+
+class Outcome:
+    """Outcome of one reader call."""
+
+    OK = "ok"
+    ERROR = "error"  # the call failed after retries (excluded from denominators)
+    NA = "na"  # not sent: prompt exceeds the reader's context window
+    SKIPPED = "skipped"
+
+
+@dataclass
+class Response:
+    """A reader's response to one request.
+
+    Attributes:
+        raw: the raw text the model returned ("" on error).
+        answer: parsed answer string (None when unparsed).
+        lines: cited line numbers as rendered in the context (ints, deduplicated, in
+            citation order).
+        parse_status: one of ``ParseStatus``.
+        outcome: one of ``Outcome``; ``error``/``na`` rows are excluded from denominators.
+        error: reason for a failed call or parse.
+        cache_key: content hash of the request (see ``lcrag.llm.cache``).
+        cached: whether the response came from the cache.
+        input_tokens / output_tokens: usage when the endpoint reports it.
+    """
+
+    raw: str = ""
+    answer: str | None = None
+    lines: list[int] = field(default_factory=list)
+    parse_status: str = ParseStatus.FAILED
+    outcome: str = Outcome.OK
+    error: str = ""
+    cache_key: str = ""
+    cached: bool = False
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    invalid_lines: list[Any] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Response":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class ResultRow:
+    """One scored row: one item × condition × reader × prompt.
+
+    ``metrics`` maps metric names (``ans``, ``evid_strict``, ``evid_recall``, ``ans_evid``,
+    ``ans_star`` …) to 0/1 or fractional values; it is empty when the call failed or was
+    N/A, and such rows are excluded from every denominator.
+    """
+
+    run: str
+    item_id: str
+    condition: str
+    reader: str
+    prompt: str
+    outcome: str
+    parse_status: str
+    answer: str | None
+    lines: list[int]
+    gold_lines: list[int]
+    metrics: dict[str, float]
+    cache_key: str = ""
+    error: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def task_id(self) -> str:
+        return task_id(self.run, self.item_id, self.condition, self.reader, self.prompt)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def task_id(run: str, item_id: str, condition: str, reader: str, prompt: str) -> str:
+    """Stable identity of a result row, used by resume."""
+    return "|".join((run, item_id, condition, reader, prompt))
