@@ -1,0 +1,105 @@
+"""Plots with one house style: annotated heatmaps, delta heatmaps and curves.
+
+Every plot function takes a tidy or wide DataFrame and returns the matplotlib Figure;
+saving is ``lcrag.report.save_figure``.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+sns.set_theme(context="paper", style="white", font_scale=1.05)
+
+
+def fmt_length(n: int | float) -> str:
+    """Character length as 10K / 1M labels."""
+    n = int(n)
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}K"
+    return str(n)
+
+
+def heatmap(
+    table: pd.DataFrame,
+    *,
+    title: str = "",
+    ax=None,
+    vmin: float = 0.0,
+    vmax: float = 1.0,
+    cmap: str = "viridis",
+    fmt: str = ".2f",
+    annot: pd.DataFrame | None = None,
+    na_label: str = "N/A",
+    cbar_label: str = "",
+    center: float | None = None,
+):
+    """Annotated heatmap of a wide table (rows × columns). NaN cells are shown hatched as N/A.
+
+    ``annot`` may hold per-cell strings (e.g. "0.80\\n[0.70, 0.90]") to print instead of values.
+    """
+    if ax is None:
+        w = max(4.5, 0.75 * table.shape[1] + 2.5)
+        h = max(2.5, 0.5 * table.shape[0] + 1.5)
+        fig, ax = plt.subplots(figsize=(w, h))
+    else:
+        fig = ax.figure
+    data = table.astype(float)
+    labels = annot if annot is not None else data.map(lambda v: "" if pd.isna(v) else format(v, fmt))
+    labels = labels.where(~data.isna(), na_label) if annot is None else labels
+    sns.heatmap(
+        data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
+        annot=labels.values, fmt="", annot_kws={"fontsize": 8},
+        linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
+    )
+    if data.isna().any().any():
+        ax.patch.set_facecolor("#eeeeee")
+        ax.patch.set_hatch("//")
+        ax.patch.set_edgecolor("#bbbbbb")
+        for (r, c), v in np.ndenumerate(data.values):
+            if np.isnan(v):
+                ax.text(c + 0.5, r + 0.5, na_label, ha="center", va="center", fontsize=8, color="#555555")
+    ax.set_title(title)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=45, ha="right")
+    ax.set_yticklabels(ax.get_yticklabels(), rotation=0)
+    fig.tight_layout()
+    return fig
+
+
+def delta_heatmap(table: pd.DataFrame, *, title: str = "", ax=None, limit: float | None = None, annot: pd.DataFrame | None = None, cbar_label: str = "Δ"):
+    """Diverging heatmap centred on 0 (e.g. EBG − answer-only, RAG − LC)."""
+    data = table.astype(float)
+    lim = limit if limit is not None else max(0.05, float(np.nanmax(np.abs(data.values))) if data.size and not data.isna().all().all() else 1.0)
+    return heatmap(data, title=title, ax=ax, vmin=-lim, vmax=lim, cmap="RdBu", center=0.0, fmt="+.2f", annot=annot, cbar_label=cbar_label)
+
+
+def curves(df: pd.DataFrame, x: str, y: str, hue: str, *, title: str = "", ax=None, logx: bool = False, ylabel: str | None = None, marker: str = "o"):
+    """Line plot of ``y`` against ``x`` per ``hue`` group (tidy input)."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 3.8))
+    else:
+        fig = ax.figure
+    sns.lineplot(data=df, x=x, y=y, hue=hue, marker=marker, ax=ax)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_title(title)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    sns.despine(ax=ax)
+    fig.tight_layout()
+    return fig
+
+
+def ci_label(mean: float, low: float, high: float, fmt: str = ".2f") -> str:
+    """"0.80\\n[0.70, 0.90]" cell label; "N/A" for NaN."""
+    if mean is None or np.isnan(mean):
+        return "N/A"
+    return f"{mean:{fmt}}\n[{low:{fmt}}, {high:{fmt}}]"
