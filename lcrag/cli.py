@@ -1,0 +1,48 @@
+"""``lcrag`` command line. Subcommands are plugins: every module in ``lcrag.commands``
+exposing ``register(subparsers)`` adds its own parser and ``set_defaults(func=...)``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+
+from . import __version__, commands
+from .errors import LcragError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lcrag",
+        description="Long-context vs RAG with evidence-based generation: is the bottleneck retrieving the evidence or reading it?",
+    )
+    parser.add_argument("--version", action="version", version=f"lcrag {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if mod.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{commands.__name__}.{mod.name}")
+        if hasattr(module, "register"):
+            module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.func(args) or 0)
+    except (LcragError, FileNotFoundError, ValueError) as e:
+        print(f"lcrag {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

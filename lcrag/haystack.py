@@ -1,0 +1,112 @@
+"""Haystacks of numbered lines: rendering, needle insertion, gold-line bookkeeping.
+
+Follows the EBG paper §4.1 (synthetic: accumulate shuffled distractors up to L characters,
+insert the needle facts at independent random positions, render ``i: fact`` from 0) and
+§4.2 / data README §6.2 (NoLiMa: insert at ``int(len(lines) * depth)``).
+
+Character budgets count the characters of the joined source lines (``"\\n".join(lines)``),
+not the rendered ``i: `` prefixes, matching the upstream generators.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .types import Context, Line
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """A line before numbering: its text and provenance."""
+
+    text: str
+    doc_id: str = ""
+    start: int = -1
+    end: int = -1
+    source_line: int = -1
+    role: str = "distractor"
+    citable: bool = True
+
+
+def render_numbered(
+    lines: Sequence[SourceLine],
+    *,
+    base: int = 0,
+    numbers: Sequence[int] | None = None,
+    fmt: str = "{n}: {text}",
+    condition: str = "",
+    gold_roles: Sequence[str] = ("needle",),
+    metadata: dict | None = None,
+) -> Context:
+    """Number ``lines`` and render them one per row as ``fmt`` (default ``"i: text"``).
+
+    Args:
+        lines: the source lines in context order.
+        base: number of the first line (0 for LC haystacks, 1 for the NoLiMa RAG store).
+        numbers: explicit line numbers (e.g. vector-store ids in similarity order); overrides
+            ``base``.
+        gold_roles: roles whose lines are gold evidence; their numbers go to ``gold_lines``.
+    Structural lines (``citable=False``) are rendered without a number prefix.
+    """
+    if numbers is not None and len(numbers) != len(lines):
+        raise ValueError(f"numbers has {len(numbers)} entries for {len(lines)} lines")
+    out_lines: list[Line] = []
+    rendered: list[str] = []
+    gold: list[int] = []
+    for i, sl in enumerate(lines):
+        n = numbers[i] if numbers is not None else base + i
+        out_lines.append(Line(number=n, text=sl.text, doc_id=sl.doc_id, start=sl.start, end=sl.end,
+                              source_line=sl.source_line, citable=sl.citable, role=sl.role))
+        rendered.append(fmt.format(n=n, text=sl.text) if sl.citable else sl.text)
+        if sl.role in gold_roles:
+            gold.append(n)
+    return Context(text="\n".join(rendered), lines=tuple(out_lines), gold_lines=tuple(sorted(gold)),
+                   numbering_base=base, condition=condition, metadata=dict(metadata or {}))
+
+
+def fill_to_length(pool: Sequence[str], length: int, rng: random.Random) -> list[str]:
+    """Shuffle ``pool`` and accumulate facts while the joined text stays within ``length`` characters.
+
+    Follows LC-EBG's rule (data README §6.1): accumulate until >= L, then drop the last fact, so
+    the distractor text (joined by newlines) is at most ``length`` characters.
+    """
+    if length <= 0:
+        raise ValueError(f"haystack length must be positive, got {length}")
+    order = list(range(len(pool)))
+    rng.shuffle(order)
+    out: list[str] = []
+    total = 0
+    for idx in order:
+        fact = pool[idx]
+        add = len(fact) + (1 if out else 0)
+        if total + add > length:
+            break
+        out.append(fact)
+        total += add
+    else:
+        if total < length:
+            raise ValueError(f"distractor pool of {len(pool)} facts ({total} chars) is too small for a {length}-character haystack")
+    return out
+
+
+def insert_at_random(lines: list[SourceLine], needles: Sequence[SourceLine], rng: random.Random) -> list[SourceLine]:
+    """Insert each needle at an independently drawn position (EBG §4.1); returns a new list."""
+    out = list(lines)
+    for nd in needles:
+        out.insert(rng.randint(0, len(out)), nd)
+    return out
+
+
+def insert_at_depth(lines: list[SourceLine], needle: SourceLine, depth: float) -> tuple[list[SourceLine], int]:
+    """Insert ``needle`` at ``int(len(lines) * depth)`` (NoLiMa rule, README §6.2).
+
+    Returns the new list and the 0-based index of the needle.
+    """
+    if not 0.0 <= depth <= 1.0:
+        raise ValueError(f"depth must be in [0, 1], got {depth}")
+    pos = int(len(lines) * depth)
+    out = list(lines)
+    out.insert(pos, needle)
+    return out, pos

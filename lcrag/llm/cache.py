@@ -1,0 +1,160 @@
+"""Content-addressed response cache in SQLite (WAL), shared safely by processes.
+
+The key is the SHA-256 of the canonical JSON of everything that determines a response:
+model, endpoint family (``openai``, ``openai-compatible``, ``extractive`` …), the messages,
+decoding parameters (temperature, max tokens, response format …) and the prompt template
+version. API keys and base URLs with credentials are never part of the key or the stored
+record.
+
+Modes:
+    ``use``      read hits, call and store on a miss (default);
+    ``refresh``  always call, overwrite the stored response;
+    ``off``      neither read nor write;
+    ``replay``   read only; a miss raises ``lcrag.errors.CacheMiss`` naming the key, so a
+                 notebook can be proven to regenerate offline from recorded calls.
+Only successful calls are stored; failures are retried on the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..config import cache_dir
+from ..errors import CacheMiss, ConfigError, InputError
+
+MODES = ("use", "refresh", "off", "replay")
+ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """SHA-256 hex digest of the canonical JSON of ``request`` (sorted keys, no whitespace)."""
+    blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def default_mode() -> str:
+    mode = os.environ.get(ENV_CACHE_MODE, "use")
+    if mode not in MODES:
+        raise ConfigError(ENV_CACHE_MODE, f"unknown cache mode {mode!r}; choose one of {', '.join(MODES)}", field=ENV_CACHE_MODE)
+    return mode
+
+
+class ResponseCache:
+    """SQLite-backed cache; one connection per thread, WAL journal, busy timeout for sharing."""
+
+    def __init__(self, path: str | Path | None = None, mode: str | None = None):
+        self.path = Path(path) if path else cache_dir() / "responses.sqlite"
+        self.mode = mode or default_mode()
+        if self.mode not in MODES:
+            raise ConfigError("cache", f"unknown cache mode {self.mode!r}; choose one of {', '.join(MODES)}", field="mode")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        with self._conn() as c:
+            c.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, model TEXT, "
+                "request TEXT, response TEXT)"
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            c = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute("PRAGMA synchronous=NORMAL")
+            c.execute("PRAGMA busy_timeout=60000")
+            self._local.conn = c
+        return c
+
+    def get(self, key: str, description: str = "") -> dict[str, Any] | None:
+        """Stored response for ``key`` or None; in replay mode a miss raises ``CacheMiss``."""
+        if self.mode in ("off", "refresh"):
+            return None
+        row = self._conn().execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
+        with self._lock:
+            if row is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        if row is None:
+            if self.mode == "replay":
+                raise CacheMiss(key, description)
+            return None
+        return json.loads(row[0])
+
+    def contains(self, key: str) -> bool:
+        """Whether ``key`` is stored (ignores the mode; counts neither hit nor miss)."""
+        return self._conn().execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone() is not None
+
+    def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
+        if self.mode in ("off", "replay"):
+            return
+        self._conn().execute(
+            "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+            (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), json.dumps(response, ensure_ascii=False)),
+        )
+
+    def stats(self) -> dict[str, Any]:
+        c = self._conn()
+        n = c.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        by_model = dict(c.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall())
+        size = self.path.stat().st_size if self.path.exists() else 0
+        return {"path": str(self.path), "entries": n, "by_model": by_model, "bytes": size, "mode": self.mode}
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        for key, created, model, req, resp in self._conn().execute("SELECT key, created, model, request, response FROM responses ORDER BY created"):
+            yield {"key": key, "created": created, "model": model, "request": json.loads(req), "response": json.loads(resp)}
+
+    def export_jsonl(self, out: str | Path) -> int:
+        """Write every record as one JSON line (atomically); returns the count."""
+        out = Path(out)
+        tmp = out.with_suffix(out.suffix + ".tmp")
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as f:
+            for rec in self.iter_records():
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+        os.replace(tmp, out)
+        return n
+
+    def import_jsonl(self, src: str | Path) -> int:
+        """Import records written by ``export_jsonl``; keys are re-checked against requests."""
+        src = Path(src)
+        n = 0
+        c = self._conn()
+        c.execute("BEGIN")
+        try:
+            with open(src, encoding="utf-8") as f:
+                for lineno, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        raise InputError(src, f"not valid JSON: {e.msg}", line=lineno) from None
+                    for fld in ("key", "model", "request", "response"):
+                        if fld not in rec:
+                            raise InputError(src, "missing field", line=lineno, field=fld)
+                    if cache_key(rec["request"]) != rec["key"]:
+                        raise InputError(src, "key does not match the hash of its request (altered record)", line=lineno, field="key")
+                    c.execute(
+                        "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                        (rec["key"], rec.get("created", time.time()), rec["model"],
+                         json.dumps(rec["request"], ensure_ascii=False, sort_keys=True), json.dumps(rec["response"], ensure_ascii=False)),
+                    )
+                    n += 1
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return n

@@ -1,0 +1,132 @@
+"""One client for every OpenAI-compatible chat endpoint, with retries and a final outcome.
+
+Retries with exponential backoff and full jitter on HTTP 429, 5xx, timeouts and connection
+errors (the ``openai`` client's own retries are turned off so every attempt is ours and
+counted). Other 4xx errors fail at once. A final failure is returned as a ``CallResult`` with
+``ok=False`` and its reason — never raised into a sweep, never silently dropped.
+
+Keys come only from the environment variable named by the profile (``api_key_env``). A local
+endpoint on loopback needs no key; any other endpoint without one is a configuration error.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from ..errors import ConfigError
+from .profiles import ReaderProfile
+
+# JSON schema of the EBG answer, used for llama.cpp's json_object+schema mode.
+EBG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"lines": {"type": "array", "items": {"type": "integer"}}, "answer": {"type": "string"}},
+    "required": ["lines", "answer"],
+}
+
+
+@dataclass
+class CallResult:
+    ok: bool
+    text: str = ""
+    error: str = ""
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+
+
+def is_loopback(url: str | None) -> bool:
+    host = (urlparse(url).hostname or "") if url else ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def resolve_api_key(profile: ReaderProfile) -> str:
+    """The key from the environment, or a placeholder for loopback servers that need none."""
+    key = os.environ.get(profile.api_key_env) if profile.api_key_env else None
+    if key:
+        return key
+    if is_loopback(profile.base_url):
+        return "sk-no-key-needed-for-local-server"
+    raise ConfigError(
+        f"reader profile {profile.name}",
+        f"no API key: set the environment variable {profile.api_key_env or '(api_key_env unset)'} "
+        "(keys are read only from the environment)",
+        field="api_key_env",
+    )
+
+
+def _retryable(exc: Exception) -> tuple[bool, str]:
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return True, "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return True, f"connection error: {exc.__class__.__name__}"
+    if isinstance(exc, openai.RateLimitError):
+        return True, "HTTP 429 rate limited"
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        return (code >= 500 or code == 429 or code == 408), f"HTTP {code}: {str(exc)[:200]}"
+    if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
+        return True, f"malformed response: {exc.__class__.__name__}: {str(exc)[:200]}"
+    return False, f"{exc.__class__.__name__}: {str(exc)[:200]}"
+
+
+class ChatClient:
+    """Thin wrapper of ``openai.OpenAI`` for one profile (thread-safe; share across threads)."""
+
+    def __init__(self, profile: ReaderProfile, *, sleep=time.sleep, rng: random.Random | None = None):
+        import openai
+
+        self.profile = profile
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._client = openai.OpenAI(
+            api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0
+        )
+
+    def _kwargs(self, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
+        p = self.profile
+        kw: dict[str, Any] = {"model": p.model, "messages": messages, "temperature": p.temperature, "max_tokens": p.max_tokens}
+        if p.seed is not None:
+            kw["seed"] = p.seed
+        if expects_json and p.json_mode == "json_object":
+            kw["response_format"] = {"type": "json_object"}
+        elif expects_json and p.json_mode == "json_object_schema":
+            kw["response_format"] = {"type": "json_object", "schema": EBG_SCHEMA}
+        if p.extra_body:
+            kw["extra_body"] = p.extra_body
+        return kw
+
+    def backoff(self, attempt: int) -> float:
+        """Full-jitter exponential backoff: uniform(0, min(max, base * 2**attempt))."""
+        p = self.profile
+        return self._rng.uniform(0, min(p.backoff_max_s, p.backoff_base_s * (2**attempt)))
+
+    def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
+        kw = self._kwargs(messages, expects_json)
+        last = ""
+        t0 = time.perf_counter()
+        for attempt in range(self.profile.max_retries + 1):
+            try:
+                resp = self._client.chat.completions.create(**kw)
+                choice = resp.choices[0]
+                text = choice.message.content or ""
+                usage = getattr(resp, "usage", None)
+                return CallResult(
+                    True, text=text, attempts=attempt + 1,
+                    input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    latency_s=time.perf_counter() - t0,
+                )
+            except Exception as exc:  # classified below; never escapes
+                retry, last = _retryable(exc)
+                if not retry or attempt == self.profile.max_retries:
+                    return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0)
+                self._sleep(self.backoff(attempt))
+        return CallResult(False, error=last or "no attempt made", attempts=self.profile.max_retries + 1)

@@ -1,0 +1,100 @@
+"""The ``extractive`` baseline reader: no model, deterministic, labelled a baseline everywhere.
+
+Two hops of lexical matching over the context's citable lines:
+
+1. hop 1 = the line with the highest IDF-weighted overlap with the question's content words;
+2. hop 2 = the best other line for the question expanded with hop 1's entities (names and
+   numbers), if it shares any term with that expanded query.
+
+It cites those lines (at most ``cite_k``) and answers with the entity or number found in the
+cited lines that is not in the question and not shared between the hops (the bridge entity);
+failing that, the first such entity of hop 1; failing that, "NA". It is a weak,
+honest floor: it cannot make world-knowledge inferences (NoLiMa two-hop) and never paraphrases.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ..types import Line
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+_ENTITY = re.compile(r"\b(?:[A-Z][\w'’-]*(?:\s+(?:Inc\.|Ltd\.|[A-Z][\w'’-]*))*|\d+(?:[.,]\d+)?)")
+STOPWORDS = frozenset(
+    """a an the of to in on at by for with from and or but is are was were be been being has have had do does did
+    which who whom whose what when where why how that this these those it its as into than then there their they he she
+    his her him i you we our your not no can cannot could would should will shall may might must about after before
+    over under up down out off also only very just so such any all each every some most more other one""".split()
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercased alphanumeric tokens without stopwords."""
+    return [t for t in (m.group(0).lower() for m in _TOKEN.finditer(text)) if t not in STOPWORDS]
+
+
+def entities(text: str) -> list[str]:
+    """Capitalised name spans and numbers; a sentence-initial stopword ("The", "Then") is dropped."""
+    out = []
+    for m in _ENTITY.finditer(text):
+        e = m.group(0).strip()
+        words = e.split()
+        while words and words[0].lower() in STOPWORDS:
+            words = words[1:]
+        if words:
+            out.append(" ".join(words).rstrip("."))
+    return out
+
+
+def _best_line(lines: Sequence[Line], query: Counter, idf: dict[str, float], exclude: set[int]) -> tuple[int | None, float]:
+    best, best_score = None, 0.0
+    for ln in lines:
+        if ln.number in exclude or not ln.citable:
+            continue
+        toks = set(tokens(ln.text))
+        score = sum(idf.get(t, 0.0) * c for t, c in query.items() if t in toks)
+        if score > best_score:
+            best, best_score = ln.number, score
+    return best, best_score
+
+
+def extract(lines: Sequence[Line], question: str, cite_k: int = 2) -> tuple[str, list[int]]:
+    """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc)."""
+    citable = [ln for ln in lines if ln.citable]
+    if not citable:
+        return "NA", []
+    df: Counter = Counter()
+    for ln in citable:
+        df.update(set(tokens(ln.text)))
+    n = len(citable)
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+    q = Counter(tokens(question))
+    by_num = {ln.number: ln for ln in citable}
+    h1, s1 = _best_line(citable, q, idf, set())
+    if h1 is None:
+        return "NA", []
+    cited = [h1]
+    e1 = entities(by_num[h1].text)
+    if cite_k > 1:
+        q2 = q + Counter(t for e in e1 for t in tokens(e))
+        h2, _ = _best_line(citable, q2, idf, {h1})
+        if h2 is not None:
+            cited.append(h2)
+    qset = set(tokens(question))
+
+    def fresh(ents: list[str], shared: set[str]) -> list[str]:
+        return [e for e in ents if e.lower() not in shared and not (set(tokens(e)) and set(tokens(e)) <= qset)]
+
+    answer = None
+    if len(cited) > 1:
+        e2 = entities(by_num[cited[1]].text)
+        shared = {e.lower() for e in e1} & {e.lower() for e in e2}
+        cand = fresh(e2, shared) or fresh(e1, shared)
+        answer = cand[0] if cand else None
+    if answer is None:
+        cand = fresh(e1, set())
+        answer = cand[0] if cand else "NA"
+    return answer, cited[:cite_k]

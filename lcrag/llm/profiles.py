@@ -1,0 +1,99 @@
+"""Reader profiles: named parameter files under ``params/readers/<name>.yaml``.
+
+A profile says which reader to build and how: kind (``openai`` for any OpenAI-compatible
+endpoint — OpenAI, vLLM, llama.cpp server — or ``extractive`` for the model-free baseline),
+model, base_url, the *name* of the environment variable holding the key (never the key),
+decoding parameters, context window, and prices per 1M input/output tokens for the
+pre-flight estimate. Validated with pydantic before any work starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..config import params_dir
+from ..errors import ConfigError
+
+
+class ReaderProfile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: str = "openai"  # "openai" (any OpenAI-compatible endpoint), "extractive", or a registered kind
+    label: str = ""
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    family: str = "openai-compatible"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(256, gt=0)
+    context_window: int | None = Field(None, gt=0)
+    price_input_per_1m: float = Field(0.0, ge=0.0)
+    price_output_per_1m: float = Field(0.0, ge=0.0)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=20)
+    backoff_base_s: float = Field(1.0, ge=0.0)
+    backoff_max_s: float = Field(60.0, ge=0.0)
+    concurrency: int = Field(4, ge=1, le=256)
+    json_mode: Literal["none", "json_object", "json_object_schema"] = "none"
+    seed: int | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    cite_k: int = Field(2, ge=1, le=50)  # extractive reader: lines cited
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, v: str | None) -> str | None:
+        if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
+            raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
+        return v
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+    def decoding(self) -> dict[str, Any]:
+        """Decoding parameters that enter the cache key."""
+        d = {"temperature": self.temperature, "max_tokens": self.max_tokens, "json_mode": self.json_mode}
+        if self.seed is not None:
+            d["seed"] = self.seed
+        if self.extra_body:
+            d["extra_body"] = self.extra_body
+        return d
+
+
+def _format_validation(path: str | Path, err: ValidationError) -> ConfigError:
+    e = err.errors()[0]
+    fld = ".".join(str(x) for x in e.get("loc", ())) or None
+    return ConfigError(path, e.get("msg", "invalid value"), field=fld)
+
+
+def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>") -> ReaderProfile:
+    try:
+        return ReaderProfile(**d)
+    except ValidationError as err:
+        raise _format_validation(source, err) from None
+
+
+def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) -> ReaderProfile:
+    """Load a profile by name (``params/readers/<name>.yaml``), path, or dict; apply overrides."""
+    if isinstance(name_or_path, dict):
+        return profile_from_dict({**name_or_path, **overrides})
+    p = Path(name_or_path)
+    if not p.suffix:
+        p = params_dir() / "readers" / f"{name_or_path}.yaml"
+    if not p.is_file():
+        known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
+        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)}", field="reader")
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(p, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
+    if not isinstance(doc, dict):
+        raise ConfigError(p, "expected a mapping of profile fields")
+    doc.setdefault("name", p.stem)
+    return profile_from_dict({**doc, **overrides}, source=p)

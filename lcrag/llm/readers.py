@@ -1,0 +1,95 @@
+"""Readers behind one interface: they take a ``ReadRequest`` and return a ``CallResult``.
+
+* ``ChatReader`` — any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp server),
+  configured by a profile (``params/readers/*.yaml``); one parameter change moves a sweep
+  from the offline default to a real model.
+* ``ExtractiveReader`` — the deterministic, model-free baseline (``lcrag.llm.extractive``),
+  labelled "extractive baseline (no model)" wherever it appears.
+
+A reader sees the rendered context and messages, never a retriever (architecture notes).
+Caching, parsing, resume and scoring live in ``lcrag.runner``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import Context
+from .client import CallResult, ChatClient
+from .extractive import extract
+from .profiles import ReaderProfile, load_profile
+
+
+@dataclass
+class ReadRequest:
+    messages: list[dict[str, str]]
+    expects_json: bool
+    context: Context | None = None
+    question: str = ""
+    template: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Reader:
+    """Base class. ``identity()`` enters every cache key; ``read()`` never raises for call errors."""
+
+    profile: ReaderProfile
+
+    @property
+    def name(self) -> str:
+        return self.profile.name
+
+    @property
+    def label(self) -> str:
+        return self.profile.display
+
+    def identity(self) -> dict[str, Any]:
+        return {"family": self.profile.family, "model": self.profile.model or self.profile.name, "decoding": self.profile.decoding()}
+
+    def read(self, request: ReadRequest) -> CallResult:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class ChatReader(Reader):
+    def __init__(self, profile: ReaderProfile):
+        self.profile = profile
+        self.client = ChatClient(profile)
+
+    def read(self, request: ReadRequest) -> CallResult:
+        return self.client.chat(request.messages, expects_json=request.expects_json)
+
+
+class ExtractiveReader(Reader):
+    """Model-free baseline; answers JSON prompts with ``{"lines", "answer"}`` and others with text."""
+
+    def __init__(self, profile: ReaderProfile):
+        self.profile = profile
+
+    def read(self, request: ReadRequest) -> CallResult:
+        if request.context is None:
+            return CallResult(False, error="extractive reader needs the rendered context")
+        answer, lines = extract(request.context.lines, request.question, cite_k=self.profile.cite_k)
+        text = json.dumps({"lines": lines, "answer": answer}) if request.expects_json else answer
+        return CallResult(True, text=text, attempts=1)
+
+
+_REGISTRY: dict[str, type[Reader]] = {"openai": ChatReader, "extractive": ExtractiveReader}
+
+
+def register_reader_kind(kind: str, cls: type[Reader]) -> None:
+    """Extension point: make ``kind: <kind>`` in a profile build ``cls(profile)``."""
+    _REGISTRY[kind] = cls
+
+
+def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) -> Reader:
+    """Build a reader from a profile name (``params/readers/<name>.yaml``), path, dict or profile."""
+    profile = spec if isinstance(spec, ReaderProfile) else load_profile(spec, **overrides)
+    if isinstance(spec, ReaderProfile) and overrides:
+        profile = spec.model_copy(update=overrides)
+    try:
+        cls = _REGISTRY[profile.kind]
+    except KeyError:
+        raise ValueError(f"unknown reader kind {profile.kind!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
+    return cls(profile)

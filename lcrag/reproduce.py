@@ -1,0 +1,108 @@
+"""Execute the notebooks with papermill under a parameter profile (``params/offline.yaml`` …).
+
+A profile is YAML validated before any notebook runs::
+
+    description: text
+    cache_mode: use            # use | refresh | off | replay (see lcrag.llm.cache)
+    data_dir: null             # external data directory; null = $LCRAG_DATA_DIR or ../shared/data
+    defaults: {}               # parameters for every notebook (only those it declares)
+    notebooks:                 # per-notebook parameters, keyed by the number prefix
+      "01": {lengths: [10000, 20000], trials: 10}
+
+Each notebook ``notebooks/NN_name.ipynb`` runs with cwd ``notebooks/``; its executed copy is
+written to ``<out>/NN_name.ipynb`` and it saves its own figures and tables to ``out_dir``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .config import PROJECT_ROOT
+from .errors import ConfigError
+from .llm.cache import MODES
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    cache_mode: str = "use"
+    data_dir: str | None = None
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    notebooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+def load_profile(path: str | Path) -> Profile:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(path, "parameter profile not found")
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(path, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
+    if not isinstance(doc, dict):
+        raise ConfigError(path, "expected a mapping at the top level")
+    doc["notebooks"] = {str(k).zfill(2) if str(k).isdigit() else str(k): v for k, v in (doc.get("notebooks") or {}).items()}
+    try:
+        prof = Profile(**doc)
+    except ValidationError as err:
+        e = err.errors()[0]
+        raise ConfigError(path, e.get("msg", "invalid"), field=".".join(map(str, e.get("loc", ())))) from None
+    if prof.cache_mode not in MODES:
+        raise ConfigError(path, f"unknown cache mode {prof.cache_mode!r}; choose one of {', '.join(MODES)}", field="cache_mode")
+    return prof
+
+
+def notebooks(only: list[str] | None = None, root: Path | None = None) -> list[Path]:
+    """Notebooks in ``notebooks/`` sorted by name, optionally filtered by number prefix or name."""
+    nb_dir = (root or PROJECT_ROOT) / "notebooks"
+    found = sorted(p for p in nb_dir.glob("[0-9][0-9]_*.ipynb"))
+    if only:
+        wanted = [o.zfill(2) if o.isdigit() else o for o in only]
+        sel = [p for p in found if any(p.name.startswith(w) or p.stem == w for w in wanted)]
+        missing = [w for w in wanted if not any(p.name.startswith(w) or p.stem == w for p in found)]
+        if missing:
+            raise ValueError(f"no notebook matches {', '.join(missing)} in {nb_dir}")
+        return sel
+    return found
+
+
+def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
+        kernel: str | None = None, log=print) -> list[dict[str, Any]]:
+    """Execute the selected notebooks; returns one status record per notebook."""
+    import papermill as pm
+
+    prof = load_profile(profile_path)
+    out_dir = Path(out) if out else PROJECT_ROOT / "figures"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
+    if prof.data_dir:
+        os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
+    records = []
+    for nb in notebooks(only):
+        declared = pm.inspect_notebook(str(nb))
+        params = {k: v for k, v in {**prof.defaults, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
+        if "out_dir" in declared:
+            params["out_dir"] = str(out_dir.resolve())
+        unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
+        if unknown:
+            raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
+                              field=f"notebooks.{nb.name[:2]}")
+        log(f"[lcrag] running {nb.name} with {params}")
+        t0 = time.perf_counter()
+        pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
+                            kernel_name=kernel, progress_bar=False, log_output=False)
+        dt = time.perf_counter() - t0
+        log(f"[lcrag] {nb.name} done in {dt:.1f} s")
+        records.append({"notebook": nb.name, "seconds": dt, "parameters": params})
+    return records

@@ -1,0 +1,275 @@
+"""Run reader tasks with cache, resume, budget guard, window guard, retries and progress.
+
+A ``Task`` is one item in one rendered context under one prompt. ``run_tasks``:
+
+1. loads the run's results file (JSONL) and skips tasks already finished (``ok`` or ``na``;
+   ``error`` rows are retried and superseded — the last row per task id wins);
+2. guards each prompt against the reader's context window (over the window -> an ``na``
+   row, never sent, as the EBG paper's heatmaps show N/A);
+3. estimates prompt tokens and price of the calls not in the cache and refuses to start
+   above ``budget_usd`` unless ``allow_over_budget``;
+4. sends the rest with at most ``profile.concurrency`` requests in flight, through the
+   response cache, parses, scores, and appends each finished row atomically (one
+   ``write`` of one line + fsync under a file lock), so a killed run loses no finished item
+   and a re-run neither repeats nor duplicates one.
+
+Failed calls become ``error`` rows with their reason; aggregates exclude them from
+denominators and report their count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from tqdm.auto import tqdm
+
+from .errors import BudgetExceeded, InputError
+from .llm.cache import ResponseCache, cache_key
+from .llm.parse import parse_answer_only, parse_response
+from .llm.prompts import load_prompt
+from .llm.readers import Reader, ReadRequest
+from .llm.tokens import count_messages
+from .types import Context, Item, Outcome, Response, ResultRow, task_id
+
+Scorer = Callable[["Task", Response], dict[str, float]]
+
+
+@dataclass
+class Task:
+    """One reader call: ``item`` asked over ``context`` with prompt template ``prompt``.
+
+    ``messages`` overrides the template (e.g. NoLiMa's own needle-set templates); then
+    ``prompt`` is only a label and ``expects_json`` says how to parse.
+    """
+
+    item: Item
+    context: Context
+    prompt: str
+    condition: str
+    messages: list[dict[str, str]] | None = None
+    expects_json: bool | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def build(self) -> tuple[list[dict[str, str]], bool, str]:
+        if self.messages is not None:
+            return self.messages, bool(self.expects_json if self.expects_json is not None else True), self.prompt
+        tpl = load_prompt(self.prompt)
+        return tpl.messages(self.context.text, self.item.question), tpl.expects_json, tpl.label
+
+
+def read_results(path: str | Path) -> list[ResultRow]:
+    """Rows of a results file, last row per task id; a truncated final line (killed writer) is ignored."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows: dict[str, ResultRow] = {}
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == len(lines) and not line.endswith("\n"):
+                continue  # torn final write from a killed process
+            raise InputError(path, f"not valid JSON: {e.msg}", line=i) from None
+        try:
+            r = ResultRow.from_dict(d)
+        except TypeError as e:
+            raise InputError(path, f"not a result row: {e}", line=i) from None
+        rows[r.task_id] = r
+    return list(rows.values())
+
+
+def _repair_tail(path: Path) -> None:
+    """Drop a torn final line left by a killed writer, so appends start on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        content = f.read()
+        cut = content.rfind(b"\n") + 1
+        f.truncate(cut)
+
+
+class ResultsWriter:
+    """Append-only JSONL writer: one line per row, flushed and fsynced under a file lock."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = FileLock(str(self.path) + ".lock")
+        with self.lock:
+            _repair_tail(self.path)
+
+    def append(self, row: ResultRow) -> None:
+        data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
+        with self.lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+@dataclass
+class RunStats:
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    cached: int = 0
+    failed: int = 0
+    na: int = 0
+    spend_usd: float = 0.0
+    est_tokens: int = 0
+    est_usd: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _price(reader: Reader, tin: int, tout: int) -> float:
+    p = reader.profile
+    return tin / 1e6 * p.price_input_per_1m + tout / 1e6 * p.price_output_per_1m
+
+
+def _response_from_call(text: str, expects_json: bool, context: Context) -> Response:
+    parsed = parse_response(text) if expects_json else parse_answer_only(text)
+    invalid = list(parsed.invalid)
+    if expects_json:
+        for n in parsed.lines:
+            ln = context.line(n)
+            if ln is None or not ln.citable:
+                invalid.append(n)
+    return Response(raw=text, answer=parsed.answer, lines=list(parsed.lines), parse_status=parsed.status,
+                    error=parsed.error, invalid_lines=invalid)
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    reader: Reader,
+    *,
+    run: str,
+    results_path: str | Path,
+    scorer: Scorer,
+    cache: ResponseCache | None = None,
+    budget_usd: float | None = None,
+    allow_over_budget: bool = False,
+    progress: bool = True,
+    max_workers: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[ResultRow]:
+    """Run ``tasks`` with ``reader`` and return all rows of this run for these tasks (see module doc)."""
+    log = log or (lambda s: print(s, file=sys.stderr))
+    cache = cache or ResponseCache()
+    writer = ResultsWriter(results_path)
+    existing = {r.task_id: r for r in read_results(results_path)}
+    stats = RunStats(total=len(tasks))
+    ident = reader.identity()
+
+    todo: list[tuple[Task, str, dict[str, Any], list[dict[str, str]], bool, str, int]] = []
+    rows: dict[str, ResultRow] = {}
+    for t in tasks:
+        tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt)
+        prev = existing.get(tid)
+        if prev is not None and prev.outcome in (Outcome.OK, Outcome.NA):
+            rows[tid] = prev
+            stats.skipped += 1
+            continue
+        messages, expects_json, tlabel = t.build()
+        request = {"reader": ident, "messages": messages, "expects_json": expects_json, "template": tlabel}
+        key = cache_key(request)
+        ntok = count_messages(messages)
+        todo.append((t, key, request, messages, expects_json, tid, ntok))
+
+    # context-window guard and pre-flight estimate
+    window = reader.profile.context_window
+    sendable = []
+    for entry in todo:
+        t, key, request, messages, expects_json, tid, ntok = entry
+        if window and ntok + reader.profile.max_tokens > window:
+            row = _row(run, t, reader, Outcome.NA, Response(outcome=Outcome.NA, cache_key=key,
+                       error=f"prompt of ~{ntok} tokens + {reader.profile.max_tokens} output exceeds context window {window}"), {})
+            writer.append(row)
+            rows[tid] = row
+            stats.na += 1
+            continue
+        sendable.append(entry)
+    uncached = [e for e in sendable if cache.mode in ("off", "refresh") or not cache.contains(e[1])]
+    stats.est_tokens = sum(e[6] for e in uncached)
+    stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
+    if uncached:
+        log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
+            f"{stats.skipped} already done, {stats.na} over the window); ~{stats.est_tokens:,} prompt tokens to send, "
+            f"estimated cost ${stats.est_usd:.2f}")
+    if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
+        raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
+                             f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
+
+    def work(entry):
+        t, key, request, messages, expects_json, tid, ntok = entry
+        hit = cache.get(key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
+        if hit is not None:
+            resp = _response_from_call(hit["text"], expects_json, t.context)
+            resp.cached = True
+            resp.input_tokens, resp.output_tokens = hit.get("input_tokens", 0), hit.get("output_tokens", 0)
+        else:
+            res = reader.read(ReadRequest(messages=messages, expects_json=expects_json, context=t.context,
+                                          question=t.item.question, template=t.prompt))
+            if not res.ok:
+                return t, tid, Response(outcome=Outcome.ERROR, error=res.error, cache_key=key, latency_s=res.latency_s)
+            cache.put(key, ident["model"], request, {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens})
+            resp = _response_from_call(res.text, expects_json, t.context)
+            resp.input_tokens, resp.output_tokens, resp.latency_s = res.input_tokens, res.output_tokens, res.latency_s
+        resp.cache_key = key
+        return t, tid, resp
+
+    workers = max_workers or reader.profile.concurrency
+    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(work, e) for e in sendable]
+            for fut in as_completed(futures):
+                t, tid, resp = fut.result()
+                if resp.outcome == Outcome.ERROR:
+                    stats.failed += 1
+                    row = _row(run, t, reader, Outcome.ERROR, resp, {})
+                else:
+                    stats.done += 1
+                    stats.cached += int(resp.cached)
+                    if not resp.cached:
+                        stats.spend_usd += _price(reader, resp.input_tokens, resp.output_tokens)
+                    row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
+                writer.append(row)
+                rows[tid] = row
+                bar.update(1)
+                bar.set_postfix(done=stats.done, cached=stats.cached, failed=stats.failed, spend=f"${stats.spend_usd:.2f}")
+    finally:
+        bar.close()
+    run_tasks.last_stats = stats  # type: ignore[attr-defined]
+    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]
+    return [rows[o] for o in order if o in rows]
+
+
+def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metrics: dict[str, float]) -> ResultRow:
+    return ResultRow(
+        run=run, item_id=t.item.id, condition=t.condition, reader=reader.name, prompt=t.prompt, outcome=outcome,
+        parse_status=resp.parse_status if outcome == Outcome.OK else outcome, answer=resp.answer, lines=list(resp.lines),
+        gold_lines=list(t.context.gold_lines), metrics=dict(metrics), cache_key=resp.cache_key, error=resp.error,
+        meta={**t.meta, "reader_label": reader.label, "cached": resp.cached, "invalid_lines": [str(x) for x in resp.invalid_lines],
+              "input_tokens": resp.input_tokens, "output_tokens": resp.output_tokens, "context_chars": t.context.n_chars,
+              "raw": resp.raw[:2000]},
+    )
