@@ -1,0 +1,56 @@
+"""Dense retrieval by cosine similarity of embeddings (seed 001 §5.1.3, App. D, App. G).
+
+Chunks (``chunk.display_text``, so the title-in-chunk variant embeds ``"title\\n\\ntext"``) and
+queries are embedded with :func:`lcrag.embeddings.embed_texts` — offline MiniLM
+(``"minilm"``) or ``"openai:text-embedding-3-small|large"`` when ``OPENAI_API_KEY`` is set —
+through the on-disk cache, and ranked by cosine similarity (vectors L2-normalised here,
+whatever the model returns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ..embeddings import MINILM, canonical_model, embed_texts
+from ..types import Chunk
+from .base import Retriever
+
+
+def normalize_rows(x: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norm (zero rows stay zero)."""
+    x = np.asarray(x, dtype=np.float32)
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(n == 0, 1.0, n)
+
+
+class DenseRetriever(Retriever):
+    """Cosine-similarity retrieval over chunk embeddings.
+
+    Args:
+        chunks: the chunk collection.
+        model: ``"minilm"`` (offline default) or ``"openai:<embedding model>"``.
+        embeddings: optional precomputed ``(len(chunks), d)`` chunk vectors (skips embedding).
+        cache: use the on-disk embedding cache (default True).
+    """
+
+    def __init__(self, chunks: Iterable[Chunk], *, model: str = MINILM, embeddings: np.ndarray | None = None, cache: bool = True, batch_size: int = 64):
+        self.chunks = list(chunks)
+        self.model = canonical_model(model)
+        self.name = f"dense-{self.model}"
+        self.cache, self.batch_size = cache, batch_size
+        if embeddings is None:
+            embeddings = embed_texts([c.display_text for c in self.chunks], self.model, cache=cache, batch_size=batch_size)
+        if len(embeddings) != len(self.chunks):
+            raise ValueError(f"{len(embeddings)} embeddings for {len(self.chunks)} chunks")
+        self.matrix = normalize_rows(embeddings)
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """L2-normalised query vectors ``(len(queries), d)``."""
+        return normalize_rows(embed_texts(list(queries), self.model, cache=self.cache, batch_size=self.batch_size))
+
+    def _score_rows(self, queries: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
+        q = self.embed_queries(queries)
+        m = self.matrix if rows is None else self.matrix[rows]
+        return (q @ m.T).astype(np.float64)

@@ -1,0 +1,96 @@
+"""Reranking stage: a CrossEncoder when its weights exist locally, else a labelled fallback.
+
+* :class:`CrossEncoderReranker` loads ``cross-encoder/ms-marco-MiniLM-L-6-v2`` (the LongEval
+  sentence reranker, seed 000 Table 3) or any CrossEncoder path — from local files only
+  (hub cache or a directory); it never downloads.
+* :class:`BiEncoderReranker` is the offline fallback: cosine similarity of MiniLM
+  bi-encoder embeddings. It is NOT a cross-encoder; its ``name`` says so
+  (``"minilm-cosine (fallback, not a cross-encoder)"``) and results must carry that label.
+
+:func:`make_reranker` returns the cross-encoder when it can be loaded, else the fallback.
+Reranking scores ``chunk.display_text`` against the query and sorts by score descending,
+ties by the input order.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..types import Chunk
+
+log = logging.getLogger(__name__)
+
+CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+FALLBACK_NAME = "minilm-cosine (fallback, not a cross-encoder)"
+
+
+class Reranker:
+    """Base: ``score(query, texts) -> array``; ``rerank(query, hits, top)`` reorders hits."""
+
+    name = "reranker"
+    is_cross_encoder = False
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def rerank(self, query: str, hits: Sequence[tuple[Chunk, float]] | Sequence[Chunk], top: int | None = None) -> list[tuple[Chunk, float]]:
+        """Hits (or chunks) re-sorted by reranker score, best first; the first ``top`` kept."""
+        chunks = [h[0] if isinstance(h, tuple) else h for h in hits]
+        if not chunks:
+            return []
+        s = np.asarray(self.score(query, [c.display_text for c in chunks]), dtype=np.float64)
+        order = np.argsort(-s, kind="stable")
+        if top is not None:
+            order = order[:top]
+        return [(chunks[i], float(s[i])) for i in order]
+
+
+class CrossEncoderReranker(Reranker):
+    """sentence-transformers CrossEncoder loaded from local files only (raises if absent)."""
+
+    is_cross_encoder = True
+
+    def __init__(self, model: str = CROSS_ENCODER, *, batch_size: int = 32):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import CrossEncoder
+
+        self.model = CrossEncoder(model, device="cpu", local_files_only=True)
+        self.name = f"cross-encoder:{model}"
+        self.batch_size = batch_size
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.model.predict([(query, t) for t in texts], batch_size=self.batch_size, show_progress_bar=False), dtype=np.float64)
+
+
+class BiEncoderReranker(Reranker):
+    """Fallback: MiniLM bi-encoder cosine(query, text). Labelled as not a cross-encoder."""
+
+    name = FALLBACK_NAME
+
+    def __init__(self, model: str = "minilm", *, cache: bool = True):
+        self.model_name, self.cache = model, cache
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        from ..embeddings import embed_texts
+        from .dense import normalize_rows
+
+        v = normalize_rows(embed_texts([query, *texts], self.model_name, cache=self.cache))
+        return (v[1:] @ v[0]).astype(np.float64)
+
+
+def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
+    """The CrossEncoder ``model`` if loadable from local files, else :class:`BiEncoderReranker`.
+
+    ``model=None`` or ``"fallback"`` selects the fallback directly. The returned object's
+    ``name`` records which one is in use.
+    """
+    if model and model != "fallback":
+        try:
+            return CrossEncoderReranker(model)
+        except Exception as exc:  # weights not available offline, bad path, ...
+            log.warning("cross-encoder %s not available locally (%s); using %s", model, type(exc).__name__, FALLBACK_NAME)
+    return BiEncoderReranker()
