@@ -1,0 +1,228 @@
+"""MultiHop-RAG contexts: LC mini-haystacks, RAG chunk contexts and gold fact -> line mapping.
+
+Follows EBG paper App. D and data README §3.4 / §6.3:
+
+* **Lines.** Each article becomes a header line ``[DOC] title | source | date`` (``date`` = the
+  ``YYYY-MM-DD`` part of ``published_at``) followed by its body split into paragraphs (``\\n``)
+  and then sentences with the shared splitter ``lcrag.chunking.sentences.split_sentences``
+  (README §6.3 rule). A RAG chunk becomes ``[CHUNK <rank> | <title>]`` followed by the
+  sentences of the chunk text. Every line is rendered ``"<n>: <text>"`` with ``n`` counted from
+  0 over all lines; header lines are numbered but **not citable** (``Line.citable=False``).
+* **Gold fact -> line** (README §6.3): normalise by lowercasing and collapsing whitespace; the
+  gold line of a fact is the first citable line (context order) containing the fact's first 60
+  normalised characters, else its first 40, else the first citable line whose first 50
+  normalised characters occur in the fact. Gold lines = the sorted set. A fact with no such
+  line (in RAG: not retrieved) has no gold line and is recorded as ``None`` in
+  ``Context.metadata["fact_lines"]``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..chunking.sentences import split_sentences
+from ..data.multihop_rag import Fact, Query
+from ..types import Chunk, Context, Document, Line
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def norm(text: str) -> str:
+    """Fact-matching normalisation: lowercase and collapse whitespace."""
+    return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True)
+class Row:
+    """A line before numbering."""
+
+    text: str
+    doc_id: str = ""
+    start: int = -1
+    end: int = -1
+    source_line: int = -1
+    citable: bool = True
+    role: str = "sentence"
+
+
+def header_text(doc: Document) -> str:
+    pub = str(doc.metadata.get("published_at", ""))
+    m = _DATE.match(pub)
+    return f"[DOC] {doc.title} | {doc.metadata.get('source', '')} | {m.group(0) if m else pub}"
+
+
+def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[Row]:
+    """Sentence-per-line rows of ``text`` (paragraphs = ``\\n`` lines, then the shared splitter)."""
+    return [Row(text[s:e], doc_id, offset + s, offset + e, i) for i, (s, e) in enumerate(split_sentences(text))]
+
+
+def doc_rows(doc: Document) -> list[Row]:
+    return [Row(header_text(doc), doc.id, citable=False, role="header"), *sentence_rows(doc.text, doc.id)]
+
+
+def chunk_rows(chunk: Chunk, rank: int) -> list[Row]:
+    head = Row(f"[CHUNK {rank} | {chunk.title or chunk.doc_id}]", chunk.doc_id, citable=False, role="chunk_header")
+    return [head, *sentence_rows(chunk.text, chunk.doc_id, chunk.start)]
+
+
+def render(rows: Sequence[Row], *, condition: str = "", metadata: dict | None = None, base: int = 0) -> Context:
+    """Number every row from ``base`` and render ``"<n>: <text>"`` one per line."""
+    lines = tuple(Line(number=base + i, text=r.text, doc_id=r.doc_id, start=r.start, end=r.end,
+                       source_line=r.source_line, citable=r.citable, role=r.role) for i, r in enumerate(rows))
+    text = "\n".join(f"{ln.number}: {ln.text}" for ln in lines)
+    return Context(text=text, lines=lines, numbering_base=base, condition=condition, metadata=dict(metadata or {}))
+
+
+def locate_fact(fact: str, lines: Sequence[Line]) -> int | None:
+    """Rendered number of the fact's gold line (README §6.3 rule, see module doc) or None."""
+    f = norm(fact)
+    if not f:
+        return None
+    cands = [(ln.number, norm(ln.text)) for ln in lines if ln.citable]
+    for key in (f[:60], f[:40]):
+        for n, t in cands:
+            if key in t:
+                return n
+    for n, t in cands:
+        if t and t[:50] in f:
+            return n
+    return None
+
+
+def with_gold(ctx: Context, facts: Sequence[Fact]) -> Context:
+    """``ctx`` with ``gold_lines`` and ``metadata["fact_lines"]`` filled from ``facts``."""
+    fact_lines = [locate_fact(f.fact, ctx.lines) for f in facts]
+    gold = tuple(sorted({n for n in fact_lines if n is not None}))
+    meta = {**ctx.metadata, "fact_lines": fact_lines, "n_facts": len(facts),
+            "n_facts_located": sum(n is not None for n in fact_lines)}
+    return Context(ctx.text, ctx.lines, gold, ctx.numbering_base, ctx.condition, meta)
+
+
+@dataclass
+class LCRecord:
+    """One LC mini-haystack: the query, the article order, and the rendered context."""
+
+    query: Query
+    titles: tuple[str, ...]
+    context: Context
+    seed: int
+
+
+@dataclass
+class BuildReport:
+    """Counts of queries kept and skipped (with reasons) while building haystacks."""
+
+    kept: int = 0
+    skipped: dict[str, list[int]] = field(default_factory=lambda: {"null_query": [], "no_gold_doc": [], "fact_not_located": []})
+
+
+def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], rng: random.Random,
+                n_distractors: int = 20) -> tuple[tuple[str, ...], Context]:
+    """Gold articles + ``n_distractors`` seeded distractors in random order (App. D, README §3.4).
+
+    The child RNG shuffles the non-gold titles (corpus order), takes the first ``n_distractors``,
+    then shuffles gold + distractors.
+    """
+    gold = [t for t in query.gold_titles if t in docs]
+    gset = set(gold)
+    rest = [t for t in titles if t not in gset]
+    rng.shuffle(rest)
+    order = gold + rest[:n_distractors]
+    rng.shuffle(order)
+    rows = [r for t in order for r in doc_rows(docs[t])]
+    ctx = render(rows, condition="LC", metadata={"titles": order, "n_docs": len(order)})
+    return tuple(order), with_gold(ctx, query.facts)
+
+
+def build_lc_records(corpus: Sequence[Document], queries: Sequence[Query], *, n_distractors: int = 20,
+                     seed: int = 0) -> tuple[list[LCRecord], BuildReport]:
+    """Mini-haystacks for every usable query, in file order (README §3.4).
+
+    Master RNG ``Random(seed)``; null queries and queries with no gold article in the corpus are
+    skipped without drawing; every other query draws its child seed
+    ``master.randrange(2**31)`` and is then skipped if any of its facts cannot be located.
+    """
+    docs = {d.id: d for d in corpus}
+    titles = [d.id for d in corpus]
+    master = random.Random(seed)
+    out, rep = [], BuildReport()
+    for q in queries:
+        if q.is_null or not q.facts:
+            rep.skipped["null_query"].append(q.qid)
+            continue
+        if not any(t in docs for t in q.gold_titles):
+            rep.skipped["no_gold_doc"].append(q.qid)
+            continue
+        child_seed = master.randrange(2**31)
+        order, ctx = lc_haystack(q, docs, titles, random.Random(child_seed), n_distractors)
+        if None in ctx.metadata["fact_lines"]:
+            rep.skipped["fact_not_located"].append(q.qid)
+            continue
+        out.append(LCRecord(q, order, ctx, child_seed))
+    rep.kept = len(out)
+    return out, rep
+
+
+def sample_pilot(records: Sequence[LCRecord], n: int = 50, seed: int = 0) -> list[LCRecord]:
+    """``Random(seed).shuffle`` the records and take the first ``n`` (README §3.4)."""
+    recs = list(records)
+    random.Random(seed).shuffle(recs)
+    return recs[:n]
+
+
+def sample_stratified(records: Sequence[LCRecord], n: int = 200, seed: int = 0) -> list[LCRecord]:
+    """Proportional stratified sample by question type (largest remainder), each type drawn
+    with ``Random(seed)`` shuffling; returned in pilot order. (The paper's n=200 rule is not
+    published; this is lcrag's documented choice.)"""
+    by: dict[str, list[LCRecord]] = {}
+    for r in records:
+        by.setdefault(r.query.question_type, []).append(r)
+    total = len(records)
+    n = min(n, total)
+    quota = {t: n * len(v) / total for t, v in by.items()}
+    take = {t: int(q) for t, q in quota.items()}
+    for t in sorted(quota, key=lambda t: (-(quota[t] - take[t]), t))[: n - sum(take.values())]:
+        take[t] += 1
+    rng = random.Random(seed)
+    chosen = []
+    for t in sorted(by):
+        v = list(by[t])
+        rng.shuffle(v)
+        chosen.extend(v[: take[t]])
+    return sample_pilot(chosen, len(chosen), seed)
+
+
+def rag_context(query: Query, chunks: Sequence[Chunk], k: int, condition: str) -> Context:
+    """Top-``k`` chunks (rank order) as ``[CHUNK r | title]`` + sentence lines, with gold lines."""
+    rows = [r for rank, c in enumerate(chunks[:k], 1) for r in chunk_rows(c, rank)]
+    ctx = render(rows, condition=condition, metadata={"k": k, "chunk_ids": [c.id for c in chunks[:k]]})
+    return with_gold(ctx, query.facts)
+
+
+def chunks_by_doc(chunks: Sequence[Chunk]) -> dict[str, list[int]]:
+    """Chunk indices per document id."""
+    out: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        out.setdefault(c.doc_id, []).append(i)
+    return out
+
+
+def chunk_fact_sets(query: Query, chunks: Sequence[Chunk], by_doc: dict[str, list[int]] | None = None,
+                    line_cache: dict[int, tuple[Line, ...]] | None = None) -> list[list[int]]:
+    """Per fact, indices of the chunks of the fact's own article that contain it (§6.3 rule
+    applied to the chunk's own lines). Copies of a fact in other articles are not credited."""
+    by_doc = by_doc if by_doc is not None else chunks_by_doc(chunks)
+    cache = line_cache if line_cache is not None else {}
+    out = []
+    for f in query.facts:
+        hit = []
+        for i in by_doc.get(f.title, ()):
+            if i not in cache:
+                cache[i] = render(chunk_rows(chunks[i], 1)).lines
+            if locate_fact(f.fact, cache[i]) is not None:
+                hit.append(i)
+        out.append(hit)
+    return out
