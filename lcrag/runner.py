@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .errors import BudgetExceeded, InputError
 from .llm.cache import ResponseCache, cache_key

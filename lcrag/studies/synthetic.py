@@ -22,6 +22,7 @@ from ..data.synthetic import TwoHopNeedle, default_pool, needles as needle_set
 from ..haystack import SourceLine, fill_to_length, insert_at_random, render_numbered
 from ..llm.cache import ResponseCache
 from ..llm.readers import make_reader
+from ..llm.server import serve_for
 from ..results import aggregate, to_frame
 from ..runner import Task, run_tasks
 from ..scoring.answer import exact_match
@@ -40,6 +41,7 @@ class SyntheticConfig:
     pool_size: int = 60_000
     readers: list[str] = field(default_factory=lambda: ["extractive"])
     prompts: tuple[str, str] = ("answer_only", "ebg")
+    reader_trials: dict[str, int] = field(default_factory=dict)  # cap trials per reader (slow local models)
 
     def validate(self) -> None:
         if not self.lengths or any(int(x) <= 0 for x in self.lengths):
@@ -93,10 +95,13 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
     tasks = build_tasks(cfg)
     cache = cache or ResponseCache()
     rows = []
-    for name in cfg.readers:
-        reader = make_reader(name)
-        rows += run_tasks(tasks, reader, run="synthetic", results_path=results_path, scorer=score, cache=cache,
-                          progress=progress, budget_usd=budget_usd)
+    with serve_for(cfg.readers):
+        for name in cfg.readers:
+            reader = make_reader(name)
+            cap = cfg.reader_trials.get(name)
+            mine = [t for t in tasks if cap is None or t.item.metadata["trial"] < cap]
+            rows += run_tasks(mine, reader, run=f"synthetic-s{cfg.seed}-{cfg.needles}", results_path=results_path,
+                              scorer=score, cache=cache, progress=progress, budget_usd=budget_usd)
     df = to_frame(rows)
     df["length"] = df["meta.length"].astype(int)
     df["reader_label"] = df["meta.reader_label"]

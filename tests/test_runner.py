@@ -1,0 +1,117 @@
+"""Runner: resume, N/A guard, budget guard, retries and recorded failures against the fault server."""
+
+import json
+
+import pytest
+
+from lcrag.errors import BudgetExceeded
+from lcrag.haystack import SourceLine, render_numbered
+from lcrag.llm.cache import ResponseCache
+from lcrag.llm.faultserver import FaultServer
+from lcrag.llm.readers import make_reader
+from lcrag.results import aggregate, to_frame
+from lcrag.runner import Task, read_results, run_tasks
+from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.types import Item
+
+
+def _fault_reader(srv, **kw):
+    d = dict(name="fault", kind="openai", model="fault-model", base_url=srv.base_url, api_key_env=None, family="fault",
+             max_retries=3, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=1.0, concurrency=4)
+    d.update(kw)
+    return make_reader(d)
+
+
+def _tasks(directives):
+    ctx = render_numbered([SourceLine(text="Alpha is red.", role="needle"), SourceLine(text="Beta is blue.")], base=0)
+    tasks = []
+    for i, d in enumerate(directives):
+        item = Item(id=f"q{i}", question=f"Which one is red? {d}", answers=("ok",))
+        tasks.append(Task(item=item, context=ctx, prompt="ebg", condition="LC-tiny"))
+    return tasks
+
+
+def _score(task, resp):
+    return {"ans": float(resp.answer == "ok")}
+
+
+def test_retries_then_success_and_recorded_failures(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    directives = ["FAULT:429,500,ok", "FAULT:500,ok", "FAULT:malformed,ok", "", "FAULT:500*", "FAULT:hang", "FAULT:404"]
+    with FaultServer(hang_s=3.0) as srv:
+        reader = _fault_reader(srv)
+        rows = run_tasks(_tasks(directives), reader, run="t", results_path=tmp_path / "r.jsonl", scorer=_score,
+                         cache=cache, progress=False)
+        first_requests = srv.requests
+    out = {r.item_id: r for r in rows}
+    assert [out[f"q{i}"].outcome for i in range(4)] == ["ok"] * 4
+    assert all(out[f"q{i}"].metrics == {"ans": 1.0} for i in range(4))
+    for i, reason in [(4, "HTTP 500"), (5, "timeout"), (6, "HTTP 404")]:
+        assert out[f"q{i}"].outcome == "error" and reason in out[f"q{i}"].error and out[f"q{i}"].metrics == {}
+    # 3 + 2 + 2 + 1 successes-with-retries, 4 attempts for always-500 and hang, 1 for the non-retryable 404
+    assert first_requests == 3 + 2 + 2 + 1 + 4 + 4 + 1
+    agg = aggregate(to_frame(rows), ["reader"], ["ans"])
+    assert agg.loc[0, "n"] == 4 and agg.loc[0, "n_failed"] == 3 and agg.loc[0, "ans"] == 1.0
+
+
+def test_resume_skips_finished_and_retries_failed(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    res = tmp_path / "r.jsonl"
+    with FaultServer() as srv:
+        reader = _fault_reader(srv, max_retries=0)
+        run_tasks(_tasks(["", "FAULT:500,ok"]), reader, run="t", results_path=res, scorer=_score, cache=cache, progress=False)
+        assert [r.outcome for r in read_results(res)] == ["ok", "error"] or sorted(r.outcome for r in read_results(res)) == ["error", "ok"]
+        before = srv.requests
+        rows = run_tasks(_tasks(["", "FAULT:500,ok"]), reader, run="t", results_path=res, scorer=_score, cache=cache, progress=False)
+        assert srv.requests - before == 1  # only the failed one was sent again
+    assert [r.outcome for r in rows] == ["ok", "ok"]
+    assert len(read_results(res)) == 2  # last row per task wins, no duplicates
+
+
+def test_torn_last_line_is_ignored_and_repaired(tmp_path):
+    res = tmp_path / "r.jsonl"
+    cfg = SyntheticConfig(lengths=[2000], trials=2)
+    reader = make_reader("extractive")
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rows = run_tasks(build_tasks(cfg), reader, run="s", results_path=res, scorer=score, cache=cache, progress=False)
+    with open(res, "a") as f:
+        f.write('{"run": "s", "item_id": "half')  # a killed writer
+    assert len(read_results(res)) == len(rows)
+    again = run_tasks(build_tasks(cfg), reader, run="s", results_path=res, scorer=score, cache=cache, progress=False)
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in rows]
+    for line in res.read_text().splitlines():
+        json.loads(line)
+
+
+def test_context_window_guard_records_na(tmp_path):
+    with FaultServer() as srv:
+        reader = _fault_reader(srv, context_window=700, max_tokens=64)
+        cfg = SyntheticConfig(lengths=[500, 5000], trials=1, prompts=("ebg",))
+        rows = run_tasks(build_tasks(cfg), reader, run="w", results_path=tmp_path / "r.jsonl", scorer=score,
+                         cache=ResponseCache(tmp_path / "c.sqlite"), progress=False)
+        assert srv.requests == 1
+    by_len = {r.meta["context_chars"] > 2000: r for r in rows}
+    assert by_len[True].outcome == "na" and "context window" in by_len[True].error
+    assert by_len[False].outcome == "ok"
+
+
+def test_budget_guard_refuses_before_any_call(tmp_path):
+    with FaultServer() as srv:
+        reader = _fault_reader(srv, price_input_per_1m=1000.0)
+        cfg = SyntheticConfig(lengths=[20_000], trials=2, prompts=("ebg",))
+        with pytest.raises(BudgetExceeded, match="exceeds the budget"):
+            run_tasks(build_tasks(cfg), reader, run="b", results_path=tmp_path / "r.jsonl", scorer=score,
+                      cache=ResponseCache(tmp_path / "c.sqlite"), progress=False, budget_usd=1.0)
+        assert srv.requests == 0
+
+
+def test_cache_hit_on_second_run_and_replay(tmp_path):
+    cache_db = tmp_path / "c.sqlite"
+    with FaultServer() as srv:
+        reader = _fault_reader(srv)
+        tasks = _tasks(["", ""])[:1]
+        run_tasks(tasks, reader, run="a", results_path=tmp_path / "a.jsonl", scorer=_score, cache=ResponseCache(cache_db), progress=False)
+        n = srv.requests
+        rows = run_tasks(tasks, reader, run="b", results_path=tmp_path / "b.jsonl", scorer=_score,
+                         cache=ResponseCache(cache_db, mode="replay"), progress=False)
+        assert srv.requests == n and rows[0].meta["cached"] is True
