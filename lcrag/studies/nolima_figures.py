@@ -85,28 +85,40 @@ def fig11_table(rag: pd.DataFrame) -> pd.DataFrame:
     return g.rename(columns={"meta.context_length": "haystack_chars", "meta.budget": "budget"})
 
 
-def fig12_table(rag: pd.DataFrame, lc_selected: pd.DataFrame, lc_per_needle: pd.DataFrame,
-                budgets: pd.DataFrame, *, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+def recorded_lc_cells(lc_selected: pd.DataFrame) -> pd.DataFrame:
+    """``ans_accuracy_selected_contexts.csv`` as ``reader, context_length, lc_ans`` (pp)."""
+    return pd.DataFrame({"reader": lc_selected["model"].map(_display), "context_length": lc_selected["context_length"].astype(int),
+                         "lc_ans": lc_selected["ans_accuracy"].astype(float)})
+
+
+def fig12_table(rag: pd.DataFrame, lc_cells: pd.DataFrame, lc_items: pd.DataFrame, budgets: pd.DataFrame, *,
+                n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Δ = Ans_RAG − Ans_LC (pp) per reader x budget.
 
-    ``delta`` uses the recorded cell values (RAG rows re-scored; LC from
-    ``ans_accuracy_selected_contexts.csv``), as the paper's Figure 12. The paired interval
-    pairs the same 8 items (needle x hop): RAG 0/1 vs the LC per-needle answer accuracy at the
-    matched length averaged over the 4 depths (``results_summary_full.csv``); ``delta_paired``
-    is that sample's mean (the per-needle file averages a few repeated entries, so it can sit
-    a few pp from ``delta``). Same ``seed`` for every cell.
+    Args:
+        rag: RAG rows (``reader, meta.context_length, meta.needle_id, meta.hop, ans``).
+        lc_cells: LC cell accuracy ``reader, context_length, lc_ans`` (pp) — for recorded
+            models :func:`recorded_lc_cells` of ``ans_accuracy_selected_contexts.csv`` (as the
+            paper's Figure 12), for live readers the mean of their LC rows.
+        lc_items: LC per-item rows ``reader, context_length, needle_id, hop, ans`` (any depths).
+        budgets: :func:`lcrag.studies.nolima_rag.matched_budgets` (haystack -> matched LC length).
+
+    ``delta`` = RAG cell − ``lc_ans``. The paired interval pairs the same 8 items (needle x
+    hop): RAG 0/1 vs the item's LC accuracy at the matched length averaged over depths;
+    ``delta_paired`` is that sample's mean (recorded per-needle rows average a few repeated
+    entries, so it can sit a few pp from ``delta``). Same ``seed`` in every cell.
     """
-    sel = lc_selected.assign(reader=lc_selected["model"].map(_display)).set_index(["reader", "context_length"])["ans_accuracy"]
-    per = lc_per_needle.groupby(["reader", "context_length", "needle_id", "hop"])["ans"].mean()
+    sel = lc_cells.set_index(["reader", "context_length"])["lc_ans"]
+    per = lc_items.groupby(["reader", "context_length", "needle_id", "hop"])["ans"].mean()
     bmap = dict(zip(budgets["haystack_chars"], budgets["matched_lc"]))
     rows = []
-    for (reader, hay), g in rag.groupby(["reader", "meta.context_length"]):
-        L = bmap[int(hay)]
+    for (reader, hay), g in rag[rag["outcome"] == "ok"].groupby(["reader", "meta.context_length"]):
+        L = int(bmap[int(hay)])
         rag_pct = g["ans"].mean() * 100
         lc_pct = float(sel.get((reader, L), np.nan))
         items = g.sort_values(["meta.needle_id", "meta.hop"])
-        lc_items = [per.get((reader, L, n, h), np.nan) for n, h in zip(items["meta.needle_id"], items["meta.hop"])]
-        a, b = items["ans"].to_numpy(float), np.asarray(lc_items, float)
+        lc_items_v = [per.get((reader, L, n, h), np.nan) for n, h in zip(items["meta.needle_id"], items["meta.hop"])]
+        a, b = items["ans"].to_numpy(float), np.asarray(lc_items_v, float)
         keep = ~np.isnan(b)
         m, lo, hi = paired_bootstrap_ci(a[keep], b[keep], n_boot=n_boot, seed=seed) if keep.any() else (np.nan,) * 3
         rows.append({"reader": reader, "haystack_chars": int(hay), "budget": fmt_length(L), "matched_lc": L,

@@ -1,0 +1,155 @@
+"""Live NoLiMa runs through the reader layer, landing in the recorded runs' tables.
+
+* :func:`lc_tasks` — LC cases (SN one-/two-hop, TN, CTN) under the needle set's EBG prompt
+  and, optionally, its answer-only variant (``lcrag.studies.nolima_lc``).
+* :func:`rag_tasks` — RAG contexts over the 4-needle store (recorded ids and positions when
+  the data directory is present; seeded positions for the generated stand-in) ranked by
+  lcrag's own retriever, top-``k`` in similarity order, 1-based ids.
+* :func:`score` — NoLiMa ``contains`` rule (README §6.2); TN/CTN report ``primary_cited`` and
+  ``secondary_cited`` separately and Evid = both cited.
+* :func:`run` — every reader over the tasks with ``lcrag.runner.run_tasks`` (cache, resume,
+  context-window guard -> N/A rows); :func:`answer_frame` / :func:`two_needle_frame` turn the
+  results into the recorded frames' layout so the figure functions take either.
+
+Readers are profile names (``params/readers``) or dicts ``{"profile": name, **overrides}``
+(e.g. a smaller ``context_window`` and its own ``name``/``label``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..data.nolima import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData
+from ..llm.readers import make_reader
+from ..results import to_frame
+from ..runner import Task, run_tasks
+from ..scoring.answer import contains_match
+from ..scoring.attribution import gold_in_context
+from ..scoring.evidence import evid_all_cited, evid_contains
+from ..types import Response
+from .nolima_lc import DEPTHS, HOPS, answer_only_messages, ebg_messages, lc_cases
+from .nolima_rag import build_store, rag_context, rank_store, store_positions
+
+PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only"}
+
+
+def _task(item, ctx, group, prompt: str, condition: str, extra: dict | None = None) -> Task:
+    build = ebg_messages if prompt == "ebg" else answer_only_messages
+    meta = {**item.metadata, **(extra or {}), "needle_in_context": gold_in_context(ctx)}
+    return Task(item=item, context=ctx, prompt=PROMPTS[prompt], condition=condition,
+                messages=build(group, ctx.text, item.question), expects_json=True, meta=meta)
+
+
+def lc_tasks(data: NoLiMaData, lengths: Sequence[int], *, settings: Sequence[str] = ("SN", "TN", "CTN"),
+             prompts: Sequence[str] = ("ebg",), hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS) -> list[Task]:
+    """LC tasks; answer-only is asked for SN only (as in the paper's RQ2 runs)."""
+    out = []
+    for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths):
+        for p in prompts:
+            if p == "answer_only" and item.metadata["setting"] != "SN":
+                continue
+            out.append(_task(item, ctx, group, p, "LC"))
+    return out
+
+
+def store_for(data: NoLiMaData, length: int, seed: int = 42):
+    """The 4-needle store of ``length``: recorded positions (data) or seeded ones (generated)."""
+    hay = data.haystack(length)
+    if data.source == "data":
+        from ..data.nolima_rankings import load_haystack_index
+
+        return build_store(hay, store_positions(load_haystack_index(data.root), length))
+    rng = random.Random(f"lcrag-nolima-store-{seed}-{length}")
+    ids = list(GENERATED_CHARACTER)
+    slots = sorted(rng.sample(range(1, len(hay) + len(ids) + 1), len(ids)))
+    return build_store(hay, {nid: (pos, data.needles[nid].fill()[0]) for nid, pos in zip(ids, slots)})
+
+
+def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm25", k: int = 10,
+              hops: Sequence[str] = HOPS) -> list[Task]:
+    """RAG tasks: the store ranked by ``retriever`` for each question, top-``k`` context."""
+    from ..types import Evidence, Item
+
+    ids = PAPER_NEEDLES if data.source == "data" else tuple(GENERATED_CHARACTER)
+    out = []
+    for L in lengths:
+        store = store_for(data, L)
+        for nid in ids:
+            g = data.needles[nid]
+            needle, qs, char = g.fill()
+            gold = next(i + 1 for i, s in enumerate(store) if s.role == "needle" and s.text == needle)
+            for hop in hops:
+                order = rank_store(store, qs[hop], retriever)
+                hits = [(i, store[i - 1].text) for i in order]
+                rank = order.index(gold) + 1
+                meta = {"setting": "SN", "needle_id": nid, "hop": hop, "context_length": L, "character": char,
+                        "retriever": retriever, "k": k, "needle_rank": rank, "source": data.source}
+                ctx = rag_context(hits, k, gold_ids=[gold], condition=f"RAG-{retriever}-k{k}", metadata=meta)
+                item = Item(id=f"RAG:{nid}:{hop}:{L}", question=qs[hop], answers=(char,),
+                            evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
+                t = _task(item, ctx, g, "ebg", f"RAG-{retriever}-k{k}", {"gold_store_line": gold})
+                out.append(t)
+    return out
+
+
+def score(task: Task, resp: Response) -> dict[str, float]:
+    """``contains`` answer rule; SN evidence = needle line cited; TN/CTN = both needles cited."""
+    ans = contains_match(resp.answer, task.item.answers)
+    if task.prompt == PROMPTS["answer_only"]:
+        return {"ans": ans}
+    m = task.meta
+    if m.get("setting") in ("TN", "CTN"):
+        p = evid_contains(resp.lines, m["primary_line"])
+        s = evid_contains(resp.lines, m["secondary_line"])
+        ev = evid_all_cited(resp.lines, [m["primary_line"], m["secondary_line"]])
+        return {"ans": ans, "evid": ev, "ans_evid": ans * ev, "primary_cited": p, "secondary_cited": s}
+    gold = m.get("gold_store_line", m.get("needle_line"))
+    ev = evid_contains(resp.lines, gold) if task.meta.get("needle_in_context", True) else 0.0
+    return {"ans": ans, "evid": ev, "ans_evid": ans * ev}
+
+
+def _reader(spec):
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        return make_reader(spec.pop("profile"), **spec)
+    return make_reader(spec)
+
+
+def run(tasks: Sequence[Task], readers: Sequence, results_path: str | Path, *, run_name: str,
+        progress: bool = False, budget_usd: float | None = None) -> pd.DataFrame:
+    """Run every reader over ``tasks``; tidy frame (``lcrag.results.to_frame``) with ``reader_label``."""
+    from ..llm.server import serve_for
+
+    rows = []
+    names = [r["profile"] if isinstance(r, dict) else r for r in readers]
+    with serve_for(names):
+        for spec in readers:
+            rows += run_tasks(list(tasks), _reader(spec), run=run_name, results_path=results_path, scorer=score,
+                              progress=progress, budget_usd=budget_usd)
+    df = to_frame(rows)
+    if len(df):
+        df["reader_label"] = df["meta.reader_label"]
+    return df
+
+
+def answer_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Live SN rows as ``nolima_recorded.lc_answer_frame`` aggregates (``n`` scored, ``n_na``)."""
+    d = df[df["meta.setting"] == "SN"]
+    keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.hop"]
+    ok = d["outcome"] == "ok"
+    g = d.assign(_ok=ok, _na=d["outcome"] == "na", _ans=d["ans"].where(ok) if "ans" in d else None).groupby(keys)
+    out = g.agg(n=("_ok", "sum"), n_na=("_na", "sum"), ans=("_ans", "mean")).reset_index()
+    return out.rename(columns={"reader_label": "reader", "meta.context_length": "context_length", "meta.hop": "hop"})
+
+
+def two_needle_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Live TN/CTN rows averaged per reader x length x secondary depth x setting, as recorded."""
+    d = df[df["meta.setting"].isin(["TN", "CTN"]) & (df["outcome"] == "ok")]
+    keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.depth", "meta.setting"]
+    g = d.groupby(keys)[["ans", "primary_cited", "secondary_cited", "ans_evid"]].mean().reset_index()
+    return g.rename(columns={"reader_label": "reader", "meta.context_length": "context_length",
+                             "meta.depth": "secondary_depth", "meta.setting": "setting"})
