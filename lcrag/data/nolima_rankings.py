@@ -128,7 +128,7 @@ def load_recorded_results(root: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def coverage_row(rankings: dict[str, pd.DataFrame], context_length: int, question_key: str) -> dict:
+def coverage_row(rankings: dict[str, pd.DataFrame], context_length: int, question_key: str, book: str = BOOK) -> dict:
     """One row of ``topk_character_budget*.csv`` from the hit lists ``{q_id: df}`` of one hop."""
     qids = sorted(rankings)
     items = {q: (needle_ranks(rankings[q]), rankings[q]["n_chars"].tolist()) for q in qids}
@@ -136,7 +136,7 @@ def coverage_row(rankings: dict[str, pd.DataFrame], context_length: int, questio
     all_ranks = [max(items[q][0]) for q in qids]
     top = rankings[fc.item]["n_chars"].iloc[: fc.k] if fc.k else pd.Series(dtype=int)
     return {
-        "haystack": f"{context_length}_{BOOK}", "question_key": question_key, "n_needles": len(qids),
+        "haystack": f"{context_length}_{book}", "question_key": question_key, "n_needles": len(qids),
         "max_rank": fc.k, "min_rank": min(all_ranks), "all_ranks": "|".join(map(str, all_ranks)),
         "max_rank_q_id": fc.item, "max_rank_needle_item_id": fc.item.rsplit("_", 1)[0] if fc.item else None,
         "chars": fc.chars, "pct_of_haystack": round(100 * fc.chars / context_length, 4) if fc.chars is not None else None,
@@ -146,7 +146,7 @@ def coverage_row(rankings: dict[str, pd.DataFrame], context_length: int, questio
     }
 
 
-def coverage_table(rankings: dict[tuple[int, str], pd.DataFrame], question_keys: Iterable[str] = ("onehop", "twohop")) -> pd.DataFrame:
+def coverage_table(rankings: dict[tuple[int, str], pd.DataFrame], question_keys: Iterable[str] = ("onehop", "twohop"), book: str = BOOK) -> pd.DataFrame:
     """Full-coverage k and character budget per (haystack length, hop), in the recorded tables' layout.
 
     ``rankings`` maps ``(context_length, q_id)`` to a hit list (recorded, or produced by
@@ -157,7 +157,7 @@ def coverage_table(rankings: dict[tuple[int, str], pd.DataFrame], question_keys:
         for hop in question_keys:
             sub = {q: df for (m, q), df in rankings.items() if m == n and q.endswith("_" + hop)}
             if sub:
-                rows.append(coverage_row(sub, n, hop))
+                rows.append(coverage_row(sub, n, hop, book))
     return pd.DataFrame(rows)
 
 

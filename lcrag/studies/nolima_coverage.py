@@ -1,0 +1,162 @@
+"""Full-coverage top-k of NoLiMa-RAG for several retrievers (EBG paper App. G.1/G.3, Fig. 8, Tables 13–15).
+
+Per haystack length and question, the **vector store** is the haystack's lines with the four
+needles inserted at their recorded 1-based store ids (``index.json``; data README §2.3). A
+retriever ranks the whole store for the question; as in the recorded hit lists, the other
+three needles are then dropped, so each list = document lines + the question's own needle
+(same layout as :func:`lcrag.data.nolima_rankings.load_ranking`). The needle's rank is the
+question's full-coverage k; per (length, hop) the condition's k and character budget follow
+:func:`lcrag.data.nolima_rankings.coverage_table`.
+
+Retrievers: ``"recorded"`` (text-embedding-3-small rankings stored by LC-EBG),
+``"bm25"`` (rank-bm25 Okapi formula, shared tokenizer; ties -> store order) and
+``"minilm"`` (offline all-MiniLM-L6-v2 cosine, cached embeddings). Without the data directory
+everything runs on lcrag's generated needles and filler text (``source == "generated"``;
+needles at deterministic pseudo-random store ids) and there is no recorded ranking.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..data.nolima import NoLiMaData
+from ..data.nolima_rankings import coverage_table, load_haystack_index, load_questions, load_rankings, rag_root
+from ..haystack import SourceLine
+from .nolima_rag import build_store, store_chunks, store_positions
+
+RETRIEVER_LABELS = {
+    "recorded": "text-embedding-3-small (recorded, LC-EBG)",
+    "minilm": "all-MiniLM-L6-v2 dense (lcrag, offline)",
+    "bm25": "BM25 Okapi (lcrag, rank-bm25 formula)",
+}
+
+
+def questions(data: NoLiMaData) -> pd.DataFrame:
+    """``q_id, needle_id, question_key, question, needle`` for the 8 paper questions (or the generated ones)."""
+    rows = []
+    if data.source == "data" and rag_root(data.root) is not None:
+        for r in load_questions(rag_root(data.root)).itertuples():
+            needle, _, _ = data.needles[r.relevant_needle_id].fill(r.test_key)
+            rows.append({"q_id": r.q_id, "needle_id": r.relevant_needle_id, "question_key": r.question_key, "question": r.question, "needle": needle})
+    else:
+        for gid in sorted(data.needles):
+            needle, qs, _ = data.needles[gid].fill()
+            for hop in ("onehop", "twohop"):
+                rows.append({"q_id": f"{gid}_{hop}", "needle_id": gid, "question_key": hop, "question": qs[hop], "needle": needle})
+    return pd.DataFrame(rows).sort_values("q_id", ignore_index=True)
+
+
+def store(data: NoLiMaData, length: int, needles: dict[str, str]) -> list[SourceLine]:
+    """The 4-needle store at ``length``: recorded ids (real data) or seeded ids (generated)."""
+    lines = data.haystack(length)
+    if data.source == "data":
+        return build_store(lines, store_positions(load_haystack_index(data.root), length))
+    rng = random.Random(f"lcrag-nolima-store-{length}")
+    n = len(lines) + len(needles)
+    ids = sorted(rng.sample(range(1, n + 1), len(needles)))
+    return build_store(lines, {nid: (i, text) for i, (nid, text) in zip(ids, sorted(needles.items()))})
+
+
+def _hit_list(st: list[SourceLine], order: np.ndarray, scores: np.ndarray, own: str) -> pd.DataFrame:
+    keep = [i for i in order if st[i].role != "needle" or st[i].doc_id == f"needle:{own}"]
+    df = pd.DataFrame({
+        "score": scores[keep], "evidence": np.asarray(keep) + 1,
+        "chunk_type": ["needle" if st[i].role == "needle" else "document" for i in keep],
+        "needle_item_id": [own if st[i].role == "needle" else None for i in keep],
+        "text": [st[i].text for i in keep],
+    })
+    df.insert(0, "rank", np.arange(1, len(df) + 1))
+    df["n_chars"] = df["text"].str.len()
+    return df
+
+
+def rankings(data: NoLiMaData, retriever: str, lengths: Iterable[int]) -> dict[tuple[int, str], pd.DataFrame]:
+    """``{(length, q_id): hit list}`` for ``retriever`` in ``{"recorded", "bm25", "minilm"}``."""
+    lengths = list(lengths)
+    if retriever == "recorded":
+        root = rag_root(data.root) if data.source == "data" else None
+        return load_rankings(root, lengths) if root is not None else {}
+    from ..retrieval import BM25Retriever, DenseRetriever
+
+    qs = questions(data)
+    needles = dict(zip(qs.needle_id, qs.needle))
+    out = {}
+    for n in lengths:
+        st = store(data, n, needles)
+        chunks = store_chunks(st)
+        r = BM25Retriever(chunks) if retriever == "bm25" else DenseRetriever(chunks, model=retriever)
+        rows, scores = r.score_batch(list(qs.question))
+        for (q_id, nid), s in zip(zip(qs.q_id, qs.needle_id), scores):
+            order = rows[np.argsort(-s, kind="stable")]
+            full = np.empty(len(chunks))
+            full[rows] = s
+            out[(n, q_id)] = _hit_list(st, order, full, nid)
+    return out
+
+
+def needle_rank_table(ranks: dict[tuple[int, str], pd.DataFrame], lengths: Iterable[int]) -> pd.DataFrame:
+    """Figure 8 data: rows = q_id, columns = haystack length, value = the needle's rank (full-coverage k)."""
+    cells = {(q, n): int(df.loc[df.chunk_type == "needle", "rank"].iloc[0]) for (n, q), df in ranks.items()}
+    qids = sorted({q for q, _ in cells})
+    return pd.DataFrame([[cells.get((q, n), np.nan) for n in lengths] for q in qids], index=qids, columns=list(lengths))
+
+
+def coverage_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Tables 13/14 layout: per retriever and length, vectors, one-/two-hop k and character budget."""
+    rows = []
+    for name, t in tables.items():
+        if t.empty:
+            continue
+        for n, g in t.groupby("haystack_chars", sort=True):
+            row = {"retriever": name, "length": int(n), "n_vectors": int(g.n_total_chunks.iloc[0])}
+            for hop in ("onehop", "twohop"):
+                h = g[g.question_key == hop]
+                row[f"{hop}_k"] = int(h.max_rank.iloc[0]) if len(h) else np.nan
+                row[f"{hop}_chars"] = int(h.chars.iloc[0]) if len(h) else np.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def all_coverage_tables(data: NoLiMaData, lengths: Iterable[int], dense_lengths: Iterable[int]) -> tuple[dict, dict]:
+    """``(rankings, coverage tables)`` keyed by retriever for the notebook."""
+    lengths, dense_lengths = list(lengths), [n for n in dense_lengths if n in set(lengths)]
+    ranks = {"recorded": rankings(data, "recorded", lengths), "bm25": rankings(data, "bm25", lengths), "minilm": rankings(data, "minilm", dense_lengths)}
+    book = "rand_book_1" if data.source == "data" else "generated"
+    return ranks, {k: coverage_table(v, book=book) if v else pd.DataFrame() for k, v in ranks.items()}
+
+
+def lexical_overlap(data: NoLiMaData) -> pd.DataFrame:
+    """Shared non-stopword tokens of each question and its needle (NoLiMa = "no literal matching"):
+    when empty, BM25 scores the needle 0 and its rank is set by the tie order alone."""
+    from ..retrieval import STOPWORDS, tokenize
+
+    qs = questions(data)
+    shared = [sorted((set(tokenize(q)) & set(tokenize(n))) - STOPWORDS) for q, n in zip(qs.question, qs.needle)]
+    return pd.DataFrame({"q_id": qs.q_id, "question": qs.question, "shared_tokens": [" ".join(s) or "-" for s in shared]})
+
+
+def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str):
+    """Figure 8: one heatmap per retriever of the needle rank (= full-coverage k) per question and
+    length; colour on a log10 scale, cells annotated with k, N/A where a retriever was not run."""
+    import matplotlib.pyplot as plt
+
+    from ..plots import fmt_length, heatmap
+
+    names = [n for n, t in rank_tables.items() if not t.empty]
+    fig, axes = plt.subplots(len(names), 1, figsize=(13, 3.2 * len(names)), squeeze=False)
+    vmax = max(float(np.log10(np.nanmax(rank_tables[n].values))) for n in names) if names else 1.0
+    for ax, name in zip(axes[:, 0], names):
+        t = rank_tables[name].copy()
+        t.columns = [fmt_length(c) for c in t.columns]
+        annot = t.map(lambda v: "N/A" if pd.isna(v) else str(int(v)))
+        heatmap(np.log10(t.astype(float)), ax=ax, vmin=0.0, vmax=vmax, cmap="rocket_r", annot=annot, cbar_label="log10 k",
+                title=RETRIEVER_LABELS.get(name, name) + (" — N/A: length not run in this profile" if t.isna().any().any() else ""))
+        ax.set_xlabel("haystack length (characters)")
+        ax.set_ylabel("question")
+    fig.suptitle(f"Minimum full-coverage top-k per question (NoLiMa-RAG, lower is better) — {source_note}", fontsize=11)
+    fig.tight_layout()
+    return fig
