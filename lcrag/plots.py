@@ -56,7 +56,7 @@ def heatmap(
     labels = labels.where(~data.isna(), na_label) if annot is None else labels
     sns.heatmap(
         data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
-        annot=labels.values, fmt="", annot_kws={"fontsize": 8},
+        annot=labels.values, fmt="", annot_kws={"fontsize": 8}, xticklabels=True, yticklabels=True,
         linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
     )
     if data.isna().any().any():

@@ -8,6 +8,7 @@ dropping a file in ``params/prompts/`` or passing a directory.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -47,9 +48,13 @@ def _dirs(extra: str | Path | None) -> list[Path]:
     return ds
 
 
-@lru_cache(maxsize=64)
 def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
-    """Load template ``name`` (file stem) from ``directory`` or ``params/prompts``."""
+    """Load template ``name`` (file stem) from ``directory``, ``$LCRAG_PROMPTS_DIR`` or ``params/prompts``."""
+    return _load_prompt(name, directory or os.environ.get("LCRAG_PROMPTS_DIR") or None)
+
+
+@lru_cache(maxsize=64)
+def _load_prompt(name: str, directory: str | None) -> PromptTemplate:
     for d in _dirs(directory):
         p = d / f"{name}.yaml"
         if p.is_file():
