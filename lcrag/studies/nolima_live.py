@@ -69,30 +69,36 @@ def store_for(data: NoLiMaData, length: int, seed: int = 42):
     return build_store(hay, {nid: (pos, data.needles[nid].fill()[0]) for nid, pos in zip(ids, slots)})
 
 
-def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm25", k: int = 10,
+def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm25", k: int | str = 10,
               hops: Sequence[str] = HOPS) -> list[Task]:
-    """RAG tasks: the store ranked by ``retriever`` for each question, top-``k`` context."""
+    """RAG tasks: the store ranked by ``retriever`` for each question, top-``k`` context.
+
+    ``k="full"`` uses the full-coverage rule per length: the largest two-hop needle rank
+    (App. G.1; as the recorded runs, the same k for all questions of that length)."""
     from ..types import Evidence, Item
 
     ids = PAPER_NEEDLES if data.source == "data" else tuple(GENERATED_CHARACTER)
     out = []
     for L in lengths:
         store = store_for(data, L)
+        ranked = {}
         for nid in ids:
-            g = data.needles[nid]
-            needle, qs, char = g.fill()
+            needle, qs, char = data.needles[nid].fill()
             gold = next(i + 1 for i, s in enumerate(store) if s.role == "needle" and s.text == needle)
             for hop in hops:
                 order = rank_store(store, qs[hop], retriever)
-                hits = [(i, store[i - 1].text) for i in order]
-                rank = order.index(gold) + 1
-                meta = {"setting": "SN", "needle_id": nid, "hop": hop, "context_length": L, "character": char,
-                        "retriever": retriever, "k": k, "needle_rank": rank, "source": data.source}
-                ctx = rag_context(hits, k, gold_ids=[gold], condition=f"RAG-{retriever}-k{k}", metadata=meta)
-                item = Item(id=f"RAG:{nid}:{hop}:{L}", question=qs[hop], answers=(char,),
-                            evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
-                t = _task(item, ctx, g, "ebg", f"RAG-{retriever}-k{k}", {"gold_store_line": gold})
-                out.append(t)
+                ranked[(nid, hop)] = (order, gold, qs[hop], char, needle)
+        kk = max(o.index(g) + 1 for (n, h), (o, g, *_) in ranked.items() if h == "twohop") if k == "full" else int(k)
+        for (nid, hop), (order, gold, q, char, needle) in ranked.items():
+            hits = [(i, store[i - 1].text) for i in order]
+            cond = f"RAG-{retriever}-k{'full' if k == 'full' else kk}"
+            meta = {"setting": "SN", "needle_id": nid, "hop": hop, "context_length": L, "character": char,
+                    "retriever": retriever, "k": kk, "needle_rank": order.index(gold) + 1, "source": data.source,
+                    "topk_chars": sum(len(t) for _, t in hits[:kk])}
+            ctx = rag_context(hits, kk, gold_ids=[gold], condition=cond, metadata=meta)
+            item = Item(id=f"RAG:{nid}:{hop}:{L}", question=q, answers=(char,),
+                        evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
+            out.append(_task(item, ctx, data.needles[nid], "ebg", cond, {"gold_store_line": gold}))
     return out
 
 
@@ -153,3 +159,33 @@ def two_needle_frame(df: pd.DataFrame) -> pd.DataFrame:
     g = d.groupby(keys)[["ans", "primary_cited", "secondary_cited", "ans_evid"]].mean().reset_index()
     return g.rename(columns={"reader_label": "reader", "meta.context_length": "context_length",
                              "meta.depth": "secondary_depth", "meta.setting": "setting"})
+
+
+def recorded_rag_tasks(records, data_dir=None) -> list[Task]:
+    """The recorded RAG contexts rebuilt exactly (top-k of the recorded hit list, recorded
+    system prompt and template), one task per (haystack length, question) — so a live reader
+    answers the same 40 prompts the six recorded models answered (App. G.4)."""
+    from ..data.nolima_rankings import load_ranking, rag_root, ranking_files
+    from ..types import Evidence, Item
+    from .nolima_rag import prompt_text
+
+    seen, out = set(), []
+    files = ranking_files(rag_root(data_dir), lengths={r.context_length for r in records})
+    for r in records:
+        key = (r.context_length, r.q_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        df = load_ranking(files[key])
+        hits = list(zip(df["evidence"].astype(int), df["text"]))
+        meta = {"setting": "SN", "needle_id": r.needle_id, "hop": r.hop, "context_length": r.context_length,
+                "character": r.character, "retriever": "text-embedding-3-small (recorded ranking)", "k": r.topk,
+                "needle_rank": r.needle_rank, "gold_store_line": r.needle_line, "source": "data"}
+        ctx = rag_context(hits, r.topk, gold_ids=[r.needle_line], condition="RAG-emb", metadata=meta)
+        sys_p, user = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
+        item = Item(id=f"{r.q_id}@{r.context_length}", question=r.question, answers=(r.character,),
+                    evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),), metadata=meta)
+        out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition="RAG-emb",
+                        messages=[{"role": "system", "content": sys_p}, {"role": "user", "content": user}],
+                        expects_json=True, meta={**meta, "needle_in_context": gold_in_context(ctx)}))
+    return out

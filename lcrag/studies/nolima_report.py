@@ -1,0 +1,175 @@
+"""Notebook glue for the NoLiMa study: data sources with honest labels, plots, license notice.
+
+Notebooks 03–09 call these so they stay thin. Every figure title names its data source
+(recorded LC-EBG results, a live run with its reader label, or lcrag's generated stand-in)
+and carries the NoLiMa license notice; :func:`write_notice` puts the full notice beside the
+saved tables (``NOTICE-NoLiMa.md`` in ``out_dir``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..config import data_dir as _data_dir
+from ..data.nolima import GENERATED_NOTE, LICENSE_NOTE, load_nolima
+from ..plots import heatmap
+
+RECORDED = "recorded results (LC-EBG repo)"
+NOTICE_SHORT = "NoLiMa-derived · Adobe Research License (non-commercial research only)"
+
+
+def have_recorded(data_dir=None) -> bool:
+    """True when the LC-EBG recorded results are in the data directory."""
+    root = _data_dir(data_dir)
+    return root is not None and (root / "lc-ebg/NoLiMa_based_RAG/rag_experiment_results").is_dir()
+
+
+def title(main: str, source: str) -> str:
+    return f"{main}\n{source}\n{NOTICE_SHORT}"
+
+
+def write_notice(out_dir: str | Path, names: Sequence[str], source: str) -> Path:
+    """Write/extend ``NOTICE-NoLiMa.md`` in ``out_dir`` listing the outputs derived from NoLiMa."""
+    p = Path(out_dir)
+    p.mkdir(parents=True, exist_ok=True)
+    f = p / "NOTICE-NoLiMa.md"
+    head = "# NoLiMa-derived outputs\n\n" + LICENSE_NOTE + "\n\n"
+    body = f.read_text(encoding="utf-8") if f.is_file() else head
+    for n in names:
+        line = f"- `{n}` — {source}\n"
+        if line not in body:
+            body += line
+    f.write_text(body, encoding="utf-8")
+    return f
+
+
+def lc_source(data_dir=None, *, generated_lengths: Sequence[int] = (10_000, 20_000), readers: Sequence = ("extractive",),
+              results_path: str | Path = "../runs/nolima_generated.jsonl", settings: Sequence[str] = ("SN", "TN", "CTN"),
+              prompts: Sequence[str] = ("ebg", "answer_only")):
+    """``(kind, payload, label)``: the recorded LC frames when present, else a live run of
+    ``readers`` on lcrag's generated needles/haystacks (labelled as such)."""
+    if have_recorded(data_dir):
+        return "recorded", None, RECORDED
+    from . import nolima_live as LV
+
+    data = load_nolima(generated=True)
+    df = LV.run(LV.lc_tasks(data, list(generated_lengths), settings=settings, prompts=prompts), list(readers),
+                results_path, run_name="nolima-generated")
+    labels = ", ".join(sorted(df["reader_label"].unique()))
+    return "live", df, f"live run ({labels}) on {GENERATED_NOTE}"
+
+
+def pp_labels(t: pd.DataFrame, fmt: str = "{:+.0f}") -> pd.DataFrame:
+    """Cell labels in pp with N/A for NaN."""
+    def one(v):
+        if pd.isna(v):
+            return "N/A"
+        s = fmt.format(v)
+        return s.lstrip("+-") if s.lstrip("+-").strip("0.") == "" else s  # "+0"/"-0" -> "0"
+    return t.apply(lambda col: col.map(one))
+
+
+def pp_heatmap(t: pd.DataFrame, main: str, source: str, *, delta: bool, fmt: str | None = None, limit: float = 50,
+               annot: pd.DataFrame | None = None):
+    """Heatmap of a pp table (0–100, or diverging ±``limit`` when ``delta``)."""
+    fmt = fmt or ("{:+.0f}" if delta else "{:.0f}")
+    labels = annot if annot is not None else pp_labels(t, fmt)
+    kw = dict(vmin=-limit, vmax=limit, cmap="RdBu", center=0.0) if delta else dict(vmin=0, vmax=100, cmap="Blues")
+    cell_w = 1.25 if labels.apply(lambda c: c.str.contains("\n")).any().any() else 0.8
+    fig, ax = plt.subplots(figsize=(max(7.0, cell_w * t.shape[1] + 4.0), max(2.8, 0.55 * t.shape[0] + 2.0)))
+    heatmap(t.astype(float), title=title(main, source), annot=labels, cbar_label="pp", ax=ax, **kw)
+    fig.axes[0].set_xlabel("")
+    fig.axes[0].set_ylabel("")
+    return fig
+
+
+def paired_bars(t: pd.DataFrame, cols: Sequence[str], labels: Sequence[str], main: str, source: str, *, index: str = "reader",
+                ylabel: str = "%"):
+    """Grouped bars per reader (one bar per column), values printed on the bars."""
+    x = np.arange(len(t))
+    w = 0.8 / len(cols)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(t) + 2), 3.8))
+    for i, (c, lab) in enumerate(zip(cols, labels)):
+        bars = ax.bar(x + (i - (len(cols) - 1) / 2) * w, t[c], w, label=lab)
+        for b, v in zip(bars, t[c]):
+            if pd.notna(v):
+                ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x)
+    ax.set_xticklabels(t[index], rotation=20, ha="right")
+    ax.set_ylim(0, 110)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8, ncol=len(cols))
+    ax.set_title(title(main, source), fontsize=9)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def ci_labels(t: pd.DataFrame, value: str = "delta", lo: str = "ci_lo", hi: str = "ci_hi") -> pd.Series:
+    """``"+31\\n[+8, +56]"`` per row (N/A when the value is NaN)."""
+    def one(r):
+        if pd.isna(r[value]):
+            return "N/A"
+        z = lambda v: "0" if round(v) == 0 else f"{v:+.0f}"  # noqa: E731
+        ci = "" if pd.isna(r[lo]) else f"\n[{z(r[lo])}, {z(r[hi])}]"
+        return f"{z(r[value])}{ci}"
+    return t.apply(one, axis=1)
+
+
+def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",), results_path="../runs/nolima_rag_vs_lc.jsonl",
+                     generated_lengths: Sequence[int] = (10_000, 20_000), retriever: str = "bm25") -> dict:
+    """Inputs of Figures 11–12 / Table 15: ``budgets``, ``rag`` rows, ``lc_cells``, ``lc_items``, ``source``.
+
+    With the data directory: the 240 recorded RAG rows, LC cells from
+    ``ans_accuracy_selected_contexts.csv`` and per-needle LC items, plus ``live_readers`` run
+    through the reader layer on the *same* 40 recorded RAG prompts and on the LC haystacks at
+    the matched lengths (SN, 4 needles x 2 hops x 4 depths). Without it: ``live_readers`` on
+    lcrag's generated needles, RAG by ``retriever`` with full-coverage k.
+    """
+    from ..data import nolima_recorded as R
+    from . import nolima_figures as F
+    from . import nolima_live as LV
+    from .nolima_rag import matched_budgets
+
+    parts_rag, cells, items = [], [], []
+    if have_recorded(data_dir):
+        budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
+        bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
+        records = R.load_rag_records(data_dir)
+        parts_rag.append(R.rag_frame(records, bmap))
+        cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
+        items.append(R.lc_per_needle_frame(data_dir))
+        data = load_nolima(data_dir)
+        lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
+                             if h in {r.context_length for r in records}})
+        tasks = (LV.recorded_rag_tasks(records, data_dir) + LV.lc_tasks(data, lc_lengths, settings=("SN",))) if live_readers else []
+        source = RECORDED
+    else:
+        data = load_nolima(generated=True)
+        tasks = LV.rag_tasks(data, list(generated_lengths), retriever=retriever, k="full")
+        rows = pd.DataFrame([{"haystack_chars": t.meta["context_length"], "max_rank": t.meta["k"], "chars": t.meta["topk_chars"]}
+                             for t in tasks]).drop_duplicates("haystack_chars")
+        budgets = matched_budgets(rows, lengths=list(generated_lengths))
+        bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
+        tasks += LV.lc_tasks(data, sorted(set(budgets["matched_lc"])), settings=("SN",))
+        source = f"live runs on {GENERATED_NOTE}"
+    if tasks:
+        df = LV.run(tasks, list(live_readers), results_path, run_name="nolima-rag-vs-lc")
+        df["reader"] = df["reader_label"]
+        rag_live = df[df["condition"] != "LC"].copy()
+        rag_live["meta.budget"] = rag_live["meta.context_length"].map(bmap)
+        parts_rag.append(rag_live)
+        lc = df[(df["condition"] == "LC") & (df["outcome"] == "ok")]
+        cells.append(lc.groupby(["reader", "meta.context_length"])["ans"].mean().mul(100).reset_index()
+                     .rename(columns={"meta.context_length": "context_length", "ans": "lc_ans"}))
+        items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
+                                        "meta.hop": "hop"})[["reader", "context_length", "needle_id", "hop", "ans"]])
+        labels = ", ".join(sorted(df["reader_label"].unique()))
+        source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
+    return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
+            "lc_items": pd.concat(items, ignore_index=True), "source": source}
