@@ -26,7 +26,7 @@ reproduce: install
 	$(VENV)/bin/lcrag reproduce --params $(PARAMS)
 
 test: install
-	$(PY) -m pytest -q tests notebooks --nbval-lax-except-01 2>/dev/null || true
+	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 bench: install
 	$(PY) benchmarks/run_all.py

@@ -77,6 +77,20 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
     return False, f"{exc.__class__.__name__}: {str(exc)[:200]}"
 
 
+def chat_kwargs(p: ReaderProfile, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
+    """Arguments of ``chat.completions.create`` for a profile (also the Batch API request body)."""
+    kw: dict[str, Any] = {"model": p.model, "messages": messages, "temperature": p.temperature, "max_tokens": p.max_tokens}
+    if p.seed is not None:
+        kw["seed"] = p.seed
+    if expects_json and p.json_mode == "json_object":
+        kw["response_format"] = {"type": "json_object"}
+    elif expects_json and p.json_mode == "json_object_schema":
+        kw["response_format"] = {"type": "json_object", "schema": EBG_SCHEMA}
+    if p.extra_body:
+        kw["extra_body"] = p.extra_body
+    return kw
+
+
 class ChatClient:
     """Thin wrapper of ``openai.OpenAI`` for one profile (thread-safe; share across threads)."""
 
@@ -90,26 +104,13 @@ class ChatClient:
             api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0
         )
 
-    def _kwargs(self, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
-        p = self.profile
-        kw: dict[str, Any] = {"model": p.model, "messages": messages, "temperature": p.temperature, "max_tokens": p.max_tokens}
-        if p.seed is not None:
-            kw["seed"] = p.seed
-        if expects_json and p.json_mode == "json_object":
-            kw["response_format"] = {"type": "json_object"}
-        elif expects_json and p.json_mode == "json_object_schema":
-            kw["response_format"] = {"type": "json_object", "schema": EBG_SCHEMA}
-        if p.extra_body:
-            kw["extra_body"] = p.extra_body
-        return kw
-
     def backoff(self, attempt: int) -> float:
         """Full-jitter exponential backoff: uniform(0, min(max, base * 2**attempt))."""
         p = self.profile
         return self._rng.uniform(0, min(p.backoff_max_s, p.backoff_base_s * (2**attempt)))
 
     def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
-        kw = self._kwargs(messages, expects_json)
+        kw = chat_kwargs(self.profile, messages, expects_json)
         last = ""
         t0 = time.perf_counter()
         for attempt in range(self.profile.max_retries + 1):
