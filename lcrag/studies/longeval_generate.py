@@ -27,6 +27,17 @@ from ..trec import AnswerSentence
 from .longeval_evidence import EvidenceItem
 
 
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "array", "items": {"type": "object", "properties": {
+        "text": {"type": "string"}, "evidence_ids": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["text", "evidence_ids"]}}},
+    "required": ["answer"],
+}
+"""JSON schema of the expected reply; pass it to a llama.cpp reader with
+``make_reader(name, json_mode="none", extra_body={"response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}})``."""
+
+
 def _sources(items: Sequence[EvidenceItem]) -> list[dict]:
     return [{"evidence_id": it.evidence_id, "doc_id": it.doc_id, "start": it.start, "end": it.end} for it in items]
 
