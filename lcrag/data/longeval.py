@@ -12,7 +12,8 @@ Follows seed 000 §2:
 * A candidate id absent from the document store is never dropped silently: it is recorded in
   :attr:`LongEvalCorpus.missing` with the query file line, and a warning is issued (or, with
   ``strict=True``, an :class:`~lcrag.errors.InputError` naming file, line and field).
-* Optional citation network CSV (``citing_doc_id, cited_doc_id``) for the citation prior (§3.5).
+* Optional citation network CSV (``citing_doc_id, cited_doc_id``) for the citation prior (§3.5);
+  the prior itself is computed by :mod:`lcrag.retrieval.priors`.
 
 :func:`load_recovered` builds the same corpus from the partially recovered documents in the
 shared data directory (titles for all, full text for 11 queries; README §8).
@@ -24,7 +25,6 @@ import csv
 import json
 import re
 import warnings
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,23 +227,20 @@ def attach(queries: list[LongEvalQuery], docs: dict[str, Document], queries_path
     return LongEvalCorpus(queries, {d: docs[d] for q in queries for d in q.doc_ids if d in docs}, missing)
 
 
-def load_citation_network(path: str | Path) -> Counter:
-    """Edge counts ``c(d)``: edges where ``d`` is ``citing_doc_id`` or ``cited_doc_id`` (seed 000 §3.5)."""
+def load_citation_network(path: str | Path) -> list[tuple[str, str]]:
+    """Edges ``(citing_doc_id, cited_doc_id)`` of a citation-network CSV/TSV/JSONL (seed 000 §3.5).
+
+    The prior ``G(d)`` is computed from these by :mod:`lcrag.retrieval.priors`
+    (``citation_prior(citation_counts(edges))``).
+    """
     path = Path(path)
-    counts: Counter = Counter()
+    edges = []
     for n, rec in _records(path):
         for fld in ("citing_doc_id", "cited_doc_id"):
             if not rec.get(fld):
                 raise InputError(path, "missing value", line=n, field=fld)
-        counts[str(rec["citing_doc_id"])] += 1
-        counts[str(rec["cited_doc_id"])] += 1
-    return counts
-
-
-def citation_prior(counts: Counter, doc_ids: Iterable[str]) -> dict[str, float]:
-    """``G(d) = c(d) / max_d' c(d')`` over all documents of the network; 0 for unknown ids."""
-    top = max(counts.values(), default=0)
-    return {d: (counts.get(d, 0) / top if top else 0.0) for d in doc_ids}
+        edges.append((str(rec["citing_doc_id"]), str(rec["cited_doc_id"])))
+    return edges
 
 
 # --- the partially recovered documents in the shared data directory (README §8) ------------

@@ -9,7 +9,6 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.data.longeval import (
-    citation_prior,
     full_text_query_ids,
     load_citation_network,
     load_corpus,
@@ -127,9 +126,11 @@ def test_corpus_join_and_missing_candidates(tmp_path):
 def test_citation_network(tmp_path):
     p = tmp_path / "net.csv"
     p.write_text("citing_doc_id,cited_doc_id\n1,2\n1,3\n4,1\n")
-    counts = load_citation_network(p)
-    assert counts == {"1": 3, "2": 1, "3": 1, "4": 1}
-    assert citation_prior(counts, ["1", "2", "9"]) == {"1": 1.0, "2": 1 / 3, "9": 0.0}
+    from lcrag.retrieval.priors import citation_counts, citation_prior
+
+    edges = load_citation_network(p)
+    assert edges == [("1", "2"), ("1", "3"), ("4", "1")]
+    assert citation_prior(citation_counts(edges)) == {"1": 1.0, "2": 1 / 3, "3": 1 / 3, "4": 1 / 3}
     p.write_text("citing_doc_id,cited_doc_id\n1,\n")
     with pytest.raises(InputError) as e:
         load_citation_network(p)

@@ -113,3 +113,20 @@ def test_trace_citations_catches_a_broken_span(corpus):
     assert any("differs" in i for i in trace_citations(r, corpus))
     r.answer[0].citations = [len(r.references)]
     assert any("out of range" in i for i in trace_citations(r, corpus))
+
+
+@needs_data
+def test_citation_prior_enters_the_rerank(corpus):
+    """With a citation network, G(d) moves a document's passages up (0.05 >> RRF gaps); without rerank it is ignored."""
+    from lcrag.studies.longeval import run_query
+
+    v = load_variants()
+    base = run_query(corpus, SMALLEST, v["default"])
+    assert base.provenance["citation_prior"] == "none"
+    target = base.provenance["passages"][-1]["doc_id"]
+    boosted = run_query(corpus, SMALLEST, v["default"], citation_prior={target: 1.0})
+    assert boosted.provenance["citation_prior"] == "network"
+    assert boosted.provenance["passages"][0]["doc_id"] == target
+    assert boosted.provenance["passages"][0]["citation"] == pytest.approx(0.05)
+    plain = run_query(corpus, SMALLEST, v["rrf-no-rerank"], citation_prior={target: 1.0})
+    assert plain.provenance["citation_prior"] == "none" and all(p["citation"] == 0 for p in plain.provenance["passages"])
