@@ -1,0 +1,164 @@
+"""Build the tasks of a custom study: LC and RAG conditions, retrieval diagnostics, scorer.
+
+Condition names (columns of every view):
+
+* ``LC-<budget>`` (``LC-full`` for all documents), ``LC-<budget>-d<depth>`` under ``depth``
+  placement;
+* ``RAG-<retriever>-<chunker>-k<k>`` (top-k chunks) and ``RAG-<retriever>-<chunker>-c<chars>``
+  (the most top-ranked chunks whose texts fit ``chars`` characters; ``match_lc`` adds one per
+  integer LC budget — the matched-budget control of EBG App. G.4).
+
+Retrieval diagnostics (EBG App. D.3, G.1; :mod:`lcrag.scoring.retrieval`): for every item ×
+chunker × retriever, the 1-based rank of the first chunk that overlaps each gold evidence
+unit in the full ranking (None = never), the item's full-coverage k and its characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import registry
+from ..chunking.title import with_title
+from ..errors import LcragError
+from ..llm.prompts import load_prompt
+from ..runner import Task
+from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
+from ..types import Response
+from .config import Component, StudyConfig
+from .contexts import lc_context, overlaps, rag_context, take_budget
+from .schema import ItemSet
+from .scorers import ScoreInput
+
+
+@dataclass
+class Built:
+    tasks: list[Task]
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+    ranks: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _fmt_budget(b) -> str:
+    return "full" if b == "full" else str(int(b))
+
+
+def lc_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
+    out = []
+    for b in cfg.lc.budgets:
+        for d in (cfg.lc.depths if cfg.lc.placement == "depth" else [None]):
+            name = f"LC-{_fmt_budget(b)}" + (f"-d{d:g}" if d is not None else "")
+            out.append({"condition": name, "kind": "LC", "budget": b, "depth": d, "placement": cfg.lc.placement})
+    return out
+
+
+def rag_budgets(cfg: StudyConfig) -> list[int]:
+    extra = [int(b) for b in cfg.lc.budgets if b != "full"] if cfg.rag.match_lc else []
+    return list(dict.fromkeys([*cfg.rag.budgets, *extra]))
+
+
+def _chunks(comp: Component, doc_ids: Sequence[str], items: ItemSet, title: bool):
+    fn = registry.get_chunker(comp.name)
+    docs = [items.documents[d] for d in doc_ids]
+    chunks = [c for d in docs for c in fn(d, **comp.params)]
+    return with_title(chunks, docs) if title else chunks
+
+
+def build(cfg: StudyConfig, items: ItemSet) -> Built:
+    """Every context × prompt as a runner ``Task`` (see module doc), plus diagnostics."""
+    built = Built([])
+    conds = lc_conditions(cfg) if cfg.lc.enabled else []
+    per_item: list[tuple[Any, list]] = [(si, []) for si in items.items]
+    if cfg.lc.enabled:
+        for si, ctxs in per_item:
+            for c in conds:
+                ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
+                                           depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
+                                           condition=c["condition"])))
+    if cfg.rag.enabled:
+        budgets = rag_budgets(cfg)
+        all_ids = tuple(items.documents)
+        stores: dict[tuple, list] = {}
+        indexes: dict[tuple, Any] = {}
+        for ch in cfg.rag.chunkers:
+            for rt in cfg.rag.retrievers:
+                rconds = [{"condition": f"RAG-{rt.display}-{ch.display}-k{k}", "kind": "RAG", "chunker": ch.display,
+                           "retriever": rt.display, "k": k, "rag_budget": None} for k in cfg.rag.k]
+                rconds += [{"condition": f"RAG-{rt.display}-{ch.display}-c{b}", "kind": "RAG", "chunker": ch.display,
+                            "retriever": rt.display, "k": None, "rag_budget": b} for b in budgets]
+                conds += rconds
+                for si, ctxs in per_item:
+                    ids = all_ids if cfg.rag.scope == "corpus" else si.doc_ids
+                    skey = (ch.display, ids)
+                    if skey not in stores:
+                        stores[skey] = _chunks(ch, ids, items, cfg.rag.title_in_chunk)
+                    chunks = stores[skey]
+                    ikey = (rt.display, skey)
+                    if ikey not in indexes:
+                        indexes[ikey] = registry.get_retriever(rt.name)(chunks, **rt.params) if chunks else None
+                    idx = indexes[ikey]
+                    ranked = [chunks[int(i)] for i in idx.rank(si.item.question)] if idx is not None else []
+                    ranks = first_hit_ranks(ranked, si.item.evidence, contains=overlaps)
+                    fck = full_coverage_k(ranks)
+                    fchars = budget_chars([len(c.text) for c in ranked], fck) if fck else None
+                    for u, (ev, r) in enumerate(zip(si.item.evidence, ranks)):
+                        built.ranks.append({"item_id": si.item.id, "chunker": ch.display, "retriever": rt.display,
+                                            "unit": u, "label": ev.label, "doc_id": ev.doc_id, "rank": r,
+                                            "n_chunks": len(ranked), "full_coverage_k": fck, "full_coverage_chars": fchars})
+                    for c in rconds:
+                        k = c["k"] if c["k"] is not None else take_budget(ranked, c["rag_budget"])
+                        ctxs.append((c, rag_context(si.item, ranked, k=k, condition=c["condition"], chunker=ch.display,
+                                                    retriever=rt.display, rag_budget=c["rag_budget"], n_chunks=len(ranked))))
+    built.conditions = conds
+    for si, ctxs in per_item:
+        for c, ctx in ctxs:
+            md = ctx.metadata
+            meta = {k: v for k, v in c.items() if k != "condition"}
+            meta.update(k=md.get("k", meta.get("k")), gold_in_context=md["missing_units"] == 0,
+                        missing_units=md["missing_units"], n_units=md["n_units"], n_gold_lines=len(ctx.gold_lines),
+                        over_budget=bool(md.get("over_budget", False)), source_chars=md.get("source_chars"),
+                        chunk_chars=md.get("chunk_chars"))
+            for p in cfg.prompts:
+                built.tasks.append(Task(item=si.item, context=ctx, prompt=p, condition=c["condition"], meta=dict(meta)))
+    return built
+
+
+def make_scorer(scorers: Sequence[str], answer_metric: str, evidence_metric: str | None):
+    """``scorer(task, response) -> metrics`` for ``lcrag.runner.run_tasks`` (see :mod:`.scorers`).
+
+    Primary metrics are computed first; ``ans`` / ``evid`` are aliases of the answer and
+    evidence metrics and ``ans_evid`` is their joint (JSON prompts only).
+    """
+    order = [answer_metric, *([evidence_metric] if evidence_metric else []), *scorers]
+    specs = [registry.get_scorer(n) for n in dict.fromkeys(order)]
+
+    def score(task: Task, resp: Response) -> dict[str, float]:
+        expects_json = task.expects_json if task.messages is not None else load_prompt(task.prompt).expects_json
+        md = task.context.metadata
+        s = ScoreInput(item=task.item, context=task.context, response=resp, answer=resp.answer, cited=list(resp.lines),
+                       gold_lines=task.context.gold_lines, unit_lines=md.get("unit_lines", []),
+                       missing_units=int(md.get("missing_units", 0)), prompt=task.prompt, condition=task.condition,
+                       expects_json=bool(expects_json), answer_metric=answer_metric,
+                       evidence_metric=evidence_metric or "")
+        out: dict[str, float] = {}
+        for spec in specs:
+            if not expects_json and (spec.kind == "evidence" or spec.name == "ans_evid"):
+                continue
+            s.metrics = out
+            try:
+                v = spec.fn(s)
+            except Exception as e:  # a plugin bug must name the scorer and the row
+                raise LcragError(f"scorer {spec.name!r} failed on item {task.item.id!r}, condition {task.condition!r}: "
+                                 f"{type(e).__name__}: {e}") from e
+            if isinstance(v, dict):
+                out.update({k: float(x) for k, x in v.items() if x is not None})
+            elif v is not None:
+                out[spec.name] = float(v)
+        if answer_metric in out:
+            out["ans"] = out[answer_metric]
+        if evidence_metric and evidence_metric in out:
+            out["evid"] = out[evidence_metric]
+            out["ans_evid"] = float(out.get("ans", 0.0) >= 1 and out["evid"] >= 1)
+        return out
+
+    return score

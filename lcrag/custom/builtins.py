@@ -1,0 +1,81 @@
+"""The built-in scorers, retrievers and chunkers, registered lazily by :mod:`lcrag.registry`.
+
+Retrievers (``factory(chunks, **params)``; all rank with ties broken by chunk order):
+
+* ``bm25`` — BM25 Okapi (rank-bm25 formula, k1=1.5, b=0.75; params ``k1``, ``b``);
+* ``minilm`` — cosine of all-MiniLM-L6-v2 embeddings (offline);
+* ``dense`` — cosine of any :func:`lcrag.embeddings.embed_texts` model (param ``model``,
+  e.g. ``openai:text-embedding-3-small`` with a key);
+* ``hybrid`` — reciprocal rank fusion (k=60) of ``bm25`` and ``minilm`` full rankings.
+
+Chunkers: every entry of :data:`lcrag.chunking.CHUNKERS` (``lines``, ``paragraphs``,
+``sentences``, ``rule``, ``semantic``, ``topic``, ``tokens``) plus ``document`` (one chunk
+per document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..chunking import CHUNKERS as _CHUNKERS
+from ..chunking._spans import chunks_from_spans
+from ..types import Chunk, Document
+from . import scorers as s
+
+SCORERS = [
+    ("exact", s.exact, "answer"),
+    ("contains", s.contains, "answer"),
+    ("multihop", s.multihop, "answer"),
+    ("evid_strict", s.strict, "evidence"),
+    ("evid_all", s.all_cited, "evidence"),
+    ("evid_recall", s.recall, "evidence"),
+    ("evid_precision", s.precision, "evidence"),
+    ("refusal", s.refusal, "other"),
+    ("ans_evid", s.ans_evid, "other"),
+]
+
+
+def chunk_document(doc: Document) -> list[Chunk]:
+    """The whole document (whitespace-trimmed) as one chunk ``"<doc_id>:document:0"``."""
+    t = doc.text
+    start, end = len(t) - len(t.lstrip()), len(t.rstrip())
+    return chunks_from_spans(doc, [(start, end)], "document") if end > start else []
+
+
+def bm25(chunks: Sequence[Chunk], **params):
+    from ..retrieval.bm25 import BM25Retriever
+
+    return BM25Retriever(chunks, **params)
+
+
+def dense(chunks: Sequence[Chunk], model: str = "minilm", **params):
+    from ..retrieval.dense import DenseRetriever
+
+    return DenseRetriever(chunks, model=model, **params)
+
+
+def minilm(chunks: Sequence[Chunk], **params):
+    return dense(chunks, model="minilm", **params)
+
+
+class HybridRetriever:
+    """RRF (k=60) over the full rankings of several retrievers (default BM25 + MiniLM)."""
+
+    def __init__(self, parts, k: int = 60):
+        self.parts, self.k, self.name = list(parts), k, "hybrid"
+
+    def rank(self, query: str) -> np.ndarray:
+        from ..retrieval.fusion import rrf
+
+        fused = rrf([[int(i) for i in p.rank(query)] for p in self.parts], k=self.k)
+        return np.asarray([i for i, _ in fused], dtype=np.int64)
+
+
+def hybrid(chunks: Sequence[Chunk], k: int = 60, **params):
+    return HybridRetriever([bm25(chunks), minilm(chunks)], k=k)
+
+
+RETRIEVERS = {"bm25": bm25, "minilm": minilm, "dense": dense, "hybrid": hybrid}
+CHUNKERS = {**_CHUNKERS, "document": chunk_document}

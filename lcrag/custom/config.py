@@ -1,0 +1,201 @@
+"""The study file (YAML) of ``lcrag run``, validated with pydantic before any work starts.
+
+Every error is a :class:`lcrag.errors.ConfigError` naming the file, the 1-based line of the
+offending key (when the YAML has one) and the field (dotted path, e.g. ``rag.k[1]``).
+Relative paths (``data.items``, ``data.corpus``, ``out``, ``cache``, ``.py`` plugins)
+are resolved against the directory of the YAML file. The full annotated reference is
+``params/study_example.yaml``; the guide is ``docs/own_study.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+from .schema import loc_to_field
+
+
+class Component(BaseModel):
+    """A chunker or retriever: registry ``name``, optional ``label`` and free parameters."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    label: str | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+    @property
+    def display(self) -> str:
+        if self.label:
+            return self.label
+        return "-".join([self.name, *(f"{k}{v}" for k, v in sorted(self.params.items()))])
+
+
+def _components(v):
+    if isinstance(v, (str, dict)):
+        v = [v]
+    return [{"name": x} if isinstance(x, str) else x for x in (v or [])]
+
+
+class DataCfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    items: str = Field(min_length=1)
+    corpus: str | None = None
+    limit: int | None = Field(None, gt=0)
+
+
+class LCCfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    budgets: list[int | Literal["full"]] = Field(default_factory=lambda: ["full"], min_length=1)
+    placement: Literal["natural", "shuffle", "depth"] = "natural"
+    depths: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
+    headers: bool = True
+
+    @field_validator("budgets")
+    @classmethod
+    def _pos(cls, v):
+        if any(isinstance(b, int) and b <= 0 for b in v):
+            raise ValueError("budgets must be positive character counts or 'full'")
+        return v
+
+    @field_validator("depths")
+    @classmethod
+    def _unit(cls, v):
+        if any(not 0.0 <= d <= 1.0 for d in v):
+            raise ValueError("depths must lie in [0, 1]")
+        return v
+
+
+class RAGCfg(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    chunkers: list[Component] = Field(default_factory=lambda: [Component(name="sentences")], min_length=1)
+    retrievers: list[Component] = Field(default_factory=lambda: [Component(name="bm25")], min_length=1)
+    k: list[int] = Field(default_factory=lambda: [5])
+    budgets: list[int] = Field(default_factory=list)
+    match_lc: bool = False
+    scope: Literal["item", "corpus"] = "item"
+    title_in_chunk: bool = False
+
+    @field_validator("chunkers", "retrievers", mode="before")
+    @classmethod
+    def _norm(cls, v):
+        return _components(v)
+
+    @field_validator("k", "budgets")
+    @classmethod
+    def _positive(cls, v):
+        if any(x <= 0 for x in v):
+            raise ValueError("values must be positive integers")
+        return v
+
+
+class StudyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    data: DataCfg
+    seed: int = 0
+    prompts: list[str] = Field(default_factory=lambda: ["ebg"], min_length=1)
+    lc: LCCfg = Field(default_factory=LCCfg)
+    rag: RAGCfg = Field(default_factory=RAGCfg)
+    readers: list[str | dict[str, Any]] = Field(min_length=1)
+    scorers: list[str] = Field(default_factory=lambda: ["contains", "evid_strict", "evid_recall", "ans_evid"], min_length=1)
+    answer_metric: str | None = None
+    evidence_metric: str | None = None
+    plugins: list[str] = Field(default_factory=list)
+    hits_ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 5, 10, 20, 50, 100])
+    budget_usd: float | None = Field(None, ge=0)
+    allow_over_budget: bool = False
+    serve_local: bool = True
+    cache: str | None = None
+    out: str | None = None
+
+    @model_validator(mode="after")
+    def _something_to_run(self) -> "StudyConfig":
+        if not self.lc.enabled and not self.rag.enabled:
+            raise ValueError("both lc and rag are disabled: nothing to run")
+        if self.rag.enabled and not (self.rag.k or self.rag.budgets or self.rag.match_lc):
+            raise ValueError("rag needs k, budgets or match_lc")
+        return self
+
+    def components(self, kind: str) -> list[Component]:
+        return self.rag.chunkers if kind == "chunker" else self.rag.retrievers
+
+
+def _node_line(text: str, field: str | None) -> int | None:
+    """1-based line of the YAML node at the dotted ``field`` path (or its nearest parent)."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if node is None:
+        return None
+    line = None
+    parts = [p for p in (field or "").replace("[", ".[").split(".") if p]
+    for p in parts:
+        if isinstance(node, yaml.MappingNode):
+            nxt = next(((k, v) for k, v in node.value if getattr(k, "value", None) == p), None)
+            if nxt is None:
+                break
+            line, node = nxt[0].start_mark.line + 1, nxt[1]
+        elif isinstance(node, yaml.SequenceNode) and p.startswith("["):
+            i = int(p.strip("[]"))
+            if i >= len(node.value):
+                break
+            node = node.value[i]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def parse_config(doc: dict[str, Any], source: str | Path = "<study>", text: str | None = None) -> StudyConfig:
+    """Validate a study mapping; errors name ``source``, the YAML line (if ``text``) and field."""
+    if not isinstance(doc, dict):
+        raise ConfigError(source, "expected a mapping of study fields")
+    try:
+        return StudyConfig(**doc)
+    except ValidationError as err:
+        e = err.errors()[0]
+        fld = loc_to_field(e.get("loc", ())) or None
+        msg = e.get("msg", "invalid value").removeprefix("Value error, ")
+        if e.get("type") == "extra_forbidden":
+            msg = "unknown field (see params/study_example.yaml for the accepted fields)"
+        raise ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld) from None
+
+
+def load_config(path: str | Path) -> tuple[StudyConfig, Path]:
+    """Read and validate a study YAML; returns ``(config, base directory for relative paths)``."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(p, "study file not found")
+    text = p.read_text(encoding="utf-8")
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(p, f"invalid YAML: {getattr(e, 'problem', e)}", line=(mark.line + 1) if mark else None) from None
+    return parse_config(doc, p, text), p.resolve().parent
+
+
+def resolve(base: Path, value: str | None) -> Path | None:
+    if value is None:
+        return None
+    q = Path(value).expanduser()
+    return q if q.is_absolute() else (base / q)
+
+
+def config_hash(cfg: StudyConfig, extra: dict[str, Any] | None = None) -> str:
+    """SHA-256 of the canonical JSON of the validated config (+ ``extra``, e.g. data file hashes)."""
+    blob = json.dumps({"config": cfg.model_dump(mode="json"), **(extra or {})}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

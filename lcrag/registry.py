@@ -1,0 +1,172 @@
+"""Extension points: add a scorer, retriever, chunker or reader from your own module.
+
+A study YAML lists ``plugins: [my_module, ./my_plugins.py]``; ``lcrag run`` imports each one
+(module name on ``sys.path``, or a ``.py`` file relative to the YAML) *before* it validates
+names, and the module registers what it adds::
+
+    import lcrag.registry as reg
+
+    def has_digit(s):                       # s: lcrag.custom.scorers.ScoreInput
+        return float(any(ch.isdigit() for ch in (s.answer or "")))
+
+    reg.register_scorer("has_digit", has_digit, kind="answer")
+
+Contracts (see ``examples/plugins/`` for one runnable example each):
+
+* **scorer** ``fn(ScoreInput) -> float | None`` — ``kind="answer"`` (may serve as the study's
+  ``answer_metric``), ``"evidence"`` (skipped for answer-only prompts; may serve as
+  ``evidence_metric``) or ``"other"``. ``None`` records no value.
+* **retriever** ``factory(chunks: list[Chunk], **params) -> obj`` where ``obj.rank(query)``
+  returns chunk indices best first (every :class:`lcrag.retrieval.Retriever` has it).
+* **chunker** ``fn(doc: Document, **params) -> list[Chunk]``; chunks must satisfy
+  ``doc.text[c.start:c.end] == c.text`` (use ``lcrag.chunking._spans.chunks_from_spans``).
+* **reader** ``cls(profile)`` subclassing :class:`lcrag.llm.readers.Reader` with
+  ``read(ReadRequest) -> CallResult``; a profile (YAML or inline dict) selects it with
+  ``kind: <name>``. This wraps :func:`lcrag.llm.readers.register_reader_kind`.
+
+Built-ins are registered lazily on first lookup, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+SCORER_KINDS = ("answer", "evidence", "other")
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    name: str
+    fn: Callable[..., Any]
+    kind: str = "other"
+
+
+_SCORERS: dict[str, ScorerSpec] = {}
+_RETRIEVERS: dict[str, Callable[..., Any]] = {}
+_CHUNKERS: dict[str, Callable[..., Any]] = {}
+_READERS: dict[str, type] = {}
+_BUILTINS_DONE = False
+
+
+def _check_new(table: dict, name: str, what: str, replace: bool) -> None:
+    if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        raise ValueError(f"{what} name must be a non-empty string without spaces, got {name!r}")
+    if name in table and not replace:
+        raise ValueError(f"{what} {name!r} is already registered; pass replace=True to override it")
+
+
+def register_scorer(name: str, fn: Callable[..., Any], *, kind: str = "other", replace: bool = False) -> None:
+    """Register ``fn(ScoreInput) -> float | None`` under ``name`` (see module doc)."""
+    _ensure_builtins()
+    if kind not in SCORER_KINDS:
+        raise ValueError(f"scorer kind must be one of {SCORER_KINDS}, got {kind!r}")
+    _check_new(_SCORERS, name, "scorer", replace)
+    _SCORERS[name] = ScorerSpec(name, fn, kind)
+
+
+def register_retriever(name: str, factory: Callable[..., Any], *, replace: bool = False) -> None:
+    """Register ``factory(chunks, **params)`` returning an object with ``rank(query)``."""
+    _ensure_builtins()
+    _check_new(_RETRIEVERS, name, "retriever", replace)
+    _RETRIEVERS[name] = factory
+
+
+def register_chunker(name: str, fn: Callable[..., Any], *, replace: bool = False) -> None:
+    """Register ``fn(doc, **params) -> list[Chunk]``."""
+    _ensure_builtins()
+    _check_new(_CHUNKERS, name, "chunker", replace)
+    _CHUNKERS[name] = fn
+
+
+def register_reader(kind: str, cls: type, *, replace: bool = False) -> None:
+    """Register a reader class for profiles with ``kind: <kind>`` (wraps ``register_reader_kind``)."""
+    from .llm.readers import _REGISTRY, Reader, register_reader_kind
+
+    if not (isinstance(cls, type) and issubclass(cls, Reader)):
+        raise TypeError(f"reader {kind!r} must be a subclass of lcrag.llm.readers.Reader")
+    _check_new(_REGISTRY, kind, "reader kind", replace)
+    register_reader_kind(kind, cls)
+    _READERS[kind] = cls
+
+
+def _lookup(table: dict, name: str, what: str):
+    _ensure_builtins()
+    try:
+        return table[name]
+    except KeyError:
+        raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}") from None
+
+
+def get_scorer(name: str) -> ScorerSpec:
+    return _lookup(_SCORERS, name, "scorer")
+
+
+def get_retriever(name: str) -> Callable[..., Any]:
+    return _lookup(_RETRIEVERS, name, "retriever")
+
+
+def get_chunker(name: str) -> Callable[..., Any]:
+    return _lookup(_CHUNKERS, name, "chunker")
+
+
+def names(what: str) -> list[str]:
+    """Registered names of ``"scorer"``, ``"retriever"``, ``"chunker"`` or ``"reader"`` (kinds)."""
+    _ensure_builtins()
+    if what == "reader":
+        from .llm.readers import _REGISTRY
+
+        return sorted(_REGISTRY)
+    table = {"scorer": _SCORERS, "retriever": _RETRIEVERS, "chunker": _CHUNKERS}[what]
+    return sorted(table)
+
+
+def load_plugins(specs: Iterable[str], base_dir: str | Path | None = None) -> list[ModuleType]:
+    """Import plugin modules: dotted module names, or ``.py`` paths (relative to ``base_dir``).
+
+    A module is imported once per process; a file is imported under the module name
+    ``lcrag_plugin_<stem>``.
+    """
+    _ensure_builtins()
+    mods = []
+    for spec in specs:
+        if spec.endswith(".py") or "/" in spec or "\\" in spec:
+            path = Path(spec)
+            if not path.is_absolute() and base_dir is not None:
+                path = Path(base_dir) / path
+            path = path.resolve()
+            if not path.is_file():
+                raise FileNotFoundError(f"plugin file not found: {path}")
+            modname = f"lcrag_plugin_{path.stem}"
+            if modname in sys.modules and getattr(sys.modules[modname], "__file__", None) == str(path):
+                mods.append(sys.modules[modname])
+                continue
+            sp = importlib.util.spec_from_file_location(modname, path)
+            mod = importlib.util.module_from_spec(sp)
+            sys.modules[modname] = mod
+            sp.loader.exec_module(mod)  # type: ignore[union-attr]
+            mods.append(mod)
+        else:
+            mods.append(importlib.import_module(spec))
+    return mods
+
+
+def _ensure_builtins() -> None:
+    global _BUILTINS_DONE
+    if _BUILTINS_DONE:
+        return
+    _BUILTINS_DONE = True
+    from .custom import builtins
+
+    for name, fn, kind in builtins.SCORERS:
+        _SCORERS.setdefault(name, ScorerSpec(name, fn, kind))
+    for name, factory in builtins.RETRIEVERS.items():
+        _RETRIEVERS.setdefault(name, factory)
+    for name, fn in builtins.CHUNKERS.items():
+        _CHUNKERS.setdefault(name, fn)
