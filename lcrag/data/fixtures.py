@@ -72,7 +72,7 @@ def _noise(rng: random.Random) -> str:
 def _article(i: int, rng: random.Random) -> tuple[dict, dict]:
     comp = _COMPANIES[i % len(_COMPANIES)]
     ceo = f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
-    city, product = rng.choice(_CITIES), rng.choice(_PRODUCTS)
+    city, product = _CITIES[(i // 10 + i) % len(_CITIES)], _PRODUCTS[i % len(_PRODUCTS)]  # unique pairs (i < 100)
     source = _SOURCES[i % len(_SOURCES)]
     day = 1 + (i * 7) % 28
     month = 9 + (i % 4)
@@ -88,7 +88,7 @@ def _article(i: int, rng: random.Random) -> tuple[dict, dict]:
         [facts["money"], rng.choice(_FILLER), rng.choice(_FILLER)],
         [facts["quote"], rng.choice(_FILLER)],
     ]
-    for _ in range(6):  # background paragraphs with their own names and numbers
+    for _ in range(4):  # background paragraphs with their own names and numbers
         paras.append([_noise(rng) for _ in range(rng.randint(2, 4))])
     head, rest = paras[0], paras[1:]
     rng.shuffle(rest)

@@ -18,6 +18,7 @@ Follows EBG paper App. D and data README §3.4 / §6.3:
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Sequence
@@ -63,9 +64,14 @@ def doc_rows(doc: Document) -> list[Row]:
     return [Row(header_text(doc), doc.id, citable=False, role="header"), *sentence_rows(doc.text, doc.id)]
 
 
+@functools.lru_cache(maxsize=65536)
+def _cached_sentence_rows(text: str, doc_id: str, offset: int) -> tuple[Row, ...]:
+    return tuple(sentence_rows(text, doc_id, offset))
+
+
 def chunk_rows(chunk: Chunk, rank: int) -> list[Row]:
     head = Row(f"[CHUNK {rank} | {chunk.title or chunk.doc_id}]", chunk.doc_id, citable=False, role="chunk_header")
-    return [head, *sentence_rows(chunk.text, chunk.doc_id, chunk.start)]
+    return [head, *_cached_sentence_rows(chunk.text, chunk.doc_id, chunk.start)]
 
 
 def render(rows: Sequence[Row], *, condition: str = "", metadata: dict | None = None, base: int = 0) -> Context:
@@ -76,12 +82,17 @@ def render(rows: Sequence[Row], *, condition: str = "", metadata: dict | None = 
     return Context(text=text, lines=lines, numbering_base=base, condition=condition, metadata=dict(metadata or {}))
 
 
-def locate_fact(fact: str, lines: Sequence[Line]) -> int | None:
+def normalized_lines(lines: Sequence[Line]) -> list[tuple[int, str]]:
+    """``(number, norm(text))`` of the citable lines, in order (precompute for many facts)."""
+    return [(ln.number, norm(ln.text)) for ln in lines if ln.citable]
+
+
+def locate_fact(fact: str, lines: Sequence[Line], *, normalized: list[tuple[int, str]] | None = None) -> int | None:
     """Rendered number of the fact's gold line (README §6.3 rule, see module doc) or None."""
     f = norm(fact)
     if not f:
         return None
-    cands = [(ln.number, norm(ln.text)) for ln in lines if ln.citable]
+    cands = normalized if normalized is not None else normalized_lines(lines)
     for key in (f[:60], f[:40]):
         for n, t in cands:
             if key in t:
@@ -94,7 +105,8 @@ def locate_fact(fact: str, lines: Sequence[Line]) -> int | None:
 
 def with_gold(ctx: Context, facts: Sequence[Fact]) -> Context:
     """``ctx`` with ``gold_lines`` and ``metadata["fact_lines"]`` filled from ``facts``."""
-    fact_lines = [locate_fact(f.fact, ctx.lines) for f in facts]
+    normalized = normalized_lines(ctx.lines)
+    fact_lines = [locate_fact(f.fact, ctx.lines, normalized=normalized) for f in facts]
     gold = tuple(sorted({n for n in fact_lines if n is not None}))
     meta = {**ctx.metadata, "fact_lines": fact_lines, "n_facts": len(facts),
             "n_facts_located": sum(n is not None for n in fact_lines)}
@@ -103,12 +115,17 @@ def with_gold(ctx: Context, facts: Sequence[Fact]) -> Context:
 
 @dataclass
 class LCRecord:
-    """One LC mini-haystack: the query, the article order, and the rendered context."""
+    """One LC mini-haystack: the query, its child seed and article order; the rendered context
+    is built on first access (so thousands of records cost no memory until sampled)."""
 
     query: Query
     titles: tuple[str, ...]
-    context: Context
     seed: int
+    docs: dict[str, Document] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def context(self) -> Context:
+        return render_lc(self.query, self.docs, self.titles)
 
 
 @dataclass
@@ -119,8 +136,14 @@ class BuildReport:
     skipped: dict[str, list[int]] = field(default_factory=lambda: {"null_query": [], "no_gold_doc": [], "fact_not_located": []})
 
 
-def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], rng: random.Random,
-                n_distractors: int = 20) -> tuple[tuple[str, ...], Context]:
+@functools.lru_cache(maxsize=4096)
+def _doc_rows_cached(doc: Document) -> tuple[tuple[Row, ...], tuple[str, ...]]:
+    rows = tuple(doc_rows(doc))
+    return rows, tuple(norm(r.text) for r in rows if r.citable)
+
+
+def lc_order(query: Query, docs: dict[str, Document], titles: Sequence[str], rng: random.Random,
+             n_distractors: int = 20) -> tuple[str, ...]:
     """Gold articles + ``n_distractors`` seeded distractors in random order (App. D, README §3.4).
 
     The child RNG shuffles the non-gold titles (corpus order), takes the first ``n_distractors``,
@@ -132,9 +155,28 @@ def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], 
     rng.shuffle(rest)
     order = gold + rest[:n_distractors]
     rng.shuffle(order)
-    rows = [r for t in order for r in doc_rows(docs[t])]
-    ctx = render(rows, condition="LC", metadata={"titles": order, "n_docs": len(order)})
-    return tuple(order), with_gold(ctx, query.facts)
+    return tuple(order)
+
+
+def render_lc(query: Query, docs: dict[str, Document], order: Sequence[str]) -> Context:
+    """The LC context of ``order`` (headers + sentence lines, numbered from 0) with gold lines."""
+    rows = [r for t in order for r in _doc_rows_cached(docs[t])[0]]
+    ctx = render(rows, condition="LC", metadata={"titles": list(order), "n_docs": len(order)})
+    return with_gold(ctx, query.facts)
+
+
+def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], rng: random.Random,
+                n_distractors: int = 20) -> tuple[tuple[str, ...], Context]:
+    """:func:`lc_order` and :func:`render_lc` in one call."""
+    order = lc_order(query, docs, titles, rng, n_distractors)
+    return order, render_lc(query, docs, order)
+
+
+def _all_located(query: Query, docs: dict[str, Document], order: Sequence[str]) -> bool:
+    """Whether the §6.3 rule finds a line for every fact in the haystack of ``order``."""
+    normed = [t for title in order for t in _doc_rows_cached(docs[title])[1]]
+    fake = [(i, t) for i, t in enumerate(normed)]
+    return all(locate_fact(f.fact, (), normalized=fake) is not None for f in query.facts)
 
 
 def build_lc_records(corpus: Sequence[Document], queries: Sequence[Query], *, n_distractors: int = 20,
@@ -157,11 +199,11 @@ def build_lc_records(corpus: Sequence[Document], queries: Sequence[Query], *, n_
             rep.skipped["no_gold_doc"].append(q.qid)
             continue
         child_seed = master.randrange(2**31)
-        order, ctx = lc_haystack(q, docs, titles, random.Random(child_seed), n_distractors)
-        if None in ctx.metadata["fact_lines"]:
+        order = lc_order(q, docs, titles, random.Random(child_seed), n_distractors)
+        if not _all_located(q, docs, order):
             rep.skipped["fact_not_located"].append(q.qid)
             continue
-        out.append(LCRecord(q, order, ctx, child_seed))
+        out.append(LCRecord(q, order, child_seed, docs))
     rep.kept = len(out)
     return out, rep
 

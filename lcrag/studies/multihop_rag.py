@@ -27,7 +27,7 @@ counts as not cited (App. D.4: all-needles coverage upper-bounds faithful joint 
 
 from __future__ import annotations
 
-import tempfile
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..chunking.tokens import chunk_token_windows
+from ..config import cache_dir
 from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries
@@ -71,7 +72,7 @@ def load_data(corpus_path: str | Path | None = None, queries_path: str | Path | 
         ok = all(registry.verify_file(p, k).ok for p, k in ((cp, "multihop_rag/corpus"), (qp, "multihop_rag/queries")))
         label = "MultiHop-RAG official release" + ("" if ok else " (sha256 differs from the official release)")
         return MultihopData(load_corpus(cp), load_queries(qp), label, False, {"corpus": cp, "queries": qp})
-    out = Path(fixture_dir) if fixture_dir else Path(tempfile.mkdtemp(prefix="lcrag-multihop-fixture-"))
+    out = Path(fixture_dir) if fixture_dir else cache_dir() / "fixtures" / "multihop_rag"
     cp, qp = write_multihop(out)
     return MultihopData(load_corpus(cp), load_queries(qp), f"MultiHop-RAG: {FIXTURE_LABEL}", True,
                         {"corpus": cp, "queries": qp})
@@ -87,8 +88,23 @@ def build_pilot(data: MultihopData, *, n: int = 50, seed: int = 0, n_distractors
     return pilot, info
 
 
-def chunk_corpus(docs: Sequence[Document], size: int = 256, stride: int | None = None) -> list[Chunk]:
-    """cl100k token windows of ``size`` tokens per article (stride = size unless given)."""
+def fingerprint(data: MultihopData) -> str:
+    """First 10 hex digits of sha256 over the two input files (names result runs per data set)."""
+    h = hashlib.sha256()
+    for key in ("corpus", "queries"):
+        h.update(Path(data.paths[key]).read_bytes())
+    return h.hexdigest()[:10]
+
+
+def chunk_corpus(docs: Sequence[Document], method: str = "tok256", size: int = 256, stride: int | None = None) -> list[Chunk]:
+    """Chunks of every article: ``"tok256"`` = cl100k windows of ``size`` tokens (stride = size
+    unless given; App. D), ``"sentence"`` = one chunk per sentence (the Table 4 alternative)."""
+    if method == "sentence":
+        from ..chunking.sentences import chunk_sentences
+
+        return [c for d in docs for c in chunk_sentences(d)]
+    if method != "tok256":
+        raise ValueError(f"chunking method must be 'tok256' or 'sentence', got {method!r}")
     return [c for d in docs for c in chunk_token_windows(d, size=size, stride=stride)]
 
 
@@ -222,3 +238,58 @@ def condition_order(c: str) -> tuple:
         return (0, 0)
     kind, _, k = c.partition("@")
     return (1 if kind == "RAG" else 2, int(k) if k.isdigit() else 0)
+
+
+def _with_labels(df: pd.DataFrame) -> pd.DataFrame:
+    lab = df["meta.reader_label"] if "meta.reader_label" in df else df["reader"]
+    return df.assign(reader_label=lab.fillna(df["reader"]))
+
+
+def table_answer_only_vs_ebg(df: pd.DataFrame, condition: str = "LC", *, n_boot: int = 1000) -> pd.DataFrame:
+    """Table 3 structure: per reader, Ans* (answer-only) vs Ans / Evid / Joint (EBG) in one condition."""
+    d = _with_labels(df[df.condition == condition])
+    s = summary(d.assign(reader=d.reader_label), n_boot=n_boot)
+    rows = []
+    for r, g in s.groupby("reader", sort=True):
+        ao = g[g.prompt.map(_is_answer_only)]
+        eb = g[~g.prompt.map(_is_answer_only)]
+        rec = {"reader": r, "n_answer_only": int(ao.n.sum()), "ans_star": ao.ans_star.mean() if len(ao) else np.nan,
+               "n_ebg": int(eb.n.sum())}
+        for m in ("ans", "evid_strict", "evid_recall", "joint"):
+            rec[m] = eb[m].mean() if len(eb) and m in eb else np.nan
+        rec["delta_ans"] = rec["ans"] - rec["ans_star"]
+        rec["ans_minus_joint"] = rec["ans"] - rec["joint"]
+        rec["n_failed"] = int(g.n_failed.sum())
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def table_by_type(df: pd.DataFrame, condition: str = "LC", *, n_boot: int = 500) -> pd.DataFrame:
+    """Per reader × query type: n, Ans*, Ans, Evid strict, Joint (the Ans − Joint gap by type, App. D.2)."""
+    d = _with_labels(df[df.condition == condition])
+    s = summary(d.assign(reader=d.reader_label), by_type=True, n_boot=n_boot)
+    out = []
+    for (r, t), g in s.groupby(["reader", "meta.question_type"], sort=True):
+        ao, eb = g[g.prompt.map(_is_answer_only)], g[~g.prompt.map(_is_answer_only)]
+        out.append({"reader": r, "question_type": t, "n": int(eb.n.sum()) if len(eb) else int(ao.n.sum()),
+                    "ans_star": ao.ans_star.mean() if len(ao) else np.nan,
+                    **{m: (eb[m].mean() if len(eb) and m in eb else np.nan) for m in ("ans", "evid_strict", "joint")}})
+    return pd.DataFrame(out)
+
+
+def table_lc_vs_rag(df: pd.DataFrame, metric: str, *, n_boot: int = 200) -> pd.DataFrame:
+    """Tables 6–7 structure: rows reader × prompt, columns LC, RAG@K, RAGpool@K; cells = ``metric``."""
+    d = _with_labels(df)
+    s = summary(d.assign(reader=d.reader_label), n_boot=n_boot)
+    if metric not in s:
+        return pd.DataFrame()
+    w = s.pivot_table(index=["reader", "prompt"], columns="condition", values=metric, aggfunc="first")
+    w = w[sorted(w.columns, key=condition_order)].dropna(how="all")
+    w.columns.name = None
+    return w.reset_index()
+
+
+def _is_answer_only(prompt: str) -> bool:
+    from ..llm.prompts import load_prompt
+
+    return not load_prompt(prompt).expects_json

@@ -25,7 +25,6 @@ Steps (notebooks 13–14 call them):
 from __future__ import annotations
 
 import random
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..config import cache_dir
 from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
@@ -66,7 +66,7 @@ def load_data(dev_path: str | Path | None = None, authors_path: str | Path | Non
         authors = load_authors(ap) if ap and ap.is_file() else {}
         label = "QASPER dev v0.3 official release" + ("" if ok else " (sha256 differs from the official release)")
         return QasperData(papers, qs, authors, label, False, {"dev": dp, "authors": ap})
-    out = Path(fixture_dir) if fixture_dir else Path(tempfile.mkdtemp(prefix="lcrag-qasper-fixture-"))
+    out = Path(fixture_dir) if fixture_dir else cache_dir() / "fixtures" / "qasper"
     dp, ap = write_qasper(out)
     papers, qs = load_qasper(dp)
     return QasperData(papers, qs, load_authors(ap), f"QASPER-MP: {FIXTURE_LABEL}", True, {"dev": dp, "authors": ap})
@@ -128,7 +128,8 @@ def conditions_for(item: Item, data: QasperData, retrievers: dict, ks: Sequence[
 
 
 def build_tasks(items: Sequence[Item], data: QasperData, retrievers: dict | None = None, *, prompt: str = PROMPT,
-                **kw) -> list:
+                keep: Sequence[str] | None = None, **kw) -> list:
+    """Runner tasks for every item and condition (``keep``: only these condition names)."""
     from ..runner import Task
 
     tasks = []
@@ -136,6 +137,8 @@ def build_tasks(items: Sequence[Item], data: QasperData, retrievers: dict | None
         meta = {"answer_type": it.metadata["answer_type"], "answerable": it.metadata["answerable"],
                 "cue_type": it.metadata["cue_type"]}
         for ctx in conditions_for(it, data, retrievers or {}, **kw):
+            if keep is not None and ctx.condition not in keep:
+                continue
             tasks.append(Task(item=it, context=ctx, prompt=prompt, condition=ctx.condition, meta=dict(meta)))
     return tasks
 
@@ -211,3 +214,52 @@ def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1
 
     by = ["reader", "condition"] + (["meta.answerable"] if by_answerability else [])
     return aggregate(df, by, [m for m in METRICS if m in df.columns], n_boot=n_boot)
+
+
+def cap_counts(questions: Sequence[Question], counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` capped at what each stratum holds (small fixture corpora; printed by notebooks)."""
+    avail = {k: sum((q.answerable if k == "answerable" else q.answer_type == k) for q in questions) for k in counts}
+    return {k: min(int(n), avail[k]) for k, n in counts.items()}
+
+
+def fingerprint(data: QasperData) -> str:
+    """First 10 hex digits of sha256 over the dev file (names result runs per data set)."""
+    import hashlib
+
+    return hashlib.sha256(Path(data.paths["dev"]).read_bytes()).hexdigest()[:10]
+
+
+def condition_order(c: str) -> tuple:
+    """LC first, then by scope (pool11, full), metadata-in-chunk last, K, layout (flat, struct)."""
+    if c == "LC":
+        return (0,)
+    name, _, k = c.partition("@")
+    layout, scope, *meta = name.split("_")
+    return (1, bool(meta), scope != "pool11", int(k) if k.isdigit() else 0, layout != "flat")
+
+
+def _labelled(df: pd.DataFrame) -> pd.DataFrame:
+    lab = df["meta.reader_label"] if "meta.reader_label" in df else df["reader"]
+    return df.assign(reader=lab.fillna(df["reader"]))
+
+
+def table_aggregate(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
+    """Table 8 structure: per reader × condition, n, Answer-F1, Evidence-F1, judge (when run), refusal."""
+    s = summary(_labelled(df), n_boot=n_boot)
+    cols = ["reader", "condition", "n", "n_failed"] + [m for m in ("answer_f1", "evidence_f1", "judge", "refusal") if m in s]
+    s = s[cols]
+    return s.iloc[sorted(range(len(s)), key=lambda i: (s.reader.iloc[i], condition_order(s.condition.iloc[i])))]
+
+
+def table_answerability(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
+    """Tables 9–10 structure: per reader × condition × subset (answerable / unanswerable): n, the
+    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate."""
+    s = summary(_labelled(df), by_answerability=True, n_boot=n_boot)
+    metric = "judge" if "judge" in s and s["judge"].notna().any() else "answer_f1"
+    s = s.assign(subset=s["meta.answerable"].map({True: "answerable", False: "unanswerable"}))
+    w = s.pivot_table(index=["reader", "condition"], columns="subset", values=["n", metric, "refusal"], aggfunc="first")
+    w.columns = [f"{m}_{sub}" for m, sub in w.columns]
+    order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "refusal")]
+    w = w[[c for c in order if c in w.columns]].reset_index()
+    w = w.iloc[sorted(range(len(w)), key=lambda i: (w.reader.iloc[i], condition_order(w.condition.iloc[i])))]
+    return w.assign(score=metric)

@@ -163,7 +163,10 @@ def test_rag_contexts_render_chunk_headers_and_drop_unretrieved_facts(data, chun
         if t.condition == "LC":
             continue
         heads = [ln for ln in ctx.lines if ln.role == "chunk_header"]
-        assert len(heads) == ctx.metadata["k"] and heads[0].text.startswith("[CHUNK 1 | ")
+        assert len(heads) == len(ctx.metadata["chunk_ids"]) <= ctx.metadata["k"]
+        assert heads[0].text.startswith("[CHUNK 1 | ")
+        if t.condition.startswith("RAG@"):
+            assert len(heads) == ctx.metadata["k"]  # the open corpus has more than K chunks
         assert not any(h.citable for h in heads)
         fl = ctx.metadata["fact_lines"]
         assert ctx.gold_lines == tuple(sorted({n for n in fl if n is not None}))
