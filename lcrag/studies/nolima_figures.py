@@ -39,7 +39,7 @@ def fig1_table(answers: pd.DataFrame) -> pd.DataFrame:
     """Long table: ``run, reader, hop, context_length, ans_ebg, ans_answer_only, delta`` (pp),
     from a frame with ``prompt`` in {nolima-ebg, nolima-answer-only} and an ``ans`` fraction."""
     keys = ["run", "reader", "hop", "context_length"]
-    w = answers.pivot_table(index=keys, columns="prompt", values="ans", aggfunc="first").reset_index()
+    w = answers.set_index([*keys, "prompt"])["ans"].unstack("prompt").reset_index()  # keeps N/A (NaN) cells
     out = pd.DataFrame({k: w[k] for k in keys})
     out["ans_ebg"] = w.get("nolima-ebg") * 100
     out["ans_answer_only"] = w.get("nolima-answer-only") * 100

@@ -173,3 +173,55 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
+
+
+def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000, 20_000, 30_000),
+                       settings: Sequence[str] = ("SN", "TN", "CTN"), rag_retriever: str = "bm25", rag_k: int = 10,
+                       results_path="../runs/nolima_attribution.jsonl") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Failure attribution per condition: recorded models and live readers in one table.
+
+    Recorded (when the data directory is present): LC SN cells of ``results_summary_full.csv``
+    and LC TN/CTN rows of the two-needle tables at ``lengths`` (aggregated cells -> class shares,
+    each cell weighted by 1), and the 240 recorded RAG responses (full-coverage k, so no
+    retrieval miss by construction). Live: ``readers`` on the LC cases at ``lengths`` and on RAG
+    contexts ranked by ``rag_retriever`` (top-``rag_k`` of the 4-needle store), through the
+    reader layer; prompts over a reader's window become N/A rows, counted in ``n_na``.
+    Returns ``(table, live_frame)``.
+    """
+    from ..data import nolima_recorded as R
+    from ..scoring.attribution import attribution_table
+    from . import nolima_live as LV
+
+    by = ["condition", "setting", "source", "reader"]
+    parts = []
+    recorded = have_recorded(data_dir)
+    if recorded:
+        per = R.lc_per_needle_frame(data_dir)
+        per = per[per["context_length"].isin(lengths)].assign(setting="SN", source="recorded")
+        parts.append(attribution_table(per, by))
+        tn = R.two_needle_frame(data_dir)
+        tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
+        parts.append(attribution_table(tn, by))
+        rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
+                                                               condition="RAG-emb (full-coverage k)")
+        parts.append(attribution_table(rag, by))
+    data = load_nolima(data_dir)
+    tasks = LV.lc_tasks(data, list(lengths), settings=settings) + LV.rag_tasks(data, list(lengths), retriever=rag_retriever, k=rag_k)
+    live = LV.run(tasks, list(readers), results_path, run_name="nolima-attribution")
+    live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
+                       source="live" + ("" if data.source == "data" else " (generated data)"))
+    lt = attribution_table(live, by)
+    na = live.assign(_na=live["outcome"] == "na").groupby(by)["_na"].sum().rename("n_na").reset_index()
+    parts.append(lt)
+    table = pd.concat(parts, ignore_index=True)
+    table = table.merge(na, on=by, how="left")
+    table["n_na"] = table["n_na"].fillna(0).astype(int)
+    full = pd.concat([table, na[~na.set_index(by).index.isin(table.set_index(by).index)]], ignore_index=True)
+    full["n"] = full["n"].fillna(0)
+    from ..data.nolima_recorded import MODEL_ORDER
+
+    rank = {m: i for i, m in enumerate(MODEL_ORDER)}
+    full = full.assign(_c=full["condition"].str.startswith("RAG"), _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
+                       _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
+    full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
+    return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
