@@ -41,6 +41,7 @@ from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries
 from ..scoring.answer import multihop_match
+from ..scoring.evidence import evid_all_cited, evid_recall
 from ..scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
 from ..types import Chunk, Document, Response
 from ._multihop_contexts import (LCRecord, build_lc_records, chunk_fact_sets, chunks_by_doc, rag_context,
@@ -203,11 +204,10 @@ def score(task, response: Response) -> dict[str, float]:
     if not load_prompt(task.prompt).expects_json:
         return {"ans_star": ans}
     fl = task.context.metadata.get("fact_lines", [])
-    gold = {n for n in fl if n is not None}
+    gold = sorted({n for n in fl if n is not None})
     missing = sum(n is None for n in fl)
-    cited = {int(x) for x in response.lines}
-    strict = float(bool(fl) and missing == 0 and gold <= cited)
-    recall = len(gold & cited) / (len(gold) + missing) if fl else 0.0
+    strict = evid_all_cited(response.lines, gold) if missing == 0 else 0.0
+    recall = evid_recall(response.lines, gold) * len(gold) / (len(gold) + missing) if gold else 0.0
     return {"ans": ans, "evid_strict": strict, "evid_recall": recall, "joint": float(ans == 1.0 and strict == 1.0)}
 
 
