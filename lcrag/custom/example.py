@@ -107,6 +107,7 @@ STUDY_TEMPLATE = """\
 # Run:    lcrag run {dir}/study.yaml
 # Report: lcrag report {dir}/runs/example
 name: example
+description: "{label}"
 data:
   items: items.jsonl
   corpus: corpus.jsonl
@@ -118,7 +119,7 @@ lc:
 rag:
   chunkers: [sentences]
   retrievers: [bm25]
-  k: [2, 5]
+  k: [2, 5, 20]
 readers: [extractive]
 scorers: [contains, exact, evid_strict, evid_all, evid_recall, ans_evid]
 answer_metric: contains

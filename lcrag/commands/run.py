@@ -1,0 +1,48 @@
+"""``lcrag run study.yaml`` — a complete custom study: LC and RAG conditions, readers, scores, manifest."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "run", help="run a custom study from a YAML file (your questions, documents and models)",
+        description="Validate the study file and everything it names (plugins, scorers, chunkers, retrievers, prompts, "
+                    "reader profiles, items), build the LC and RAG conditions, run every reader through the response "
+                    "cache (resumable; budget guard), score, and write results.jsonl, results.csv, retrieval_ranks.csv "
+                    "and manifest.json into the run directory. Guide: docs/own_study.md; reference: "
+                    "params/study_example.yaml.",
+    )
+    p.add_argument("study", help="study YAML file")
+    p.add_argument("--out", help="run directory (default: the study's `out`, else runs/<name> next to the YAML)")
+    p.add_argument("--readers", nargs="+", metavar="PROFILE", help="replace the study's readers by these profiles")
+    p.add_argument("--budget-usd", type=float, help="refuse to start when the estimated cost exceeds this")
+    p.add_argument("--allow-over-budget", action="store_true", help="run even above the budget")
+    p.add_argument("--check", action="store_true", help="validate the study and its items, then stop (nothing is sent)")
+    p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..custom.study import prepare, run_dir_of, run_study
+
+    if args.check:
+        prep = prepare(args.study, readers=args.readers)
+        print(f"[lcrag] {args.study}: valid — {len(prep.items.items)} items, {len(prep.items.documents)} documents, "
+              f"readers {', '.join(r.name for r in prep.readers)}; run directory {run_dir_of(prep, args.out)}")
+        return 0
+    res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
+                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None)
+    df = res.frame
+    counts = df["outcome"].value_counts().to_dict()
+    print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
+    cols = [c for c in ("ans", "evid", "ans_evid") if c in df.columns]
+    ok = df[df["outcome"] == "ok"]
+    if cols and len(ok):
+        print(ok.groupby(["reader_label", "condition"], sort=False)[cols].mean().round(3).to_string())
+    if args.report:
+        from ..custom.report import make_report
+
+        files = make_report(res.run_dir)
+        print(f"[lcrag] report: {len(files)} views in {res.run_dir / 'report'}")
+    return 0

@@ -1,0 +1,154 @@
+"""The tables behind ``lcrag report``: computed from a run directory, no model, no retrieval.
+
+* :func:`load_run` — the manifest, the rows of *this* configuration (run ids of the
+  manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks.
+* :func:`summary` — per reader × prompt × condition: n, failures, N/A, parse-failure rate and
+  mean + 95% percentile-bootstrap CI of every metric (:func:`lcrag.results.aggregate`).
+* :func:`deltas` — LC − RAG per reader × prompt × (LC condition, RAG condition) × metric over
+  the items scored in both (paired bootstrap, :func:`lcrag.scoring.bootstrap.paired_bootstrap_ci`).
+* :func:`hits` / :func:`coverage` — Hits@k (any gold unit / all gold units in the top k) and the
+  CDF of the per-item full-coverage k per chunker × retriever (EBG App. D.3, G.1).
+* :func:`attribution` — retrieval / reading / grounding miss shares
+  (:mod:`lcrag.scoring.attribution`; "present" = every gold unit has a line in the context).
+* :func:`failures` — parse-failure and refusal rates (refusal = explicit non-answer such as
+  "NA", :func:`lcrag.scoring.answer.is_refusal`, among scored rows).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..results import aggregate, to_frame
+from ..runner import read_results
+from ..scoring.answer import is_refusal
+from ..scoring.attribution import attribution_table
+from ..scoring.bootstrap import paired_bootstrap_ci
+from ..scoring.retrieval import full_coverage_cdf, hits_curve
+from ..types import Outcome, ParseStatus
+
+CORE = ["ans", "evid", "ans_evid"]
+
+
+def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """``(manifest, results frame, retrieval ranks)`` of a run directory."""
+    rd = Path(run_dir)
+    mp = rd / "manifest.json"
+    if not mp.is_file():
+        raise InputError(rd, "not a run directory: manifest.json is missing (run `lcrag run study.yaml` first)")
+    man = json.loads(mp.read_text(encoding="utf-8"))
+    runs = {r["run"] for r in man["readers"]}
+    rows = [r for r in read_results(rd / man["files"]["results_jsonl"]) if r.run in runs]
+    if not rows:
+        raise InputError(rd / "results.jsonl", "no result rows of this run's configuration")
+    df = to_frame(rows)
+    df["reader_label"] = df["meta.reader_label"]
+    multi = df["prompt"].nunique() > 1
+    df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
+    rp = rd / man["files"]["retrieval_ranks"]
+    ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
+    return man, df, ranks
+
+
+def condition_order(man: dict, present) -> list[str]:
+    names = [c["condition"] for c in man["conditions"]]
+    return [c for c in names if c in set(present)]
+
+
+def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
+    extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE]
+    return [m for m in CORE if m in df.columns] + extra
+
+
+def summary(man: dict, df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    out = aggregate(df, ["row", "prompt", "condition"], metric_names(man, df), seed=seed)
+    order = {c: i for i, c in enumerate(condition_order(man, out["condition"]))}
+    return out.sort_values(["row", "condition"], key=lambda s: s.map(order) if s.name == "condition" else s).reset_index(drop=True)
+
+
+def deltas(man: dict, df: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    kinds = {c["condition"]: c["kind"] for c in man["conditions"]}
+    ok = df[df["outcome"] == Outcome.OK]
+    conds = condition_order(man, ok["condition"].unique())
+    lcs, rags = [c for c in conds if kinds[c] == "LC"], [c for c in conds if kinds[c] == "RAG"]
+    recs = []
+    for (row, prompt), g in ok.groupby(["row", "prompt"], sort=True):
+        for m in [m for m in CORE if m in g.columns]:
+            wide = g.pivot_table(index="item_id", columns="condition", values=m, aggfunc="first")
+            for a in lcs:
+                for b in rags:
+                    if a not in wide or b not in wide:
+                        continue
+                    pair = wide[[a, b]].dropna()
+                    if pair.empty:
+                        continue
+                    d, lo, hi = paired_bootstrap_ci(pair[a].values, pair[b].values, seed=seed, n_boot=n_boot)
+                    recs.append({"row": row, "prompt": prompt, "metric": m, "lc": a, "rag": b, "n_pairs": len(pair),
+                                 "lc_mean": float(pair[a].mean()), "rag_mean": float(pair[b].mean()),
+                                 "delta": d, "delta_lo": lo, "delta_hi": hi})
+    return pd.DataFrame(recs, columns=["row", "prompt", "metric", "lc", "rag", "n_pairs", "lc_mean", "rag_mean",
+                                       "delta", "delta_lo", "delta_hi"])
+
+
+def _ranks_by_setup(ranks: pd.DataFrame):
+    for (ch, rt), g in ranks.groupby(["chunker", "retriever"], sort=True):
+        items = {i: [None if pd.isna(r) else int(r) for r in gi.sort_values("unit")["rank"]] for i, gi in g.groupby("item_id", sort=False)}
+        yield f"{rt} / {ch}", items
+
+
+def hits(ranks: pd.DataFrame, ks) -> pd.DataFrame:
+    if ranks.empty:
+        return pd.DataFrame(columns=["setup", "k", "hits_any", "hits_all", "gold_recall", "n_items", "n_gold"])
+    parts = [hits_curve(items, ks).assign(setup=setup) for setup, items in _ranks_by_setup(ranks)]
+    df = pd.concat(parts, ignore_index=True)
+    return df[["setup", "k", "hits_any", "hits_all", "gold_recall", "n_items", "n_gold"]]
+
+
+def coverage(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per setup, fraction of items whose full-coverage k is <= k, at every distinct item value."""
+    if ranks.empty:
+        return pd.DataFrame(columns=["setup", "k", "fraction_covered", "n_items"])
+    parts = [full_coverage_cdf(items).assign(setup=setup) for setup, items in _ranks_by_setup(ranks)]
+    return pd.concat(parts, ignore_index=True)[["setup", "k", "fraction_covered", "n_items"]]
+
+
+def coverage_summary(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per setup: items, fully covered items, median / max full-coverage k and its characters."""
+    if ranks.empty:
+        return pd.DataFrame(columns=["setup", "n_items", "n_never_covered", "median_full_coverage_k", "max_full_coverage_k",
+                                     "median_full_coverage_chars"])
+    per = ranks.drop_duplicates(["item_id", "chunker", "retriever"]).copy()
+    per["setup"] = per["retriever"] + " / " + per["chunker"]
+    recs = []
+    for setup, g in per.groupby("setup", sort=True):
+        k = g["full_coverage_k"].dropna()
+        recs.append({"setup": setup, "n_items": len(g), "n_never_covered": int(g["full_coverage_k"].isna().sum()),
+                     "median_full_coverage_k": float(k.median()) if len(k) else np.nan,
+                     "max_full_coverage_k": float(k.max()) if len(k) and len(k) == len(g) else np.nan,
+                     "median_full_coverage_chars": float(g["full_coverage_chars"].dropna().median()) if len(k) else np.nan})
+    return pd.DataFrame(recs)
+
+
+def attribution(df: pd.DataFrame) -> pd.DataFrame:
+    d = df[df["outcome"] == Outcome.OK]
+    if "ans_evid" not in d.columns:
+        return pd.DataFrame()
+    d = d.dropna(subset=["ans_evid"]).copy()
+    d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
+    return attribution_table(d, ["row", "condition"], present="meta.gold_in_context")
+
+
+def failures(df: pd.DataFrame) -> pd.DataFrame:
+    recs = []
+    for (row, prompt, cond), g in df.groupby(["row", "prompt", "condition"], sort=True):
+        ok = g[g["outcome"] == Outcome.OK]
+        js = ok[ok["parse_status"] != ParseStatus.NOT_JSON]
+        recs.append({"row": row, "prompt": prompt, "condition": cond, "n": len(ok),
+                     "n_failed": int((g["outcome"] == Outcome.ERROR).sum()), "n_na": int((g["outcome"] == Outcome.NA).sum()),
+                     "parse_fail_rate": float(js["parse_status"].isin([ParseStatus.FAILED, ParseStatus.EMPTY]).mean()) if len(js) else np.nan,
+                     "refusal_rate": float(ok["answer"].map(is_refusal).mean()) if len(ok) else np.nan})
+    return pd.DataFrame(recs)
