@@ -72,3 +72,20 @@ def judge(question: str, gold: Sequence[str], prediction: str, reader: Reader, c
 
 def to_json(j: Judgment) -> str:
     return json.dumps(j.__dict__)
+
+
+def make_judge(profile, cache: ResponseCache | None = None):
+    """A judge function ``(question, gold_answers, prediction) -> score in {0, 0.5, 1} or None``.
+
+    ``profile`` is any reader profile name/path/dict (e.g. ``"gpt-4o"``); ``None`` marks a
+    judgment that failed or did not parse (count it, do not score it as 0).
+    """
+    from .readers import make_reader
+
+    reader = make_reader(profile)
+    shared = cache or ResponseCache()
+
+    def fn(question: str, gold: Sequence[str], prediction: str) -> float | None:
+        return judge(question, gold, prediction, reader, shared).score
+
+    return fn
