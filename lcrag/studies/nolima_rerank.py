@@ -108,3 +108,35 @@ def table16(recorded_rag: pd.DataFrame, live: pd.DataFrame | None, models=("GPT-
                          **(g.groupby("meta.budget")["ans"].mean() * 100).to_dict()})
     t = pd.DataFrame(rows)
     return t[["reader", "pipeline", *[b for b in budget_order if b in t.columns]]]
+
+
+def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
+                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
+    """Everything notebook 07 shows: needle positions per ordering and Table 16; None without
+    the recorded rankings (Table 16 re-orders the recorded embedding top-k)."""
+    from ..data import nolima_recorded as R
+    from . import nolima_live as LV
+    from .nolima_rag import matched_budgets
+    from .nolima_report import RECORDED, have_recorded
+
+    if not have_recorded(data_dir):
+        return None
+    budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
+    bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
+    records = R.load_rag_records(data_dir)
+    rag = R.rag_frame(records, bmap)
+    rerank_lengths = [h for h, b in bmap.items() if b in set(rerank_budgets)]
+    orders, positions, reranker_name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths)
+    live = None
+    if live_readers:
+        live = LV.run(tasks(records, orders, bmap), list(live_readers), results_path, run_name="nolima-rerank")
+        live["reader"] = live["reader_label"]
+    positions["budget"] = positions["context_length"].map(bmap)
+    pos = positions.groupby(["method", "budget"], sort=False).agg(
+        mean_needle_pos=("needle_pos", "mean"), median_needle_pos=("needle_pos", "median"),
+        in_top10=("needle_in_top10", "mean"), k=("k", "first"), n=("q_id", "size")).reset_index()
+    pos["in_top10"] *= 100
+    order = {b: i for i, b in enumerate(["50K", "70K", "90K", "100K", "200K"])}
+    pos = pos.sort_values(["method", "budget"], key=lambda s: s.map(order) if s.name == "budget" else s).reset_index(drop=True)
+    source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
+    return {"positions": pos, "table16": table16(rag, live), "reranker": reranker_name, "source": source}
