@@ -216,7 +216,8 @@ def lc_answer_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
     (Ans): its values equal ``standard_answer_acc`` — not ``standard_combined_acc`` — of
     ``answer_only_comparison.csv`` where the two differ (e.g. Sonnet-4.5 one-hop 700K: 75.0 vs
     56.25). ``n`` is the number of (needle, depth) cells of that model x length x hop in
-    ``results_summary_full.csv`` (16 nominal: 4 needles x 4 depths). Values are fractions.
+    ``results_summary_full.csv`` (16 nominal: 4 needles x 4 depths); NaN for the answer-only cells,
+    whose per-cell counts were not published. Values are fractions.
     """
     per = lc_per_needle_frame(data_dir)
     n = per.groupby(["reader", "context_length", "hop"]).size()
@@ -228,7 +229,8 @@ def lc_answer_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
         for _, r in long.iterrows():
             reader, L, hop = display_model(r["Model"]), lab[r["label"]], r["Hop"]
             out.append({"run": RECORDED_RUN, "reader": reader, "condition": "LC", "prompt": prompt,
-                        "context_length": L, "hop": hop, "n": int(n.get((reader, L, hop), 0)) or 16,
+                        "context_length": L, "hop": hop, "n_na": 0,
+                        "n": int(n.get((reader, L, hop), 0)) if prompt == "nolima-ebg" else float("nan"),
                         "ans": float(r["pct"]) / 100})
     return pd.DataFrame(out)
 
