@@ -24,12 +24,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..custom.study import prepare, run_dir_of, run_study
+    from ..custom.study import prepare, run_study
 
     if args.check:
-        prep = prepare(args.study, readers=args.readers)
+        prep = prepare(args.study, readers=args.readers, out=args.out)
         print(f"[lcrag] {args.study}: valid — {len(prep.items.items)} items, {len(prep.items.documents)} documents, "
-              f"readers {', '.join(r.name for r in prep.readers)}; run directory {run_dir_of(prep, args.out)}")
+              f"readers {', '.join(r.name for r in prep.readers)}; run directory {prep.run_dir}")
         return 0
     res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None)

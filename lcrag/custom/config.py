@@ -45,11 +45,32 @@ def _components(v):
     return [{"name": x} if isinstance(x, str) else x for x in (v or [])]
 
 
+class ExampleCfg(BaseModel):
+    """Parameters of the generated example corpus (:mod:`lcrag.custom.example`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    n_companies: int = Field(12, ge=1, le=16)
+    n_towns: int = Field(12, ge=0, le=20)
+    seed: int = 0
+
+
 class DataCfg(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    items: str = Field(min_length=1)
+    items: str | None = Field(None, min_length=1)
     corpus: str | None = None
+    example: ExampleCfg | None = None
     limit: int | None = Field(None, gt=0)
+
+    @field_validator("example", mode="before")
+    @classmethod
+    def _flag(cls, v):
+        return ({} if v is True else None if v is False else v)
+
+    @model_validator(mode="after")
+    def _source(self) -> "DataCfg":
+        if (self.items is None) == (self.example is None):
+            raise ValueError("give either items (a JSONL file, optionally with corpus) or example: true (generated data)")
+        return self
 
 
 class LCCfg(BaseModel):

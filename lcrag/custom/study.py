@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from .. import registry
-from ..errors import ConfigError, InputError, LcragError
+from ..errors import ConfigError, LcragError
 from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
@@ -41,6 +41,7 @@ from ..runner import run_tasks
 from .build import build, make_scorer
 from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
 from .manifest import file_sha256, write_manifest
+from .example import write_example
 from .schema import ItemSet, load_items
 
 
@@ -55,9 +56,7 @@ class Prepared:
     answer_metric: str
     evidence_metric: str | None
     plugin_files: list[str] = field(default_factory=list)
-
-    def error(self, fld: str, msg: str) -> ConfigError:
-        return ConfigError(self.source or "<study>", msg, line=_node_line(self.text, fld) if self.text else None, field=fld)
+    run_dir: Path | None = None
 
 
 @dataclass
@@ -76,7 +75,8 @@ def _reader(entry: str | dict, overrides: dict) -> Reader:
     return make_reader({**d, **overrides})
 
 
-def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, readers: list | None = None) -> Prepared:
+def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, readers: list | None = None,
+            out: str | Path | None = None) -> Prepared:
     """Validate a study (path or mapping) and everything it names; load its items."""
     if isinstance(source, dict):
         cfg, path, text, base = parse_config(source), None, None, Path(base_dir or ".").resolve()
@@ -129,9 +129,16 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)
-    items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
-    files = [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)]
-    return Prepared(cfg, path, base, text, items, rs, am, em, files)
+    prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
+                    [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
+    prep.run_dir = run_dir_of(prep, out)
+    if cfg.data.example is not None:
+        ex = cfg.data.example
+        paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False)
+        prep.items = load_items(paths["items"], paths["corpus"], limit=cfg.data.limit)
+    else:
+        prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
+    return prep
 
 
 def _loopback(url: str | None) -> bool:
@@ -178,9 +185,9 @@ def run_ids(prep: Prepared, chash: str) -> dict[str, str]:
 
 def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
     if out is not None:
-        return Path(out)
+        return Path(out).resolve()
     if prep.cfg.out:
-        return resolve(prep.base, prep.cfg.out)
+        return resolve(prep.base, prep.cfg.out).resolve()
     return prep.base / "runs" / prep.cfg.name
 
 
@@ -189,7 +196,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest."""
     log = log or (lambda s: print(s, file=sys.stderr))
-    prep = prepare(source, base_dir=base_dir, readers=readers)
+    prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
                                     "cache": None, "out": None})
@@ -197,7 +204,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
     built = build(cfg, prep.items)
-    rdir = run_dir_of(prep, out)
+    rdir = prep.run_dir
     rdir.mkdir(parents=True, exist_ok=True)
     results = rdir / "results.jsonl"
     cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
@@ -226,4 +233,4 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     return StudyRun(rdir, df, manifest)
 
 
-__all__ = ["prepare", "run_study", "StudyRun", "Prepared", "InputError"]
+__all__ = ["prepare", "run_study", "StudyRun", "Prepared", "serve_local"]
