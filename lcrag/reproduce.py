@@ -6,8 +6,12 @@ A profile is YAML validated before any notebook runs::
     cache_mode: use            # use | refresh | off | replay (see lcrag.llm.cache)
     data_dir: null             # external data directory; null = $LCRAG_DATA_DIR or ../shared/data
     defaults: {}               # parameters for every notebook (only those it declares)
+    notebook_param_files: false  # true: apply params/<notebook stem>.yaml first (paper scale)
     notebooks:                 # per-notebook parameters, keyed by the number prefix
       "01": {lengths: [10000, 20000], trials: 10}
+
+Precedence: notebook defaults < ``defaults`` < ``params/<stem>.yaml`` (when enabled) <
+``notebooks["NN"]``.
 
 Each notebook ``notebooks/NN_name.ipynb`` runs with cwd ``notebooks/``; its executed copy is
 written to ``<out>/NN_name.ipynb`` and it saves its own figures and tables to ``out_dir``.
@@ -36,6 +40,7 @@ class Profile(BaseModel):
     cache_mode: str = "use"
     data_dir: str | None = None
     defaults: dict[str, Any] = Field(default_factory=dict)
+    notebook_param_files: bool = False  # also apply params/<notebook stem>.yaml (paper-scale settings)
     notebooks: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
@@ -91,7 +96,16 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     records = []
     for nb in notebooks(only):
         declared = pm.inspect_notebook(str(nb))
-        params = {k: v for k, v in {**prof.defaults, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
+        from_file: dict[str, Any] = {}
+        pfile = PROJECT_ROOT / "params" / f"{nb.stem}.yaml"
+        if prof.notebook_param_files and pfile.is_file():
+            from_file = yaml.safe_load(pfile.read_text(encoding="utf-8")) or {}
+            if not isinstance(from_file, dict):
+                raise ConfigError(pfile, "expected a mapping of notebook parameters")
+            bad = set(from_file) - set(declared)
+            if bad:
+                raise ConfigError(pfile, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(bad))}", field=sorted(bad)[0])
+        params = {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
         if "out_dir" in declared:
             params["out_dir"] = str(out_dir.resolve())
         unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
