@@ -53,17 +53,27 @@ def _wide(summ: pd.DataFrame, col: str, order: list[str]) -> tuple[pd.DataFrame,
     return t, lab
 
 
+def heatmap_figure(man: dict, summ: pd.DataFrame, metric: str = "ans_evid"):
+    """Reader × condition heatmap of ``metric`` (``ans``, ``evid`` or ``ans_evid``) with 95% CI labels.
+
+    ``summ`` is :func:`lcrag.custom.views.summary`; returns None when no row has the metric.
+    """
+    if metric not in summ.columns or summ[metric].isna().all():
+        return None
+    s = summ[summ[metric].notna()]
+    t, lab = _wide(s, metric, views.condition_order(man, s["condition"]))
+    fig, ax = plt.subplots(figsize=(3.5 + 1.4 * t.shape[1], 2.6 + 0.7 * t.shape[0]))
+    heatmap(t, annot=lab, ax=ax, title=f"{LABELS.get(metric, metric)} (mean, 95% CI)\n{data_label(man)}")
+    ax.set_xlabel("")
+    return fig
+
+
 def _heatmaps(man, summ, out, label, files, skipped):
-    order = views.condition_order(man, summ["condition"])
     for m in ("ans", "evid", "ans_evid"):
-        if m not in summ.columns or summ[m].isna().all():
+        fig = heatmap_figure(man, summ, m)
+        if fig is None:
             skipped.append(f"heatmap_{m}: no scored rows with {LABELS[m]} (answer-only prompts only?)")
             continue
-        s = summ[summ[m].notna()]
-        t, lab = _wide(s, m, order)
-        fig, ax = plt.subplots(figsize=(3.5 + 1.4 * t.shape[1], 2.6 + 0.7 * t.shape[0]))
-        heatmap(t, annot=lab, ax=ax, title=f"{LABELS[m]} (mean, 95% CI)\n{label}")
-        ax.set_xlabel("")
         files[f"heatmap_{m}"] = save_figure(fig, f"heatmap_{m}", out)
         plt.close(fig)
 
