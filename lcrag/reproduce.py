@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .config import PROJECT_ROOT
 from .errors import ConfigError
 from .llm.cache import MODES
+from .textio import read_text
 
 
 class Profile(BaseModel):
@@ -48,21 +49,33 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "parameter profile not found")
+    from .custom.config import _node_line
+
+    text = read_text(path)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(path, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
     if not isinstance(doc, dict):
         raise ConfigError(path, "expected a mapping at the top level")
+    if not isinstance(doc.get("notebooks") or {}, dict):
+        raise ConfigError(path, "expected a mapping notebook number -> parameters", line=_node_line(text, "notebooks"),
+                          field="notebooks")
+    # YAML reads `01:` as the int 1: keys are normalised to the two-digit notebook prefix
+    raw_keys = {str(k).zfill(2) if str(k).isdigit() else str(k): k for k in (doc.get("notebooks") or {})}
     doc["notebooks"] = {str(k).zfill(2) if str(k).isdigit() else str(k): v for k, v in (doc.get("notebooks") or {}).items()}
     try:
         prof = Profile(**doc)
     except ValidationError as err:
         e = err.errors()[0]
-        raise ConfigError(path, e.get("msg", "invalid"), field=".".join(map(str, e.get("loc", ())))) from None
+        loc = [str(x) for x in e.get("loc", ())]
+        yaml_loc = [str(raw_keys.get(x, x)) if i == 1 and loc[0] == "notebooks" else x for i, x in enumerate(loc)]
+        raise ConfigError(path, e.get("msg", "invalid"), line=_node_line(text, ".".join(yaml_loc)),
+                          field=".".join(loc)) from None
     if prof.cache_mode not in MODES:
-        raise ConfigError(path, f"unknown cache mode {prof.cache_mode!r}; choose one of {', '.join(MODES)}", field="cache_mode")
+        raise ConfigError(path, f"unknown cache mode {prof.cache_mode!r}; choose one of {', '.join(MODES)}",
+                          line=_node_line(text, "cache_mode"), field="cache_mode")
     return prof
 
 

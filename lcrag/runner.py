@@ -19,6 +19,7 @@ denominators and report their count.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -38,6 +39,7 @@ from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
 from .llm.tokens import count_messages
+from .textio import iter_lines
 from .types import Context, Item, Outcome, Response, ResultRow, task_id
 
 Scorer = Callable[["Task", Response], dict[str, float]]
@@ -72,9 +74,15 @@ def read_results(path: str | Path) -> list[ResultRow]:
     if not path.exists():
         return []
     rows: dict[str, ResultRow] = {}
-    with open(path, encoding="utf-8") as f:
-        lines = f.readlines()
-    for i, line in enumerate(lines, 1):
+    lines: list[tuple[int, str]] = []
+    try:
+        for n, line in iter_lines(path):
+            lines.append((n, line))
+    except InputError as e:  # bytes cut inside a character on the torn final line: ignored like the torn line
+        data = path.read_bytes()
+        if data.endswith(b"\n") or e.line != data.count(b"\n") + 1:
+            raise
+    for i, line in lines:
         if not line.strip():
             continue
         try:
@@ -83,12 +91,18 @@ def read_results(path: str | Path) -> list[ResultRow]:
             if i == len(lines) and not line.endswith("\n"):
                 continue  # torn final write from a killed process
             raise InputError(path, f"not valid JSON: {e.msg}", line=i) from None
-        try:
-            r = ResultRow.from_dict(d)
-        except TypeError as e:
-            raise InputError(path, f"not a result row: {e}", line=i) from None
+        if not isinstance(d, dict):
+            raise InputError(path, f"expected a JSON object, got {type(d).__name__}", line=i)
+        missing = [f for f in _ROW_REQUIRED if f not in d]
+        if missing:
+            raise InputError(path, "not a result row: missing field", line=i, field=missing[0])
+        r = ResultRow.from_dict(d)
         rows[r.task_id] = r
     return list(rows.values())
+
+
+_ROW_REQUIRED = [f.name for f in dataclasses.fields(ResultRow) if f.default is dataclasses.MISSING
+                 and f.default_factory is dataclasses.MISSING]
 
 
 def _repair_tail(path: Path) -> None:
@@ -125,7 +139,9 @@ class ResultsWriter:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, row: ResultRow) -> None:
-        data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8")
+        # backslashreplace: a lone surrogate (e.g. a model's half emoji "\ud83d" parsed from JSON) is
+        # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
+        data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
         with self.lock:
             os.write(self._fd, data)
         now = time.monotonic()
@@ -213,7 +229,8 @@ def run_tasks(
         messages, expects_json, tlabel = t.build()
         request = {"reader": ident, "messages": messages, "expects_json": expects_json, "template": tlabel}
         key = cache_key(request)
-        ntok = count_messages(messages)
+        # token counts are needed only for the window guard and for pricing uncached calls
+        ntok = count_messages(messages) if reader.profile.context_window else -1
         todo.append((t, key, request, messages, expects_json, tid, ntok))
 
     # context-window guard and pre-flight estimate
@@ -230,7 +247,7 @@ def run_tasks(
             continue
         sendable.append(entry)
     uncached = [e for e in sendable if cache.mode in ("off", "refresh") or not cache.contains(e[1])]
-    stats.est_tokens = sum(e[6] for e in uncached)
+    stats.est_tokens = sum(e[6] if e[6] >= 0 else count_messages(e[3]) for e in uncached)
     stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
     if uncached:
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "

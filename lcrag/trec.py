@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .textio import iter_lines
 
 
 @dataclass
@@ -81,15 +82,14 @@ def read_run(path: str | Path) -> list[RagResponse]:
     """Read a TREC-RAG JSONL run (blank lines skipped; ids normalised to strings)."""
     path = Path(path)
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                d = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
-            out.append(RagResponse.from_dict(d, path=path, line=n))
+    for n, raw in iter_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            d = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
+        out.append(RagResponse.from_dict(d, path=path, line=n))
     return out
 
 

@@ -22,7 +22,13 @@ MAX_WORDS = 140
 
 
 def window_groups(word_counts: Sequence[int], *, max_words: int = MAX_WORDS, overlap: int = 1) -> list[tuple[int, int]]:
-    """Inclusive sentence-index ranges ``(first, last)`` of the greedy overlapping windows."""
+    """Inclusive sentence-index ranges ``(first, last)`` of the greedy overlapping windows.
+
+    ``max_words`` must be positive and ``overlap`` non-negative (``ValueError`` otherwise; a
+    negative overlap would skip sentences).
+    """
+    if max_words <= 0 or overlap < 0:
+        raise ValueError(f"max_words must be positive and overlap non-negative, got max_words={max_words}, overlap={overlap}")
     n = len(word_counts)
     groups: list[tuple[int, int]] = []
     start = 0

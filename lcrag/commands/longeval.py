@@ -26,20 +26,29 @@ def _corpus(args):
 
 
 def _cmd_run(args) -> int:
+    from ..config import params_dir
     from ..data.longeval import full_text_query_ids
+    from ..errors import ConfigError
     from ..llm.readers import make_reader
     from ..studies.longeval import run_variant, trace_citations, validate_variant_run, write_variant_run
-    from ..studies.longeval_variants import load_variants
+    from ..studies.longeval_variants import VARIANTS_FILE, load_variants
 
     corpus = _corpus(args)
     variants = load_variants(args.variants_file)
     names = args.variant or list(variants)
+    unknown = [n for n in names if n not in variants]
+    if unknown:  # checked before any run is written
+        raise ConfigError(args.variants_file or params_dir() / VARIANTS_FILE,
+                          f"unknown variant(s) {', '.join(unknown)}; defined: {', '.join(variants)}", field="variants")
     if args.queries == "all":
         qids = [q.id for q in corpus.queries]
     elif args.queries == "fulltext":
         qids = full_text_query_ids(corpus)
     else:
         qids = args.queries.split(",")
+        absent = sorted(set(qids) - {q.id for q in corpus.queries})
+        if absent:
+            raise ConfigError("--queries", f"query id(s) {', '.join(absent)} not in the query file")
     reader = make_reader(args.reader) if args.reader else None
     bad = 0
     for name in names:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..textio import read_text
 
 _WS = " \t\r\n"
 
@@ -37,20 +38,18 @@ def _fail(path, s: str, i: int, what: str):
     raise InputError(path, what, line=line)
 
 
-def read_json_positions(path: str | Path, kind: str) -> list[tuple[Any, Any, int]]:
+def read_json_positions(path: str | Path, kind: str, text: str | None = None) -> list[tuple[Any, Any, int]]:
     """Parse a JSON array (``kind="array"``) or object (``kind="object"``) file.
 
     Returns ``[(key_or_index, value, line)]`` in file order, ``line`` being the 1-based line
     where the element starts. A syntax error or a top-level value of the wrong kind raises
-    ``InputError`` naming the file and line.
+    ``InputError`` naming the file and line. ``text``: the file's content when already read.
     """
     p = Path(path)
     try:
-        s = p.read_text(encoding="utf-8")
+        s = read_text(p) if text is None else text
     except FileNotFoundError:
         raise InputError(p, "file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(p, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     dec = json.JSONDecoder()
     open_ch, close_ch = ("[", "]") if kind == "array" else ("{", "}")
     i = _skip(s, 0)

@@ -22,6 +22,7 @@ shared data directory (titles for all, full text for 11 queries; README §8).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import warnings
@@ -32,7 +33,9 @@ from typing import Any
 
 from ..config import data_dir
 from ..errors import InputError
+from ..textio import iter_lines, read_text
 from ..types import Document
+from ._jsonpos import read_json_positions
 
 QUERY_ID_FIELDS = ("narrative_id", "query_id", "qid", "id")
 QUERY_TEXT_FIELDS = ("narrative", "query", "text", "question")
@@ -94,6 +97,10 @@ class LongEvalCorpus:
         return rows
 
 
+def _is_id(v: Any) -> bool:
+    return (isinstance(v, str) and bool(v.strip())) or (isinstance(v, int) and not isinstance(v, bool))
+
+
 def _pick(rec: dict, names: Iterable[str]) -> tuple[str | None, Any]:
     for n in names:
         if n in rec and rec[n] not in (None, ""):
@@ -106,30 +113,37 @@ def load_queries(path: str | Path) -> list[LongEvalQuery]:
     path = Path(path)
     out: list[LongEvalQuery] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
-            if not isinstance(rec, dict):
-                raise InputError(path, "a query line must be a JSON object", line=n)
-            _, qid = _pick(rec, QUERY_ID_FIELDS)
-            if qid is None:
-                raise InputError(path, f"no query id; accepted fields: {', '.join(QUERY_ID_FIELDS)}", line=n, field="|".join(QUERY_ID_FIELDS))
-            _, text = _pick(rec, QUERY_TEXT_FIELDS)
-            if text is None:
-                raise InputError(path, f"no query text; accepted fields: {', '.join(QUERY_TEXT_FIELDS)}", line=n, field="|".join(QUERY_TEXT_FIELDS))
-            ids = rec.get(DOC_IDS_FIELD)
-            if not isinstance(ids, list) or not ids:
-                raise InputError(path, "candidate ids must be a non-empty list", line=n, field=DOC_IDS_FIELD)
-            if str(qid) in seen:
-                raise InputError(path, f"query id {qid} already on line {seen[str(qid)]}", line=n, field="id")
-            seen[str(qid)] = n
-            meta = {k: v for k, v in rec.items() if k not in QUERY_ID_FIELDS + QUERY_TEXT_FIELDS + (DOC_IDS_FIELD,)}
-            out.append(LongEvalQuery(str(qid), str(text), tuple(str(d) for d in ids), n, meta))
+    for n, raw in iter_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
+        if not isinstance(rec, dict):
+            raise InputError(path, "a query line must be a JSON object", line=n)
+        id_field, qid = _pick(rec, QUERY_ID_FIELDS)
+        if qid is None:
+            raise InputError(path, f"no query id; accepted fields: {', '.join(QUERY_ID_FIELDS)}", line=n, field="|".join(QUERY_ID_FIELDS))
+        if not _is_id(qid):
+            raise InputError(path, f"an id must be a string or an integer, got {type(qid).__name__}", line=n, field=id_field)
+        text_field, text = _pick(rec, QUERY_TEXT_FIELDS)
+        if text is None:
+            raise InputError(path, f"no query text; accepted fields: {', '.join(QUERY_TEXT_FIELDS)}", line=n, field="|".join(QUERY_TEXT_FIELDS))
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(path, "the query text must be a non-empty string", line=n, field=text_field)
+        ids = rec.get(DOC_IDS_FIELD)
+        if not isinstance(ids, list) or not ids:
+            raise InputError(path, "candidate ids must be a non-empty list", line=n, field=DOC_IDS_FIELD)
+        for i, d in enumerate(ids):
+            if not _is_id(d):
+                raise InputError(path, f"an id must be a string or an integer, got {type(d).__name__}", line=n,
+                                 field=f"{DOC_IDS_FIELD}[{i}]")
+        if str(qid) in seen:
+            raise InputError(path, f"query id {qid} already on line {seen[str(qid)]}", line=n, field="id")
+        seen[str(qid)] = n
+        meta = {k: v for k, v in rec.items() if k not in QUERY_ID_FIELDS + QUERY_TEXT_FIELDS + (DOC_IDS_FIELD,)}
+        out.append(LongEvalQuery(str(qid), str(text), tuple(str(d) for d in ids), n, meta))
     return out
 
 
@@ -145,31 +159,32 @@ def select_text(rec: dict) -> tuple[str, str]:
 def _records(path: Path) -> Iterable[tuple[int | None, dict]]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        with path.open(encoding="utf-8") as fh:
-            for n, raw in enumerate(fh, start=1):
-                if raw.strip():
-                    try:
-                        yield n, json.loads(raw)
-                    except json.JSONDecodeError as e:
-                        raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
+        for n, raw in iter_lines(path):
+            if raw.strip():
+                try:
+                    yield n, json.loads(raw)
+                except json.JSONDecodeError as e:
+                    raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
     elif suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON ({e.msg})", line=e.lineno) from None
-        if isinstance(data, dict) and isinstance(data.get("documents"), list):
-            data = data["documents"]
-        if isinstance(data, dict):
-            data = [{"doc_id": k, **v} if isinstance(v, dict) else v for k, v in data.items()]
-        if not isinstance(data, list):
+        text = read_text(path)
+        top = text.lstrip()[:1]
+        if top not in ("[", "{"):
             raise InputError(path, "JSON documents must be a list, {'documents': [...]} or {id: record}")
-        for rec in data:
-            yield None, rec
+        entries = read_json_positions(path, "array" if top == "[" else "object", text=text)
+        if len(entries) == 1 and entries[0][0] == "documents" and isinstance(entries[0][1], list):
+            entries = [(i, rec, None) for i, rec in enumerate(entries[0][1])]  # nested: no per-record line
+        elif top == "{":
+            entries = [(k, {"doc_id": k, **v} if isinstance(v, dict) else v, n) for k, v, n in entries]
+        for _, rec, n in entries:
+            yield n, rec
     elif suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-            for rec in reader:
-                yield reader.line_num, rec
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+        for rec in reader:
+            if None in rec:  # more cells than header columns: an unquoted delimiter inside a value
+                raise InputError(path, f"{len(reader.fieldnames or []) + len(rec[None])} cells for "
+                                 f"{len(reader.fieldnames or [])} header columns (quote values that contain "
+                                 f"{'tabs' if suffix == '.tsv' else 'commas'})", line=reader.line_num)
+            yield reader.line_num, rec
     else:
         raise InputError(path, f"unsupported document file type (use one of {', '.join(DOC_SUFFIXES)})")
 
@@ -188,13 +203,22 @@ def load_documents(path: str | Path, ids: Iterable[str] | None = None) -> dict[s
         for n, rec in _records(f):
             if not isinstance(rec, dict):
                 raise InputError(f, "a document record must be an object", line=n)
-            _, did = _pick(rec, DOC_ID_FIELDS)
+            id_field, did = _pick(rec, DOC_ID_FIELDS)
             if did is None:
                 raise InputError(f, f"no document id; accepted fields: {', '.join(DOC_ID_FIELDS)}", line=n, field="|".join(DOC_ID_FIELDS))
+            if not _is_id(did):
+                raise InputError(f, f"an id must be a string or an integer, got {type(did).__name__}", line=n, field=id_field)
             did = str(did)
-            if (wanted is not None and did not in wanted) or did in docs:
+            if wanted is not None and did not in wanted:
                 continue
             text, source = select_text(rec)
+            if did in docs:  # a repeat is skipped; a repeat with another text would silently pick one
+                first = docs[did]
+                if first.text != text:
+                    raise InputError(f, f"document id {did} repeats with a different text (first in "
+                                     f"{first.metadata['source_file']}, line {first.metadata['source_line']})",
+                                     line=n, field=id_field)
+                continue
             _, ts = _pick(rec, TIMESTAMP_FIELDS)
             _, title = _pick(rec, ("title",))
             docs[did] = Document(did, text, str(title or ""), {"text_source": source, "timestamp": ts,
@@ -236,6 +260,8 @@ def load_citation_network(path: str | Path) -> list[tuple[str, str]]:
     path = Path(path)
     edges = []
     for n, rec in _records(path):
+        if not isinstance(rec, dict):
+            raise InputError(path, "an edge record must be an object", line=n)
         for fld in ("citing_doc_id", "cited_doc_id"):
             if not rec.get(fld):
                 raise InputError(path, "missing value", line=n, field=fld)

@@ -79,16 +79,23 @@ def _check_record(path, rec, line, where, fields, required):
                              field=f"{where}.{f}")
 
 
+def _non_empty(path, rec, line, where, fields):
+    for f in fields:
+        if not rec[f].strip():
+            raise InputError(path, "must not be empty", line=line, field=f"{where}.{f}")
+
+
 def load_corpus(path: str | Path) -> list[Document]:
     """Read ``corpus.json`` into Documents (``id`` = ``title``, ``text`` = ``body``).
 
     Metadata keeps ``author, source, published_at, category, url`` (None -> ""). Duplicate
-    titles are an error, since titles identify gold articles.
+    titles and empty titles or bodies are errors, since titles identify gold articles.
     """
     docs: list[Document] = []
     seen: dict[str, int] = {}
     for i, rec, line in read_json_positions(path, "array"):
         _check_record(path, rec, line, f"[{i}]", ARTICLE_FIELDS, {"title", "body"})
+        _non_empty(path, rec, line, f"[{i}]", ("title", "body"))
         title = rec["title"]
         if title in seen:
             raise InputError(path, f"duplicate title (first at record {seen[title]})", line=line,
@@ -107,6 +114,7 @@ def load_queries(path: str | Path) -> list[Query]:
         where = f"[{i}]"
         _check_record(path, rec, line, where, ("query", "answer", "question_type"),
                       {"query", "answer", "question_type"})
+        _non_empty(path, rec, line, where, ("query",))
         qt = rec["question_type"]
         if qt not in QUESTION_TYPES:
             raise InputError(path, f"unknown question_type {qt!r} (expected one of {', '.join(QUESTION_TYPES)})",

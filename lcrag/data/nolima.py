@@ -22,13 +22,14 @@ Keep that note beside anything derived from them (tables, figures, notebooks).
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import data_dir as _data_dir
 from ..errors import InputError
+from ..textio import read_text
+from ._jsonpos import read_json_positions
 
 LICENSE_FILE = "lc-ebg/LICENSE-NoLiMa-AdobeResearch.md"
 LICENSE_NOTE = ("NOTICE: derived from NoLiMa (Modarressi et al. 2025) via LC-EBG; Adobe Research License, "
@@ -126,78 +127,68 @@ def haystack_filename(length: int) -> str:
     return f"rand_shuffle_{length}__rand_book_1.txt"
 
 
-def _read_json(path: Path):
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(path, f"cannot read: {e.strerror or e}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
-
-
-def _str(path, rec: dict, i: int, key: str, *, optional: bool = False) -> str:
+def _str(path, rec: dict, i: int, key: str, *, optional: bool = False, line: int | None = None) -> str:
     v = rec.get(key)
     if v is None and optional:
         return ""
     if not isinstance(v, str) or not v:
-        raise InputError(path, "missing or not a non-empty string", field=f"[{i}].{key}")
+        raise InputError(path, "missing or not a non-empty string", line=line, field=f"[{i}].{key}")
     return v
 
 
+def _unique(path, out: list, line: int, i: int) -> None:
+    """Duplicate group ids would silently replace each other in ``NoLiMaData.needles``."""
+    if any(o.id == out[-1].id for o in out[:-1]):
+        raise InputError(path, f"duplicate id {out[-1].id!r}", line=line, field=f"[{i}].id")
+
+
 def load_needle_set(path: str | Path) -> list[NeedleGroup]:
-    """Load ``needle_set.json`` (a JSON list of SN groups); InputError names the bad field."""
-    doc = _read_json(path)
-    if not isinstance(doc, list):
-        raise InputError(path, "expected a JSON list of needle groups")
+    """Load ``needle_set.json`` (a JSON list of SN groups); InputError names the record's line and field."""
     out = []
-    for i, rec in enumerate(doc):
+    for i, rec, line in read_json_positions(path, "array"):
         if not isinstance(rec, dict):
-            raise InputError(path, "expected an object", field=f"[{i}]")
+            raise InputError(path, "expected an object", line=line, field=f"[{i}]")
         qs, tests, chars = rec.get("questions"), rec.get("tests"), rec.get("character_set")
         if not isinstance(qs, dict) or not qs or not all(isinstance(v, str) for v in qs.values()):
-            raise InputError(path, "expected a mapping hop -> question text", field=f"[{i}].questions")
+            raise InputError(path, "expected a mapping hop -> question text", line=line, field=f"[{i}].questions")
         if not isinstance(tests, dict) or not all(isinstance(t, dict) and isinstance(t.get("input_args"), list)
                                                   for t in tests.values()):
-            raise InputError(path, "expected {test_id: {input_args: [...]}}", field=f"[{i}].tests")
+            raise InputError(path, "expected {test_id: {input_args: [...]}}", line=line, field=f"[{i}].tests")
         if not isinstance(chars, list) or not chars or not all(isinstance(c, str) for c in chars):
-            raise InputError(path, "expected a non-empty list of names", field=f"[{i}].character_set")
-        tmpl = _str(path, rec, i, "task_template")
+            raise InputError(path, "expected a non-empty list of names", line=line, field=f"[{i}].character_set")
+        tmpl = _str(path, rec, i, "task_template", line=line)
         if "{haystack}" not in tmpl or "{question}" not in tmpl:
-            raise InputError(path, "must contain {haystack} and {question}", field=f"[{i}].task_template")
+            raise InputError(path, "must contain {haystack} and {question}", line=line, field=f"[{i}].task_template")
         out.append(NeedleGroup(
-            id=_str(path, rec, i, "id"), needle=_str(path, rec, i, "needle"), questions=dict(qs),
+            id=_str(path, rec, i, "id", line=line), needle=_str(path, rec, i, "needle", line=line), questions=dict(qs),
             tests={k: tuple(str(a) for a in v["input_args"]) for k, v in tests.items()},
-            character_set=tuple(chars), system_prompt=_str(path, rec, i, "system_prompt"),
-            task_template=tmpl, reasoning_type=_str(path, rec, i, "reasoning_type", optional=True)))
+            character_set=tuple(chars), system_prompt=_str(path, rec, i, "system_prompt", line=line),
+            task_template=tmpl, reasoning_type=_str(path, rec, i, "reasoning_type", optional=True, line=line)))
+        _unique(path, out, line, i)
     return out
 
 
 def load_two_needle_set(path: str | Path) -> list[TwoNeedle]:
     """Load ``two_needle_set.json`` or ``contradictory_two_needle_set.json``."""
-    doc = _read_json(path)
-    if not isinstance(doc, list):
-        raise InputError(path, "expected a JSON list of two-needle items")
     out = []
-    for i, rec in enumerate(doc):
+    for i, rec, line in read_json_positions(path, "array"):
         if not isinstance(rec, dict):
-            raise InputError(path, "expected an object", field=f"[{i}]")
-        prim = _str(path, rec, i, "primary_needle")
+            raise InputError(path, "expected an object", line=line, field=f"[{i}]")
+        prim = _str(path, rec, i, "primary_needle", line=line)
         if "{CHAR}" not in prim:
-            raise InputError(path, "primary needle must contain {CHAR}", field=f"[{i}].primary_needle")
+            raise InputError(path, "primary needle must contain {CHAR}", line=line, field=f"[{i}].primary_needle")
+        s = lambda key, optional=False: _str(path, rec, i, key, optional=optional, line=line)  # noqa: E731
         out.append(TwoNeedle(
-            id=_str(path, rec, i, "id"), primary_needle=prim, secondary_needle=_str(path, rec, i, "secondary_needle"),
-            question=_str(path, rec, i, "question"), character=_str(path, rec, i, "character"),
-            expected_answer=_str(path, rec, i, "expected_answer"),
-            reasoning_type=_str(path, rec, i, "reasoning_type", optional=True)))
+            id=s("id"), primary_needle=prim, secondary_needle=s("secondary_needle"), question=s("question"),
+            character=s("character"), expected_answer=s("expected_answer"), reasoning_type=s("reasoning_type", True)))
+        _unique(path, out, line, i)
     return out
 
 
 def load_haystack(path: str | Path) -> list[str]:
     """Haystack lines: the file stripped and split on ``\\n`` (upstream ``load_haystack``)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as e:
         raise InputError(path, f"cannot read haystack: {e.strerror or e}") from None
     lines = text.strip().split("\n")

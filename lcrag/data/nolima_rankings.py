@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..config import data_path
 from ..errors import InputError
+from ..textio import read_text
 from ..scoring.retrieval import min_full_coverage
 
 RAG_ROOT = "lc-ebg/NoLiMa_based_RAG"
@@ -72,7 +73,7 @@ def load_ranking(path: str | Path) -> pd.DataFrame:
     """
     path = Path(path)
     try:
-        hits = json.loads(path.read_text(encoding="utf-8"))
+        hits = json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
     if not isinstance(hits, list):

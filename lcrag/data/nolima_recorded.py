@@ -25,6 +25,7 @@ from ..config import data_dir as _data_dir
 from ..errors import InputError
 from ..scoring.answer import contains_match
 from ..scoring.evidence import evid_contains
+from ..textio import read_text
 
 RECORDED_RUN = "recorded:LC-EBG"
 RAG_DIR = "lc-ebg/NoLiMa_based_RAG/rag_experiment_results"
@@ -110,9 +111,11 @@ def parse_rag_record(path: str | Path) -> RagRecord:
     """Read one recorded result JSON; InputError names the missing field."""
     p = Path(path)
     try:
-        d = json.loads(p.read_text(encoding="utf-8"))
+        d = json.loads(read_text(p))
     except json.JSONDecodeError as e:
         raise InputError(p, f"invalid JSON: {e.msg}", line=e.lineno) from None
+    if not isinstance(d, dict):
+        raise InputError(p, f"expected a JSON object, got {type(d).__name__}")
     try:
         (r,) = d["results"]
         pm, resp = r["placement_metadata"], r["response"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..textio import read_text
 from ._jsonpos import read_json_positions
 
 
@@ -163,16 +164,12 @@ def load_authors(path: str | Path) -> dict[str, tuple[str, ...]]:
     that multi-word surnames survive; see ``lcrag.studies.qasper_mp.surname``).
     """
     p = Path(path)
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p)
     if text.lstrip().startswith("{") and not p.suffix == ".jsonl":
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(p, f"invalid JSON: {e.msg}", line=e.lineno) from None
         out = {}
-        for k, v in obj.items():
+        for k, v, line in read_json_positions(p, "object", text=text):
             if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
-                raise InputError(p, "must be a list of author names", field=f"[{k!r}]")
+                raise InputError(p, "must be a list of author names", line=line, field=f"[{k!r}]")
             out[k] = tuple(v)
         return out
     out = {}
@@ -183,8 +180,12 @@ def load_authors(path: str | Path) -> dict[str, tuple[str, ...]]:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(p, f"invalid JSON: {e.msg}", line=n) from None
+        if not isinstance(rec, dict):
+            raise InputError(p, f"expected a JSON object, got {type(rec).__name__}", line=n)
         parsed = rec.get("authors_parsed")
-        if not isinstance(rec.get("id"), str) or not isinstance(parsed, list):
-            raise InputError(p, "expected {id, authors_parsed}", line=n, field="authors_parsed")
+        if not isinstance(rec.get("id"), str):
+            raise InputError(p, "expected {id, authors_parsed}", line=n, field="id")
+        if not isinstance(parsed, list) or not all(isinstance(a, list) and all(isinstance(x, str) for x in a) for a in parsed):
+            raise InputError(p, "expected a list of [last, first, suffix] name lists", line=n, field="authors_parsed")
         out[rec["id"]] = tuple(", ".join(x for x in a[:2] if x) for a in parsed)
     return out

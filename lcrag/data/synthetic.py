@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..config import data_path
 from ..errors import InputError
+from ..textio import read_text
 
 # --- vocabularies (entity names deliberately disjoint from the needles below) ---------------
 _FIRST = """Aaron Abigail Adrian Alma Amir Anita Arthur Astrid Beatrice Benedict Bianca Boris Camille Cedric Celeste
@@ -193,7 +194,7 @@ def load_paper_needles(path: str | Path | None = None) -> tuple[TwoHopNeedle, ..
     if p is None:
         return ()
     try:
-        doc = json.loads(Path(p).read_text(encoding="utf-8"))
+        doc = json.loads(read_text(p))
     except json.JSONDecodeError as e:
         raise InputError(p, f"not valid JSON: {e.msg}", line=e.lineno) from None
     examples = doc.get("examples") if isinstance(doc, dict) else None
@@ -201,6 +202,8 @@ def load_paper_needles(path: str | Path | None = None) -> tuple[TwoHopNeedle, ..
         raise InputError(p, "expected an object with a list 'examples'", field="examples")
     out = []
     for i, ex in enumerate(examples):
+        if not isinstance(ex, dict):
+            raise InputError(p, f"expected an object, got {type(ex).__name__}", field=f"examples[{i}]")
         for key in ("facts", "question", "answers"):
             if key not in ex:
                 raise InputError(p, "missing field", field=f"examples[{i}].{key}")
@@ -208,8 +211,10 @@ def load_paper_needles(path: str | Path | None = None) -> tuple[TwoHopNeedle, ..
         if not (isinstance(facts, list) and len(facts) == 2 and all(isinstance(f, str) and f for f in facts)):
             raise InputError(p, "expected two non-empty fact strings", field=f"examples[{i}].facts")
         answers = ex["answers"]
-        if not (isinstance(answers, list) and answers and all(isinstance(a, str) for a in answers)):
-            raise InputError(p, "expected a non-empty list of strings", field=f"examples[{i}].answers")
+        if not (isinstance(answers, list) and answers and all(isinstance(a, str) and a.strip() for a in answers)):
+            raise InputError(p, "expected a non-empty list of non-empty strings", field=f"examples[{i}].answers")
+        if not (isinstance(ex["question"], str) and ex["question"].strip()):
+            raise InputError(p, "expected a non-empty question string", field=f"examples[{i}].question")
         out.append(TwoHopNeedle(f"paper{i:02d}", (facts[0], facts[1]), str(ex["question"]), tuple(answers), source="LC-EBG"))
     return tuple(out)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..textio import iter_lines
 from .cache import ResponseCache, cache_key
 from .client import ChatClient, chat_kwargs
 from .readers import Reader
@@ -80,36 +81,46 @@ def collect(output_jsonl: str | Path, pending: dict[str, dict[str, Any]], cache:
     """Store each successful batch result in the cache; returns ``{custom_id: reason}`` for failures.
 
     Lines whose ``custom_id`` is not among ``pending`` are refused (they belong to another batch).
+    The whole file is checked before anything is stored, so a bad line stores nothing.
     """
     failures: dict[str, str] = {}
     path = Path(output_jsonl)
     seen = set()
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(path, f"not valid JSON: {e.msg}", line=lineno) from None
-            cid = rec.get("custom_id")
-            if cid not in pending:
-                raise InputError(path, f"custom_id {cid!r} is not a request of this batch", line=lineno, field="custom_id")
-            seen.add(cid)
-            resp = rec.get("response") or {}
-            if rec.get("error") or resp.get("status_code") != 200:
-                failures[cid] = str(rec.get("error") or f"HTTP {resp.get('status_code')}")
-                continue
-            body = resp.get("body") or {}
-            try:
-                text = body["choices"][0]["message"]["content"] or ""
-            except (KeyError, IndexError, TypeError):
-                failures[cid] = "malformed response body"
-                continue
-            usage = body.get("usage") or {}
-            req = pending[cid]
-            cache.put(cid, req["reader"]["model"], req, {"text": text, "input_tokens": usage.get("prompt_tokens", 0),
-                                                        "output_tokens": usage.get("completion_tokens", 0)})
+    results = []
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"not valid JSON: {e.msg}", line=lineno) from None
+        if not isinstance(rec, dict):
+            raise InputError(path, f"expected a JSON object, got {type(rec).__name__}", line=lineno)
+        cid = rec.get("custom_id")
+        if not isinstance(cid, str) or cid not in pending:
+            raise InputError(path, f"custom_id {cid!r} is not a request of this batch", line=lineno, field="custom_id")
+        seen.add(cid)
+        resp = rec.get("response") or {}
+        if not isinstance(resp, dict):
+            raise InputError(path, f"expected an object, got {type(resp).__name__}", line=lineno, field="response")
+        if rec.get("error") or resp.get("status_code") != 200:
+            failures[cid] = str(rec.get("error") or f"HTTP {resp.get('status_code')}")
+            continue
+        body = resp.get("body") or {}
+        try:
+            text = body["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            failures[cid] = "malformed response body"
+            continue
+        if not isinstance(text, str):
+            failures[cid] = "malformed response body: content is not text"
+            continue
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        results.append((cid, text, usage))
+    for cid, text, usage in results:
+        req = pending[cid]
+        cache.put(cid, req["reader"]["model"], req, {"text": text, "input_tokens": usage.get("prompt_tokens", 0),
+                                                    "output_tokens": usage.get("completion_tokens", 0)})
     for cid in pending:
         if cid not in seen:
             failures.setdefault(cid, "missing from the batch output")

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..config import cache_dir
 from ..errors import CacheMiss, ConfigError, InputError
+from ..textio import iter_lines
 
 MODES = ("use", "refresh", "off", "replay")
 ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
@@ -99,9 +100,14 @@ class ResponseCache:
     def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if self.mode in ("off", "replay"):
             return
+        blob = json.dumps(response, ensure_ascii=False)
+        try:
+            blob.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate in model text (half an emoji): store it \u-escaped
+            blob = json.dumps(response)
         self._conn().execute(
             "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-            (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), json.dumps(response, ensure_ascii=False)),
+            (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), blob),
         )
 
     def stats(self) -> dict[str, Any]:
@@ -120,7 +126,7 @@ class ResponseCache:
         out = Path(out)
         tmp = out.with_suffix(out.suffix + ".tmp")
         n = 0
-        with open(tmp, "w", encoding="utf-8") as f:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates -> JSON escapes
             for rec in self.iter_records():
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 n += 1
@@ -134,25 +140,29 @@ class ResponseCache:
         c = self._conn()
         c.execute("BEGIN")
         try:
-            with open(src, encoding="utf-8") as f:
-                for lineno, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise InputError(src, f"not valid JSON: {e.msg}", line=lineno) from None
-                    for fld in ("key", "model", "request", "response"):
-                        if fld not in rec:
-                            raise InputError(src, "missing field", line=lineno, field=fld)
-                    if cache_key(rec["request"]) != rec["key"]:
-                        raise InputError(src, "key does not match the hash of its request (altered record)", line=lineno, field="key")
-                    c.execute(
-                        "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                        (rec["key"], rec.get("created", time.time()), rec["model"],
-                         json.dumps(rec["request"], ensure_ascii=False, sort_keys=True), json.dumps(rec["response"], ensure_ascii=False)),
-                    )
-                    n += 1
+            for lineno, line in iter_lines(src):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(src, f"not valid JSON: {e.msg}", line=lineno) from None
+                if not isinstance(rec, dict):
+                    raise InputError(src, f"expected a JSON object, got {type(rec).__name__}", line=lineno)
+                for fld in ("key", "model", "request", "response"):
+                    if fld not in rec:
+                        raise InputError(src, "missing field", line=lineno, field=fld)
+                resp = rec["response"]
+                if not (isinstance(resp, dict) and isinstance(resp.get("text"), str)):
+                    raise InputError(src, "expected an object with a string 'text'", line=lineno, field="response.text")
+                if cache_key(rec["request"]) != rec["key"]:
+                    raise InputError(src, "key does not match the hash of its request (altered record)", line=lineno, field="key")
+                c.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                    (rec["key"], rec.get("created", time.time()), rec["model"],
+                     json.dumps(rec["request"], ensure_ascii=False, sort_keys=True), json.dumps(rec["response"], ensure_ascii=False)),
+                )
+                n += 1
             c.execute("COMMIT")
         except BaseException:
             c.execute("ROLLBACK")

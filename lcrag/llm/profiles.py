@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ..config import params_dir
 from ..errors import ConfigError
+from ..textio import read_text
 
 
 class ReaderProfile(BaseModel):
@@ -43,6 +44,7 @@ class ReaderProfile(BaseModel):
     seed: int | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
     cite_k: int = Field(2, ge=1, le=50)  # extractive reader: lines cited
+    _source: str = PrivateAttr("<reader profile>")  # file (or description) the profile came from, for errors
 
     @field_validator("base_url")
     @classmethod
@@ -65,17 +67,22 @@ class ReaderProfile(BaseModel):
         return d
 
 
-def _format_validation(path: str | Path, err: ValidationError) -> ConfigError:
+def _format_validation(path: str | Path, err: ValidationError, text: str | None = None) -> ConfigError:
+    """ConfigError naming the field of the first validation error and, given the YAML ``text``, its line."""
+    from ..custom.config import _node_line
+
     e = err.errors()[0]
     fld = ".".join(str(x) for x in e.get("loc", ())) or None
-    return ConfigError(path, e.get("msg", "invalid value"), field=fld)
+    return ConfigError(path, e.get("msg", "invalid value"), line=_node_line(text, fld) if text else None, field=fld)
 
 
-def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>") -> ReaderProfile:
+def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>", text: str | None = None) -> ReaderProfile:
     try:
-        return ReaderProfile(**d)
+        prof = ReaderProfile(**d)
     except ValidationError as err:
-        raise _format_validation(source, err) from None
+        raise _format_validation(source, err, text) from None
+    prof._source = str(source)
+    return prof
 
 
 def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) -> ReaderProfile:
@@ -88,12 +95,13 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if not p.is_file():
         known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
         raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)}", field="reader")
+    text = read_text(p)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        doc = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(p, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)
-    return profile_from_dict({**doc, **overrides}, source=p)
+    return profile_from_dict({**doc, **overrides}, source=p, text=text)

@@ -17,6 +17,7 @@ import yaml
 
 from ..config import params_dir
 from ..errors import ConfigError
+from ..textio import read_text
 
 
 @dataclass(frozen=True)
@@ -62,18 +63,32 @@ def _load_prompt(name: str, directory: str | None) -> PromptTemplate:
     else:
         known = sorted(q.stem for d in _dirs(directory) if d.is_dir() for q in d.glob("*.yaml"))
         raise ConfigError(params_dir() / "prompts", f"unknown prompt template {name!r}; known: {', '.join(known)}", field="prompt")
+    text = read_text(p)
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(p, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping")
+
+    def bad(key: str, msg: str) -> ConfigError:
+        from ..custom.config import _node_line
+
+        return ConfigError(p, msg, line=_node_line(text, key), field=key)
+
     for key in ("user", "version"):
         if key not in doc:
             raise ConfigError(p, "missing field", field=key)
     user = doc["user"]
-    if "{haystack}" not in user or "{question}" not in user:
-        raise ConfigError(p, "user template must contain {haystack} and {question}", field="user")
-    return PromptTemplate(name=doc.get("name", name), version=int(doc["version"]), user=user,
-                          system=doc.get("system") or None, expects_json=bool(doc.get("expects_json", True)))
+    if not isinstance(user, str) or "{haystack}" not in user or "{question}" not in user:
+        raise bad("user", "user template must be a text containing {haystack} and {question}")
+    v = doc["version"]
+    if isinstance(v, bool) or not (isinstance(v, int) or (isinstance(v, str) and v.strip().isdigit())):
+        raise bad("version", f"version must be an integer, got {v!r}")
+    if doc.get("system") is not None and not isinstance(doc["system"], str):
+        raise bad("system", "system must be a text (or absent)")
+    if not isinstance(doc.get("expects_json", True), bool):
+        raise bad("expects_json", "expects_json must be true or false")
+    return PromptTemplate(name=doc.get("name", name), version=int(v), user=user,
+                          system=doc.get("system") or None, expects_json=doc.get("expects_json", True))

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError
+from ..textio import read_text
 from ..types import Context
 from .client import CallResult, ChatClient
 from .extractive import extract
@@ -91,5 +94,10 @@ def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) ->
     try:
         cls = _REGISTRY[profile.kind]
     except KeyError:
-        raise ValueError(f"unknown reader kind {profile.kind!r}; registered: {', '.join(sorted(_REGISTRY))}") from None
+        from ..custom.config import _node_line
+
+        src = Path(profile._source)
+        line = _node_line(read_text(src), "kind") if src.is_file() else None
+        raise ConfigError(src, f"unknown reader kind {profile.kind!r}; registered: {', '.join(sorted(_REGISTRY))}",
+                          line=line, field="kind") from None
     return cls(profile)

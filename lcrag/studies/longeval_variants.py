@@ -16,6 +16,7 @@ import yaml
 
 from ..config import params_dir
 from ..errors import ConfigError
+from ..textio import read_text
 
 VARIANTS_FILE = "longeval_variants.yaml"
 CHUNKINGS = ("rule", "semantic", "topic_shift")
@@ -49,23 +50,44 @@ _SWITCHES = {f.name for f in fields(Variant)} - {"name", "params"}
 
 def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str, Variant]:
     """Variants by name, in file order; ``overrides`` replace constants of every variant."""
+    from ..custom.config import _node_line
+
     path = Path(path) if path else params_dir() / VARIANTS_FILE
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    text = read_text(path)
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', e)}", line=(mark.line + 1) if mark else None) from None
+    if not isinstance(data, dict):
+        raise ConfigError(path, "expected a mapping with 'defaults' and 'variants'")
+    for key in ("defaults", "variants"):
+        if not isinstance(data.get(key) or {}, dict):
+            raise ConfigError(path, "expected a mapping", line=_node_line(text, key), field=key)
     defaults = dict(data.get("defaults") or {})
     defaults.update(overrides)
     out: dict[str, Variant] = {}
     for name, spec in (data.get("variants") or {}).items():
+        where = f"variants.{name}"
+        if not isinstance(spec or {}, dict):
+            raise ConfigError(path, "expected a mapping of switches", line=_node_line(text, where), field=where)
         spec = dict(spec or {})
         unknown = set(spec) - _SWITCHES
         if unknown:
-            raise ConfigError(path, f"unknown switch(es) {sorted(unknown)}", field=f"variants.{name}")
+            raise ConfigError(path, f"unknown switch(es) {sorted(unknown)}", line=_node_line(text, where), field=where)
+        for key, val in spec.items():
+            want = bool if key not in ("chunking", "retrieval", "role") else str
+            if not isinstance(val, want):
+                raise ConfigError(path, f"must be {'true or false' if want is bool else 'a string'}, got {val!r}",
+                                  line=_node_line(text, f"{where}.{key}"), field=f"{where}.{key}")
         v = Variant(name=name, params=dict(defaults), **spec)
-        if v.chunking not in CHUNKINGS:
-            raise ConfigError(path, f"chunking must be one of {CHUNKINGS}", field=f"variants.{name}.chunking")
-        if v.retrieval not in RETRIEVALS:
-            raise ConfigError(path, f"retrieval must be one of {RETRIEVALS}", field=f"variants.{name}.retrieval")
+        for key, allowed in (("chunking", CHUNKINGS), ("retrieval", RETRIEVALS)):
+            if getattr(v, key) not in allowed:
+                raise ConfigError(path, f"{key} must be one of {allowed}", line=_node_line(text, f"{where}.{key}"),
+                                  field=f"{where}.{key}")
         if v.retrieval != "rrf" and (v.query_expansion or v.prf or v.rerank):
-            raise ConfigError(path, "query expansion, PRF and rerank need retrieval: rrf", field=f"variants.{name}")
+            raise ConfigError(path, "query expansion, PRF and rerank need retrieval: rrf", line=_node_line(text, where),
+                              field=where)
         out[name] = v
     if not out:
         raise ConfigError(path, "no variants defined", field="variants")

@@ -1,0 +1,50 @@
+"""Read UTF-8 text files so that a wrong encoding is an ``InputError`` naming the file and line.
+
+Every lcrag loader reads UTF-8. A UTF-8 byte-order mark (BOM, as written by Excel or Notepad) at
+the start of a file is accepted and dropped. Bytes that are not UTF-8 — latin-1 / cp1252 text,
+UTF-16 (with or without its BOM) — raise :class:`lcrag.errors.InputError` naming the file, the
+1-based line of the first bad byte, and the remedy (re-save the file as UTF-8). Line ends are
+read like Python's text mode: ``\\r\\n`` becomes ``\\n``. A missing file still raises
+``FileNotFoundError`` (an ``OSError``), as ``open`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from .errors import InputError
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _decode_error(path: str | Path, chunk: bytes, exc: UnicodeDecodeError, line: int) -> InputError:
+    utf16 = chunk.startswith(_UTF16_BOMS) or b"\x00" in chunk[:4096]
+    kind = "UTF-16 text" if utf16 else "not UTF-8 text (latin-1/cp1252?)"
+    return InputError(path, f"{kind}: {exc.reason} at byte {exc.start}; re-save the file as UTF-8", line=line)
+
+
+def read_text(path: str | Path) -> str:
+    """The whole file as text (UTF-8, optional BOM dropped, ``\\r\\n`` -> ``\\n``)."""
+    data = Path(path).read_bytes()
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM):]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _decode_error(path, data, e, data.count(b"\n", 0, e.start) + 1) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(1-based line number, line)`` of a UTF-8 file, streamed; each line keeps its ``\\n``."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if n == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM):]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise _decode_error(path, raw, e, n) from None
+            yield n, (line[:-2] + "\n" if line.endswith("\r\n") else line)
