@@ -1,4 +1,4 @@
-"""Build the tasks of a custom study: LC and RAG conditions, retrieval diagnostics, scorer.
+"""Build the tasks of a custom study: LC and RAG conditions and retrieval diagnostics.
 
 Condition names (columns of every view):
 
@@ -21,15 +21,11 @@ from typing import Any
 
 from .. import registry
 from ..chunking.title import with_title
-from ..errors import LcragError
-from ..llm.prompts import load_prompt
 from ..runner import Task
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
-from ..types import Response
 from .config import Component, StudyConfig
 from .contexts import lc_context, overlaps, rag_context, take_budget
 from .schema import ItemSet
-from .scorers import ScoreInput
 
 
 @dataclass
@@ -121,44 +117,3 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
             for p in cfg.prompts:
                 built.tasks.append(Task(item=si.item, context=ctx, prompt=p, condition=c["condition"], meta=dict(meta)))
     return built
-
-
-def make_scorer(scorers: Sequence[str], answer_metric: str, evidence_metric: str | None):
-    """``scorer(task, response) -> metrics`` for ``lcrag.runner.run_tasks`` (see :mod:`.scorers`).
-
-    Primary metrics are computed first; ``ans`` / ``evid`` are aliases of the answer and
-    evidence metrics and ``ans_evid`` is their joint (JSON prompts only).
-    """
-    order = [answer_metric, *([evidence_metric] if evidence_metric else []), *scorers]
-    specs = [registry.get_scorer(n) for n in dict.fromkeys(order)]
-
-    def score(task: Task, resp: Response) -> dict[str, float]:
-        expects_json = task.expects_json if task.messages is not None else load_prompt(task.prompt).expects_json
-        md = task.context.metadata
-        s = ScoreInput(item=task.item, context=task.context, response=resp, answer=resp.answer, cited=list(resp.lines),
-                       gold_lines=task.context.gold_lines, unit_lines=md.get("unit_lines", []),
-                       missing_units=int(md.get("missing_units", 0)), prompt=task.prompt, condition=task.condition,
-                       expects_json=bool(expects_json), answer_metric=answer_metric,
-                       evidence_metric=evidence_metric or "")
-        out: dict[str, float] = {}
-        for spec in specs:
-            if not expects_json and (spec.kind == "evidence" or spec.name == "ans_evid"):
-                continue
-            s.metrics = out
-            try:
-                v = spec.fn(s)
-            except Exception as e:  # a plugin bug must name the scorer and the row
-                raise LcragError(f"scorer {spec.name!r} failed on item {task.item.id!r}, condition {task.condition!r}: "
-                                 f"{type(e).__name__}: {e}") from e
-            if isinstance(v, dict):
-                out.update({k: float(x) for k, x in v.items() if x is not None})
-            elif v is not None:
-                out[spec.name] = float(v)
-        if answer_metric in out:
-            out["ans"] = out[answer_metric]
-        if evidence_metric and evidence_metric in out:
-            out["evid"] = out[evidence_metric]
-            out["ans_evid"] = float(out.get("ans", 0.0) >= 1 and out["evid"] >= 1)
-        return out
-
-    return score

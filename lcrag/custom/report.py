@@ -72,7 +72,7 @@ def _heatmaps(man, summ, out, label, files, skipped):
     for m in ("ans", "evid", "ans_evid"):
         fig = heatmap_figure(man, summ, m)
         if fig is None:
-            skipped.append(f"heatmap_{m}: no scored rows with {LABELS[m]} (answer-only prompts only?)")
+            skipped.append(f"heatmap_{m}: no scored row has {LABELS[m]} (every call failed, or only answer-only prompts)")
             continue
         files[f"heatmap_{m}"] = save_figure(fig, f"heatmap_{m}", out)
         plt.close(fig)

@@ -13,9 +13,9 @@ Order of work (nothing is sent before every check has passed):
    reader × prompt), ``retrieval_ranks.csv`` and ``manifest.json`` (config hash, versions,
    data hashes, run ids and cache keys).
 
-Run ids: ``<name>@<hash>`` per reader, where the hash covers the validated config (readers
-excluded), the data files' SHA-256, plugin sources and the reader's identity (model,
-decoding). A changed configuration therefore never reuses stale rows, while an unchanged
+Run ids: ``<name>@<hash>`` per reader, where the hash covers the validated config (without
+readers, runtime and cosmetic fields), the data files' SHA-256, plugin sources and the
+reader's identity (model, decoding). A changed configuration therefore never reuses stale rows, while an unchanged
 re-run skips every finished row and a new run of the same requests is served by the cache.
 """
 
@@ -38,7 +38,8 @@ from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
 from ..runner import run_tasks
-from .build import build, make_scorer
+from .build import build
+from .scorers import make_scorer
 from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
 from .manifest import file_sha256, write_manifest
 from .example import write_example
@@ -199,7 +200,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
-                                    "cache": None, "out": None})
+                                    "cache": None, "out": None, "description": "", "hits_ks": []})
     data = data_hashes(prep)
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)

@@ -3,7 +3,7 @@
 import pytest
 
 from lcrag.chunking import chunk_documents
-from lcrag.custom.build import make_scorer
+from lcrag.custom.scorers import make_scorer
 from lcrag.custom.contexts import doc_lines, lc_context, rag_context, take_budget
 from lcrag.custom.example import write_example
 from lcrag.custom.schema import load_items
