@@ -118,10 +118,14 @@ def from_qasper(path: str | Path, *, limit: int | None = None) -> tuple[list[dic
     return docs, items
 
 
-def from_nolima(length: int = 10_000, *, hop: str = "onehop", lines_per_doc: int = 20, data_dir=None,
+def from_nolima(length: int = 10_000, *, hop: str = "onehop", lines_per_doc: int = 20, groups=None, data_dir=None,
                 generated: bool | None = None) -> tuple[list[dict], list[dict]]:
-    """NoLiMa single-needle groups over one haystack length in the custom schema (see module doc)."""
-    from ..data.nolima import LICENSE_NOTE, load_nolima
+    """NoLiMa single-needle groups over one haystack length in the custom schema (see module doc).
+
+    Each group uses test ``T01_C02`` when it has it, else its first test; ``groups`` restricts
+    the groups (e.g. ``lcrag.data.nolima.PAPER_NEEDLES``).
+    """
+    from ..data.nolima import DEFAULT_TEST, LICENSE_NOTE, load_nolima
 
     data = load_nolima(data_dir, generated=generated)
     lic = LICENSE_NOTE if data.source == "data" else data.note
@@ -131,7 +135,9 @@ def from_nolima(length: int = 10_000, *, hop: str = "onehop", lines_per_doc: int
     hay_ids = [d["id"] for d in docs]
     items = []
     for gid, g in sorted(data.needles.items()):
-        needle, qs, char = g.fill()
+        if groups is not None and gid not in set(groups):
+            continue
+        needle, qs, char = g.fill(DEFAULT_TEST if DEFAULT_TEST in g.tests else sorted(g.tests)[0])
         if hop not in qs:
             continue
         nd = _doc(f"needle-{gid}", needle, license=lic)

@@ -4,12 +4,14 @@ import json
 
 import pytest
 
+from lcrag.config import data_dir
 from lcrag.custom.config import load_config
 from lcrag.custom.convert import from_multihop_rag, from_nolima, from_qasper, from_synthetic, write_study_data
 from lcrag.custom.example import generate, write_example
 from lcrag.custom.schema import load_corpus, load_items, locate_sentence
 from lcrag.custom.study import prepare
 from lcrag.data.fixtures import write_multihop, write_qasper
+from lcrag.data.nolima import PAPER_NEEDLES
 from lcrag.errors import ConfigError, InputError
 
 DOC = {"id": "d1", "title": "Doc one", "text": "Ada Brandt founded Quorvex.\nAda Brandt was born in  Tallinn.\nNothing else."}
@@ -161,3 +163,16 @@ def test_unknown_reader_profile(tmp_path):
     with pytest.raises(ConfigError) as e:
         prepare(p)
     assert e.value.field == "readers[1]" and e.value.line == 6 and "unknown reader 'gpt-9'" in e.value.reason
+
+
+@pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
+def test_nolima_converter_on_the_real_needles(tmp_path):
+    docs, items = from_nolima(10_000, hop="twohop", groups=PAPER_NEEDLES)
+    assert [i["id"] for i in items] == ["0402-twohop", "0402Inv-twohop", "0405-twohop", "0405Inv-twohop"]
+    assert [i["answers"] for i in items] == [["Yuki"], ["Yuki"], ["Stuart"], ["Stuart"]]
+    assert all("Adobe Research License" in i["metadata"]["license"] for i in items)
+    p = write_study_data(tmp_path, docs, items)
+    s = load_items(p["items"], p["corpus"])
+    for si in s.items:  # the needle document is the gold evidence, and it names the character
+        (ev,) = si.item.evidence
+        assert ev.doc_id.startswith("needle-") and si.item.answers[0] in ev.text
