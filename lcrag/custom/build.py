@@ -15,17 +15,15 @@ unit in the full ranking (None = never), the item's full-coverage k and its char
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import registry
-from ..chunking.title import with_title
 from ..runner import Task
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
-from .config import Component, StudyConfig
+from .config import StudyConfig
 from .contexts import lc_context, overlaps, rag_context, take_budget
 from .schema import ItemSet
+from .stores import Stores
 
 
 @dataclass
@@ -53,29 +51,21 @@ def rag_budgets(cfg: StudyConfig) -> list[int]:
     return list(dict.fromkeys([*cfg.rag.budgets, *extra]))
 
 
-def _chunks(comp: Component, doc_ids: Sequence[str], items: ItemSet, title: bool):
-    fn = registry.get_chunker(comp.name)
-    docs = [items.documents[d] for d in doc_ids]
-    chunks = [c for d in docs for c in fn(d, **comp.params)]
-    return with_title(chunks, docs) if title else chunks
-
-
 def build(cfg: StudyConfig, items: ItemSet) -> Built:
     """Every context × prompt as a runner ``Task`` (see module doc), plus diagnostics."""
     built = Built([])
     conds = lc_conditions(cfg) if cfg.lc.enabled else []
     per_item: list[tuple[Any, list]] = [(si, []) for si in items.items]
     if cfg.lc.enabled:
+        line_cache: dict = {}
         for si, ctxs in per_item:
             for c in conds:
                 ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
                                            depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
-                                           condition=c["condition"])))
+                                           condition=c["condition"], cache=line_cache)))
     if cfg.rag.enabled:
         budgets = rag_budgets(cfg)
-        all_ids = tuple(items.documents)
-        stores: dict[tuple, list] = {}
-        indexes: dict[tuple, Any] = {}
+        stores = Stores(cfg, items)
         for ch in cfg.rag.chunkers:
             for rt in cfg.rag.retrievers:
                 rconds = [{"condition": f"RAG-{rt.display}-{ch.display}-k{k}", "kind": "RAG", "chunker": ch.display,
@@ -84,16 +74,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                             "retriever": rt.display, "k": None, "rag_budget": b} for b in budgets]
                 conds += rconds
                 for si, ctxs in per_item:
-                    ids = all_ids if cfg.rag.scope == "corpus" else si.doc_ids
-                    skey = (ch.display, ids)
-                    if skey not in stores:
-                        stores[skey] = _chunks(ch, ids, items, cfg.rag.title_in_chunk)
-                    chunks = stores[skey]
-                    ikey = (rt.display, skey)
-                    if ikey not in indexes:
-                        indexes[ikey] = registry.get_retriever(rt.name)(chunks, **rt.params) if chunks else None
-                    idx = indexes[ikey]
-                    ranked = [chunks[int(i)] for i in idx.rank(si.item.question)] if idx is not None else []
+                    ranked = stores.ranked(ch, rt, si.doc_ids, si.item.question)
                     ranks = first_hit_ranks(ranked, si.item.evidence, contains=overlaps)
                     fck = full_coverage_k(ranks)
                     fchars = budget_chars([len(c.text) for c in ranked], fck) if fck else None

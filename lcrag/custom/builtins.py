@@ -66,10 +66,17 @@ class HybridRetriever:
     def __init__(self, parts, k: int = 60):
         self.parts, self.k, self.name = list(parts), k, "hybrid"
 
-    def rank(self, query: str) -> np.ndarray:
+    def rank(self, query: str, candidates=None) -> np.ndarray:
+        """Fused full ranking; ``candidates`` (document ids) restricts every part (BM25 with subset IDF)."""
+        from ..retrieval.bm25 import BM25Retriever
         from ..retrieval.fusion import rrf
 
-        fused = rrf([[int(i) for i in p.rank(query)] for p in self.parts], k=self.k)
+        def part(p):
+            if candidates is None:
+                return p.rank(query)
+            return p.rank(query, candidates=candidates, **({"idf_from": "subset"} if isinstance(p, BM25Retriever) else {}))
+
+        fused = rrf([[int(i) for i in part(p)] for p in self.parts], k=self.k)
         return np.asarray([i for i, _ in fused], dtype=np.int64)
 
 

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
+from ..textio import read_text
 from .schema import loc_to_field
 
 
@@ -185,7 +186,7 @@ def parse_config(doc: dict[str, Any], source: str | Path = "<study>", text: str 
     if not isinstance(doc, dict):
         raise ConfigError(source, "expected a mapping of study fields")
     try:
-        return StudyConfig(**doc)
+        return StudyConfig.model_validate(doc)
     except ValidationError as err:
         e = err.errors()[0]
         fld = loc_to_field(e.get("loc", ())) or None
@@ -200,7 +201,7 @@ def load_config(path: str | Path) -> tuple[StudyConfig, Path]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(p, "study file not found")
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:

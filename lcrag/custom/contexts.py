@@ -92,10 +92,20 @@ def lc_order(doc_ids: Sequence[str], gold: set[str], lengths: dict[str, int], bu
 
 
 def lc_context(item, doc_ids: Sequence[str], docs: dict[str, Document], budget: int | str, *, placement: str = "natural",
-               depth: float = 0.5, seed: int = 0, headers: bool = True, condition: str = "") -> Context:
-    """One LC haystack of ``item`` over its documents (see module doc)."""
-    per_doc = {d: doc_lines(docs[d], header=headers) for d in doc_ids}
-    lengths = {d: _chars(v) for d, v in per_doc.items()}
+               depth: float = 0.5, seed: int = 0, headers: bool = True, condition: str = "",
+               cache: dict | None = None) -> Context:
+    """One LC haystack of ``item`` over its documents (see module doc).
+
+    ``cache`` (any dict, shared across calls) keeps each document's lines and length, so
+    many items over one large corpus split every document once.
+    """
+    cache = {} if cache is None else cache
+    for d in doc_ids:
+        if (d, headers) not in cache:
+            lines = doc_lines(docs[d], header=headers)
+            cache[(d, headers)] = (lines, _chars(lines))
+    per_doc = {d: cache[(d, headers)][0] for d in doc_ids}
+    lengths = {d: cache[(d, headers)][1] for d in doc_ids}
     gold = {e.doc_id for e in item.evidence}
     order, over = lc_order(doc_ids, gold, lengths, budget, placement=placement, depth=depth, rng_key=f"{seed}|{item.id}")
     lines = [ln for d in order for ln in per_doc[d]]
