@@ -39,7 +39,7 @@ def run(args) -> int:
     cols = [c for c in ("ans", "evid", "ans_evid") if c in df.columns]
     ok = df[df["outcome"] == "ok"]
     if cols and len(ok):
-        by = ["reader_label", "prompt", "condition"] if df["prompt"].nunique() > 1 else ["reader_label", "condition"]
+        by = ["reader", "prompt", "condition"] if df["prompt"].nunique() > 1 else ["reader", "condition"]
         print(ok.groupby(by, sort=False)[cols].mean().round(3).to_string())
     if args.report:
         from ..custom.report import make_report

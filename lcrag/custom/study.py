@@ -95,8 +95,8 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
 
     try:
         mods = registry.load_plugins(cfg.plugins, base)
-    except (ImportError, FileNotFoundError) as e:
-        raise err("plugins", f"cannot import plugin: {e}") from None
+    except Exception as e:  # a plugin's own error must still name the study file and field
+        raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
     for i, n in enumerate(cfg.scorers):
         if n not in registry.names("scorer"):
             raise err(f"scorers[{i}]", f"unknown scorer {n!r}; registered: {', '.join(registry.names('scorer'))}")
@@ -125,8 +125,9 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
     for i, entry in enumerate(cfg.readers):
         try:
             r = _reader(entry, {})
-        except (ConfigError, ValueError) as e:
-            raise err(f"readers[{i}]", getattr(e, "reason", str(e))) from None
+        except Exception as e:  # unknown profile, missing key, a plugin reader's constructor …
+            msg = getattr(e, "reason", None) or (str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
+            raise err(f"readers[{i}]", msg) from None
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)

@@ -47,6 +47,8 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
         raise InputError(rd / "results.jsonl", "no result rows of this run's configuration")
     df = to_frame(rows)
     df["reader_label"] = df["meta.reader_label"]
+    clash = df.groupby("reader_label")["reader"].transform("nunique") > 1  # two readers, one label
+    df.loc[clash, "reader_label"] = df.loc[clash, "reader_label"] + " (" + df.loc[clash, "reader"] + ")"
     multi = df["prompt"].nunique() > 1
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
     rp = rd / man["files"]["retrieval_ranks"]

@@ -146,7 +146,7 @@ def test_config_errors_name_line_and_field(tmp_path, text, line, field, words):
     ("scorers: [evid_strict]\n", 5, "scorers", "answer scorer"),
     ("rag:\n  retrievers: [bm25, {name: nope}]\n", 6, "rag.retrievers[1].name", "unknown retriever"),
     ("prompts: [nope]\n", 5, "prompts[0]", "unknown prompt template"),
-    ("plugins: [no_such_module_xyz]\n", 5, "plugins", "cannot import plugin"),
+    ("plugins: [no_such_module_xyz]\n", 5, "plugins", "cannot import plugin: ModuleNotFoundError"),
 ])
 def test_names_are_checked_before_work(tmp_path, patch, line, field, words):
     p = tmp_path / "study.yaml"
