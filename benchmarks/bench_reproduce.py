@@ -32,6 +32,8 @@ def main(argv=None) -> int:
         env["LCRAG_CACHE_DIR"] = str(tmp / "cache")
     lcrag = Path(sys.executable).parent / "lcrag"
     cmd = ["/usr/bin/time", "-v", str(lcrag), "reproduce", "--params", a.params, "--out", str(tmp / "figures")]
+    if not a.warm:
+        cmd += ["--runs", str(tmp / "runs")]
     r = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     err = r.stderr
     wall = re.search(r"Elapsed \(wall clock\) time .*: (?:(\d+):)?(\d+):([\d.]+)", err)

@@ -66,7 +66,7 @@ def load_profile(path: str | Path) -> Profile:
     raw_keys = {str(k).zfill(2) if str(k).isdigit() else str(k): k for k in (doc.get("notebooks") or {})}
     doc["notebooks"] = {str(k).zfill(2) if str(k).isdigit() else str(k): v for k, v in (doc.get("notebooks") or {}).items()}
     try:
-        prof = Profile(**doc)
+        prof = Profile.model_validate(doc)
     except ValidationError as err:
         e = err.errors()[0]
         loc = [str(x) for x in e.get("loc", ())]
@@ -94,8 +94,13 @@ def notebooks(only: list[str] | None = None, root: Path | None = None) -> list[P
 
 
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
-        kernel: str | None = None, log=print) -> list[dict[str, Any]]:
-    """Execute the selected notebooks; returns one status record per notebook."""
+        kernel: str | None = None, runs: str | Path | None = None, log=print) -> list[dict[str, Any]]:
+    """Execute the selected notebooks; returns one status record per notebook.
+
+    ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
+    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``) so a reproduction starts from nothing and
+    does not resume rows of earlier runs.
+    """
     import papermill as pm
 
     prof = load_profile(profile_path)
@@ -121,6 +126,13 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         params = {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
         if "out_dir" in declared:
             params["out_dir"] = str(out_dir.resolve())
+        if runs is not None:
+            rdir = Path(runs).resolve()
+            if "results_path" in declared:
+                params["results_path"] = str(rdir / f"{nb.stem}.jsonl")
+            for key in ("run_dir", "runs_dir"):
+                if key in declared:
+                    params[key] = str(rdir / nb.stem)
         unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
         if unknown:
             raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",

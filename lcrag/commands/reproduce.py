@@ -14,6 +14,8 @@ def register(sub) -> None:
     p.add_argument("--params", default="params/offline.yaml", help="parameter profile (default: params/offline.yaml)")
     p.add_argument("--only", nargs="+", metavar="NN", help="run only these notebooks (number prefix or name)")
     p.add_argument("--out", help="output directory (default: figures/)")
+    p.add_argument("--runs", help="directory for the notebooks' results files (default: each notebook's own, runs/); "
+                                  "a fresh directory reproduces without resuming earlier rows")
     p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's own)")
     p.set_defaults(func=run)
 
@@ -25,7 +27,7 @@ def run(args) -> int:
     params = Path(args.params)
     if not params.is_absolute() and not params.exists():
         params = PROJECT_ROOT / params
-    recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel)
+    recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs)
     total = sum(r["seconds"] for r in recs)
     print(f"[lcrag] {len(recs)} notebook(s) executed in {total:.0f} s")
     return 0
