@@ -66,6 +66,20 @@ def render_numbered(
                    numbering_base=base, condition=condition, metadata=dict(metadata or {}))
 
 
+def _lazy_shuffle(n: int, rng: random.Random):
+    """Indices 0..n-1 in a uniformly random order, drawn lazily (partial Fisher–Yates).
+
+    Equivalent in distribution to ``rng.shuffle(list(range(n)))`` but costs O(k) for the first k
+    indices, so a 10K haystack does not pay for shuffling a 60,000-fact pool.
+    """
+    perm: dict[int, int] = {}
+    for i in range(n):
+        j = rng.randrange(i, n)
+        vi, vj = perm.get(i, i), perm.get(j, j)
+        perm[j] = vi
+        yield vj
+
+
 def fill_to_length(pool: Sequence[str], length: int, rng: random.Random) -> list[str]:
     """Shuffle ``pool`` and accumulate facts while the joined text stays within ``length`` characters.
 
@@ -74,11 +88,9 @@ def fill_to_length(pool: Sequence[str], length: int, rng: random.Random) -> list
     """
     if length <= 0:
         raise ValueError(f"haystack length must be positive, got {length}")
-    order = list(range(len(pool)))
-    rng.shuffle(order)
     out: list[str] = []
     total = 0
-    for idx in order:
+    for idx in _lazy_shuffle(len(pool), rng):
         fact = pool[idx]
         add = len(fact) + (1 if out else 0)
         if total + add > length:

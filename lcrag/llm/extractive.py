@@ -49,38 +49,48 @@ def entities(text: str) -> list[str]:
     return out
 
 
-def _best_line(lines: Sequence[Line], query: Counter, idf: dict[str, float], exclude: set[int]) -> tuple[int | None, float]:
+def _best_line(index: "LineIndex", query: Counter, exclude: set[int]) -> tuple[int | None, float]:
     best, best_score = None, 0.0
-    for ln in lines:
-        if ln.number in exclude or not ln.citable:
+    idf = index.idf
+    for ln in index.citable:
+        if ln.number in exclude:
             continue
-        toks = set(tokens(ln.text))
+        toks = index.toks[ln.number]
         score = sum(idf.get(t, 0.0) * c for t, c in query.items() if t in toks)
         if score > best_score:
             best, best_score = ln.number, score
     return best, best_score
 
 
-def extract(lines: Sequence[Line], question: str, cite_k: int = 2) -> tuple[str, list[int]]:
+class LineIndex:
+    """Token sets and IDF of a context's citable lines (built once per context, reused by prompts)."""
+
+    def __init__(self, lines: Sequence[Line]):
+        self.citable = [ln for ln in lines if ln.citable]
+        self.toks = {ln.number: frozenset(tokens(ln.text)) for ln in self.citable}
+        df: Counter = Counter()
+        for ts in self.toks.values():
+            df.update(ts)
+        n = len(self.citable)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+
+def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2) -> tuple[str, list[int]]:
     """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc)."""
-    citable = [ln for ln in lines if ln.citable]
+    index = lines if isinstance(lines, LineIndex) else LineIndex(lines)
+    citable, idf = index.citable, index.idf
     if not citable:
         return "NA", []
-    df: Counter = Counter()
-    for ln in citable:
-        df.update(set(tokens(ln.text)))
-    n = len(citable)
-    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
     q = Counter(tokens(question))
     by_num = {ln.number: ln for ln in citable}
-    h1, s1 = _best_line(citable, q, idf, set())
+    h1, s1 = _best_line(index, q, set())
     if h1 is None:
         return "NA", []
     cited = [h1]
     e1 = entities(by_num[h1].text)
     if cite_k > 1:
         q2 = q + Counter(t for e in e1 for t in tokens(e))
-        h2, _ = _best_line(citable, q2, idf, {h1})
+        h2, _ = _best_line(index, q2, {h1})
         if h2 is not None:
             cited.append(h2)
     qset = set(tokens(question))

@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..textio import read_text
 from ..types import Context
 from .client import CallResult, ChatClient
-from .extractive import extract
+from .extractive import LineIndex, extract
 from .profiles import ReaderProfile, load_profile
 
 
@@ -73,7 +73,12 @@ class ExtractiveReader(Reader):
     def read(self, request: ReadRequest) -> CallResult:
         if request.context is None:
             return CallResult(False, error="extractive reader needs the rendered context")
-        answer, lines = extract(request.context.lines, request.question, cite_k=self.profile.cite_k)
+        ctx = request.context
+        index = ctx.__dict__.get("_extractive_index")
+        if index is None:  # built once per context, shared by the prompts asked over it
+            index = LineIndex(ctx.lines)
+            object.__setattr__(ctx, "_extractive_index", index)
+        answer, lines = extract(index, request.question, cite_k=self.profile.cite_k)
         text = json.dumps({"lines": lines, "answer": answer}) if request.expects_json else answer
         return CallResult(True, text=text, attempts=1)
 
