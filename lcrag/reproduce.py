@@ -25,13 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import PROJECT_ROOT
 from .errors import ConfigError
 from .llm.cache import MODES
-from .textio import read_text
+from .textio import read_yaml
 
 
 class Profile(BaseModel):
@@ -51,12 +50,8 @@ def load_profile(path: str | Path) -> Profile:
         raise ConfigError(path, "parameter profile not found")
     from .custom.config import _node_line
 
-    text = read_text(path)
-    try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(path, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
+    doc, text = read_yaml(path)
+    doc = doc or {}
     if not isinstance(doc, dict):
         raise ConfigError(path, "expected a mapping at the top level")
     if not isinstance(doc.get("notebooks") or {}, dict):
@@ -117,7 +112,7 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         from_file: dict[str, Any] = {}
         pfile = PROJECT_ROOT / "params" / f"{nb.stem}.yaml"
         if prof.notebook_param_files and pfile.is_file():
-            from_file = yaml.safe_load(pfile.read_text(encoding="utf-8")) or {}
+            from_file = read_yaml(pfile)[0] or {}
             if not isinstance(from_file, dict):
                 raise ConfigError(pfile, "expected a mapping of notebook parameters")
             bad = set(from_file) - set(declared)

@@ -96,6 +96,9 @@ def read_results(path: str | Path) -> list[ResultRow]:
         missing = [f for f in _ROW_REQUIRED if f not in d]
         if missing:
             raise InputError(path, "not a result row: missing field", line=i, field=missing[0])
+        mistyped = [f for f in ("run", "item_id", "condition", "reader", "prompt", "outcome") if not isinstance(d[f], str)]
+        if mistyped:
+            raise InputError(path, "not a result row: must be a string", line=i, field=mistyped[0])
         r = ResultRow.from_dict(d)
         rows[r.task_id] = r
     return list(rows.values())

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 
 UTF8_BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -48,3 +49,18 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             except UnicodeDecodeError as e:
                 raise _decode_error(path, raw, e, n) from None
             yield n, (line[:-2] + "\n" if line.endswith("\r\n") else line)
+
+
+def read_yaml(path: str | Path) -> tuple[Any, str]:
+    """``(document, text)`` of a YAML parameter file; bad YAML is a ``ConfigError`` naming the file and line."""
+    import yaml
+
+    text = read_text(path)
+    try:
+        return yaml.safe_load(text), text
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', None) or e}",
+                          line=(mark.line + 1) if mark else None) from None
+    except ValueError as e:  # PyYAML lets a few bad escapes through as ValueError (e.g. "\\U00110000")
+        raise ConfigError(path, f"invalid YAML: {e}") from None

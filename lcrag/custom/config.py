@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
-from ..textio import read_text
+from ..textio import read_yaml
 from .schema import loc_to_field
 
 
@@ -43,6 +43,8 @@ class Component(BaseModel):
 def _components(v):
     if isinstance(v, (str, dict)):
         v = [v]
+    if not isinstance(v, (list, type(None))):
+        return v  # pydantic reports "Input should be a valid list" with the field
     return [{"name": x} if isinstance(x, str) else x for x in (v or [])]
 
 
@@ -201,12 +203,7 @@ def load_config(path: str | Path) -> tuple[StudyConfig, Path]:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(p, "study file not found")
-    text = read_text(p)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(p, f"invalid YAML: {getattr(e, 'problem', e)}", line=(mark.line + 1) if mark else None) from None
+    doc, text = read_yaml(p)
     return parse_config(doc, p, text), p.resolve().parent
 
 

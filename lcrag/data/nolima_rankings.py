@@ -82,6 +82,9 @@ def load_ranking(path: str | Path) -> pd.DataFrame:
         for f in RANKING_FIELDS:
             if not isinstance(h, dict) or f not in h:
                 raise InputError(path, f"hit {i} lacks field {f!r}", field=f"[{i}].{f}")
+        for f, typ, what in (("text", str, "a string"), ("evidence", int, "an integer line id")):
+            if not isinstance(h[f], typ) or isinstance(h[f], bool):
+                raise InputError(path, f"must be {what}, got {type(h[f]).__name__}", field=f"[{i}].{f}")
     df = pd.DataFrame(hits, columns=["score", "evidence", "chunk_type", "needle_item_id", "text"])
     df.insert(0, "rank", np.arange(1, len(df) + 1))
     df["n_chars"] = df["text"].str.len()

@@ -130,7 +130,7 @@ def parse_rag_record(path: str | Path) -> RagRecord:
             tuple(lines if isinstance(lines, list) else ([] if lines is None else [lines])),
             int(r["answer_metric"]), int(r["evidence_metric"]), int(r.get("input_tokens") or 0),
             int(r.get("output_tokens") or 0))
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as e:
         field = e.args[0] if isinstance(e, KeyError) else None
         raise InputError(p, f"not a NoLiMa-RAG result record: {e!r}", field=field) from None
 

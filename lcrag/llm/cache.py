@@ -152,6 +152,10 @@ class ResponseCache:
                 for fld in ("key", "model", "request", "response"):
                     if fld not in rec:
                         raise InputError(src, "missing field", line=lineno, field=fld)
+                if not isinstance(rec["model"], str):
+                    raise InputError(src, "must be a string", line=lineno, field="model")
+                if not isinstance(rec.get("created", 0.0), (int, float)) or isinstance(rec.get("created"), bool):
+                    raise InputError(src, "must be a number (seconds since the epoch)", line=lineno, field="created")
                 resp = rec["response"]
                 if not (isinstance(resp, dict) and isinstance(resp.get("text"), str)):
                     raise InputError(src, "expected an object with a string 'text'", line=lineno, field="response.text")

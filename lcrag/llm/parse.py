@@ -87,7 +87,7 @@ def normalize_lines(value: Any) -> tuple[list[int], list[Any]]:
                 sub, bad = normalize_lines([s for s in v.split(",") if s.strip()])
                 for n in sub:
                     add(n)
-                invalid.extend(bad)
+                invalid.extend(bad if sub or bad else [v])  # "," alone: no line number, reported
             else:
                 invalid.append(v)
         elif isinstance(v, (list, tuple)):

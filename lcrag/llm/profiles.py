@@ -12,12 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ..config import params_dir
 from ..errors import ConfigError
-from ..textio import read_text
+from ..textio import read_yaml
 
 
 class ReaderProfile(BaseModel):
@@ -78,7 +77,7 @@ def _format_validation(path: str | Path, err: ValidationError, text: str | None 
 
 def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>", text: str | None = None) -> ReaderProfile:
     try:
-        prof = ReaderProfile(**d)
+        prof = ReaderProfile.model_validate(d)
     except ValidationError as err:
         raise _format_validation(source, err, text) from None
     prof._source = str(source)
@@ -95,12 +94,8 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if not p.is_file():
         known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
         raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)}", field="reader")
-    text = read_text(p)
-    try:
-        doc = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(p, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
+    doc, text = read_yaml(p)
+    doc = doc or {}
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)

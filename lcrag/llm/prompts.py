@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 
 from ..config import params_dir
 from ..errors import ConfigError
-from ..textio import read_text
+from ..textio import read_yaml
 
 
 @dataclass(frozen=True)
@@ -63,12 +62,7 @@ def _load_prompt(name: str, directory: str | None) -> PromptTemplate:
     else:
         known = sorted(q.stem for d in _dirs(directory) if d.is_dir() for q in d.glob("*.yaml"))
         raise ConfigError(params_dir() / "prompts", f"unknown prompt template {name!r}; known: {', '.join(known)}", field="prompt")
-    text = read_text(p)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(p, f"invalid YAML: {e}", line=(mark.line + 1) if mark else None) from None
+    doc, text = read_yaml(p)
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping")
 

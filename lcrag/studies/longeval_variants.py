@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from ..config import params_dir
 from ..errors import ConfigError
-from ..textio import read_text
+from ..textio import read_yaml
 
 VARIANTS_FILE = "longeval_variants.yaml"
 CHUNKINGS = ("rule", "semantic", "topic_shift")
@@ -53,12 +52,8 @@ def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str,
     from ..custom.config import _node_line
 
     path = Path(path) if path else params_dir() / VARIANTS_FILE
-    text = read_text(path)
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', e)}", line=(mark.line + 1) if mark else None) from None
+    data, text = read_yaml(path)
+    data = {} if data is None else data
     if not isinstance(data, dict):
         raise ConfigError(path, "expected a mapping with 'defaults' and 'variants'")
     for key in ("defaults", "variants"):
