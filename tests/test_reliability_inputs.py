@@ -127,6 +127,8 @@ case("recorded-top-level-array", {"r.json": "[]"},
      lambda t: parse_rag_record(t / "r.json"), "r.json", None, None, "expected a JSON object")
 case("recorded-utf16", {"r.json": utf16(json.dumps(RECORD))},
      lambda t: parse_rag_record(t / "r.json"), "r.json", 1, None, "UTF-16")
+case("recorded-ranking-text-mistyped", {"rk.json": json.dumps([{"score": 0.9, "evidence": 1, "chunk_type": "needle", "text": False}])},
+     lambda t: load_ranking(t / "rk.json"), "rk.json", None, "[0].text", "must be a string")
 case("recorded-ranking-missing-text", {"rk.json": json.dumps([{"score": 0.9, "evidence": 1, "chunk_type": "needle"}])},
      lambda t: load_ranking(t / "rk.json"), "rk.json", None, "[0].text", "lacks field")
 
@@ -319,6 +321,8 @@ case("cache-import-altered-record", {"cache.jsonl": jl(CREC, {**CREC, "request":
      _import, "cache.jsonl", 2, "key", "does not match the hash")
 case("cache-import-response-mistyped", {"cache.jsonl": jl({**CREC, "response": "just text"})},
      _import, "cache.jsonl", 1, "response.text", "string 'text'")
+case("cache-import-model-mistyped", {"cache.jsonl": jl({**CREC, "model": {"name": "m"}})},
+     _import, "cache.jsonl", 1, "model", "must be a string")
 case("cache-import-line-not-object", {"cache.jsonl": jl(CREC, [CREC])}, _import, "cache.jsonl", 2, None, "expected a JSON object")
 case("cache-import-latin1", {"cache.jsonl": jl(CREC).encode() + b'{"key": "' + LATIN1 + b'"}\n'},
      _import, "cache.jsonl", 2, None, "not UTF-8")
@@ -345,6 +349,8 @@ case("results-row-not-object", {"r.jsonl": jl(ROW, "null")},
      lambda t: read_results(t / "r.jsonl"), "r.jsonl", 2, None, "expected a JSON object")
 case("results-row-missing-field", {"r.jsonl": jl(ROW, {k: v for k, v in ROW.items() if k != "outcome"})},
      lambda t: read_results(t / "r.jsonl"), "r.jsonl", 2, "outcome", "missing field")
+case("results-run-mistyped", {"r.jsonl": jl({**ROW, "run": 5})},
+     lambda t: read_results(t / "r.jsonl"), "r.jsonl", 1, "run", "must be a string")
 case("results-latin1-inside", {"r.jsonl": jl(ROW).encode() + b'{"run": "' + LATIN1 + b'"}\n' + jl(ROW).encode()},
      lambda t: read_results(t / "r.jsonl"), "r.jsonl", 2, None, "not UTF-8")
 
@@ -376,6 +382,8 @@ case("study-k-not-positive", {**GOOD_ITEMS, "s.yaml": STUDY + "rag:\n  k: [5, 0]
      lambda t: prepare(t / "s.yaml"), "s.yaml", 6, "rag.k", "positive", ConfigError)
 case("study-depth-above-one", {**GOOD_ITEMS, "s.yaml": STUDY + "lc:\n  placement: depth\n  depths: [0.5, 1.5]\n"},
      lambda t: prepare(t / "s.yaml"), "s.yaml", 7, "lc.depths", "[0, 1]", ConfigError)
+case("study-retrievers-mistyped", {**GOOD_ITEMS, "s.yaml": STUDY + "rag:\n  retrievers: 1.0\n"},
+     lambda t: prepare(t / "s.yaml"), "s.yaml", 6, "rag.retrievers", "valid list", ConfigError)
 case("study-unknown-reader", {**GOOD_ITEMS, "s.yaml": STUDY.replace("[extractive]", "[extractive, no-such-reader]")},
      lambda t: prepare(t / "s.yaml"), "s.yaml", 4, "readers[1]", "unknown reader", ConfigError)
 
