@@ -20,7 +20,6 @@ written to ``<out>/NN_name.ipynb`` and it saves its own figures and tables to ``
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any

@@ -85,11 +85,11 @@ def read_results(path: str | Path) -> list[ResultRow]:
     for i, line in lines:
         if not line.strip():
             continue
+        if i == len(lines) and not line.endswith("\n"):
+            continue  # torn final write (rows are written with their newline in one write): the writer trims it
         try:
             d = json.loads(line)
         except json.JSONDecodeError as e:
-            if i == len(lines) and not line.endswith("\n"):
-                continue  # torn final write from a killed process
             raise InputError(path, f"not valid JSON: {e.msg}", line=i) from None
         if not isinstance(d, dict):
             raise InputError(path, f"expected a JSON object, got {type(d).__name__}", line=i)

@@ -64,3 +64,22 @@ def read_yaml(path: str | Path) -> tuple[Any, str]:
                           line=(mark.line + 1) if mark else None) from None
     except ValueError as e:  # PyYAML lets a few bad escapes through as ValueError (e.g. "\\U00110000")
         raise ConfigError(path, f"invalid YAML: {e}") from None
+
+
+def iter_jsonl(path: str | Path, *, what: str = "a JSON object") -> Iterator[tuple[int, dict]]:
+    """``(1-based line number, object)`` for each non-blank line of a JSONL file.
+
+    A line that is not valid JSON, or not an object, raises ``InputError`` naming the file and line.
+    """
+    import json
+
+    for n, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(path, f"not valid JSON: {e.msg} (column {e.colno})", line=n) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, f"expected {what}, got {type(obj).__name__}", line=n)
+        yield n, obj

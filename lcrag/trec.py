@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .textio import iter_lines
+from .textio import iter_jsonl
 
 
 @dataclass
@@ -82,13 +82,7 @@ def read_run(path: str | Path) -> list[RagResponse]:
     """Read a TREC-RAG JSONL run (blank lines skipped; ids normalised to strings)."""
     path = Path(path)
     out = []
-    for n, raw in iter_lines(path):
-        if not raw.strip():
-            continue
-        try:
-            d = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
+    for n, d in iter_jsonl(path, what="a TREC-RAG response object"):
         out.append(RagResponse.from_dict(d, path=path, line=n))
     return out
 

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError
-from ..textio import iter_lines
+from ..textio import iter_jsonl
 from ..types import Document, Evidence, Item
 
 
@@ -124,16 +124,7 @@ def loc_to_field(loc) -> str:
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     if not path.is_file():
         raise InputError(path, "file not found")
-    for i, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON: {e.msg} (column {e.colno})", line=i) from None
-        if not isinstance(obj, dict):
-            raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=i)
-        yield i, obj
+    yield from iter_jsonl(path)
 
 
 def _parse(model, obj: dict, path: Path, line: int, prefix: str = ""):

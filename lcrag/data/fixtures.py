@@ -197,7 +197,7 @@ def _paper(i: int, rng: random.Random) -> tuple[str, dict, list[str], dict]:
         "intro2": f"In this work we propose a multi-task model that shares an encoder across {field} tasks.",
         "rel1": f"Earlier work on {field} used feature-based classifiers and rule systems.",
         "data1": f"We evaluate on the {ds} corpus, which contains {1000 + 250 * i} annotated documents.",
-        "data2": f"The corpus was split into training, development and test sets with a ratio of 8:1:1.",
+        "data2": "The corpus was split into training, development and test sets with a ratio of 8:1:1.",
         "model1": f"Our encoder is {model} with an auxiliary tagging head; we train with Adam for {5 + i % 10} epochs.",
         "model2": "We do not use any external lexicons or pretrained gazetteers.",
         "res1": f"Our model reaches {ours}.{i % 10} {metric}, compared with {base}.0 for the strongest baseline.",

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..config import data_dir
 from ..errors import InputError
-from ..textio import iter_lines, read_text
+from ..textio import iter_jsonl, iter_lines, read_text
 from ..types import Document
 from ._jsonpos import read_json_positions
 
@@ -113,15 +113,7 @@ def load_queries(path: str | Path) -> list[LongEvalQuery]:
     path = Path(path)
     out: list[LongEvalQuery] = []
     seen: dict[str, int] = {}
-    for n, raw in iter_lines(path):
-        if not raw.strip():
-            continue
-        try:
-            rec = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON ({e.msg})", line=n) from None
-        if not isinstance(rec, dict):
-            raise InputError(path, "a query line must be a JSON object", line=n)
+    for n, rec in iter_jsonl(path, what="a query object"):
         id_field, qid = _pick(rec, QUERY_ID_FIELDS)
         if qid is None:
             raise InputError(path, f"no query id; accepted fields: {', '.join(QUERY_ID_FIELDS)}", line=n, field="|".join(QUERY_ID_FIELDS))

@@ -19,12 +19,11 @@ is a different schema and is rejected with an explicit message.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..textio import read_text
+from ..textio import iter_jsonl, read_text
 from ._jsonpos import read_json_positions
 
 
@@ -173,15 +172,7 @@ def load_authors(path: str | Path) -> dict[str, tuple[str, ...]]:
             out[k] = tuple(v)
         return out
     out = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(p, f"invalid JSON: {e.msg}", line=n) from None
-        if not isinstance(rec, dict):
-            raise InputError(p, f"expected a JSON object, got {type(rec).__name__}", line=n)
+    for n, rec in iter_jsonl(p):
         parsed = rec.get("authors_parsed")
         if not isinstance(rec.get("id"), str):
             raise InputError(p, "expected {id, authors_parsed}", line=n, field="id")

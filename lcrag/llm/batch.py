@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..textio import iter_lines
+from ..textio import iter_jsonl
 from .cache import ResponseCache, cache_key
 from .client import ChatClient, chat_kwargs
 from .readers import Reader
@@ -87,15 +87,7 @@ def collect(output_jsonl: str | Path, pending: dict[str, dict[str, Any]], cache:
     path = Path(output_jsonl)
     seen = set()
     results = []
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"not valid JSON: {e.msg}", line=lineno) from None
-        if not isinstance(rec, dict):
-            raise InputError(path, f"expected a JSON object, got {type(rec).__name__}", line=lineno)
+    for lineno, rec in iter_jsonl(path):
         cid = rec.get("custom_id")
         if not isinstance(cid, str) or cid not in pending:
             raise InputError(path, f"custom_id {cid!r} is not a request of this batch", line=lineno, field="custom_id")

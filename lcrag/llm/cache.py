@@ -29,7 +29,7 @@ from typing import Any
 
 from ..config import cache_dir
 from ..errors import CacheMiss, ConfigError, InputError
-from ..textio import iter_lines
+from ..textio import iter_jsonl
 
 MODES = ("use", "refresh", "off", "replay")
 ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
@@ -140,15 +140,7 @@ class ResponseCache:
         c = self._conn()
         c.execute("BEGIN")
         try:
-            for lineno, line in iter_lines(src):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(src, f"not valid JSON: {e.msg}", line=lineno) from None
-                if not isinstance(rec, dict):
-                    raise InputError(src, f"expected a JSON object, got {type(rec).__name__}", line=lineno)
+            for lineno, rec in iter_jsonl(src):
                 for fld in ("key", "model", "request", "response"):
                     if fld not in rec:
                         raise InputError(src, "missing field", line=lineno, field=fld)

@@ -78,7 +78,7 @@ class LineIndex:
 def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2) -> tuple[str, list[int]]:
     """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc)."""
     index = lines if isinstance(lines, LineIndex) else LineIndex(lines)
-    citable, idf = index.citable, index.idf
+    citable = index.citable
     if not citable:
         return "NA", []
     q = Counter(tokens(question))
