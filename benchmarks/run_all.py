@@ -33,7 +33,8 @@ def latest(name: str) -> pd.DataFrame | None:
     df = pd.read_csv(p)
     if "timestamp" in df:
         df = df[df["timestamp"] == df["timestamp"].max()]
-    return df[[c for c in df.columns if not c.startswith("machine_")]]
+    drop = {"python", "platform", "processor", "cpu_count", "numpy", "scipy", "rank_bm25", "timestamp"}
+    return df[[c for c in df.columns if not c.startswith("machine_") and c not in drop]].dropna(axis=1, how="all")
 
 
 def main(argv=None) -> int:
