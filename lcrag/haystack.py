@@ -39,6 +39,7 @@ def render_numbered(
     condition: str = "",
     gold_roles: Sequence[str] = ("needle",),
     metadata: dict | None = None,
+    number_structural: bool = False,
 ) -> Context:
     """Number ``lines`` and render them one per row as ``fmt`` (default ``"i: text"``).
 
@@ -48,7 +49,9 @@ def render_numbered(
         numbers: explicit line numbers (e.g. vector-store ids in similarity order); overrides
             ``base``.
         gold_roles: roles whose lines are gold evidence; their numbers go to ``gold_lines``.
-    Structural lines (``citable=False``) are rendered without a number prefix.
+    Structural lines (``citable=False``) are rendered without a number prefix, unless
+    ``number_structural`` (MultiHop-RAG / QASPER-MP layouts, where headers carry numbers that
+    are still not valid evidence).
     """
     if numbers is not None and len(numbers) != len(lines):
         raise ValueError(f"numbers has {len(numbers)} entries for {len(lines)} lines")
@@ -59,7 +62,7 @@ def render_numbered(
         n = numbers[i] if numbers is not None else base + i
         out_lines.append(Line(number=n, text=sl.text, doc_id=sl.doc_id, start=sl.start, end=sl.end,
                               source_line=sl.source_line, citable=sl.citable, role=sl.role))
-        rendered.append(fmt.format(n=n, text=sl.text) if sl.citable else sl.text)
+        rendered.append(fmt.format(n=n, text=sl.text) if (sl.citable or number_structural) else sl.text)
         if sl.role in gold_roles:
             gold.append(n)
     return Context(text="\n".join(rendered), lines=tuple(out_lines), gold_lines=tuple(sorted(gold)),

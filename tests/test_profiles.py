@@ -1,5 +1,7 @@
 """Every parameter file names only parameters its notebook declares; the run profiles validate."""
 
+import json
+
 import papermill as pm
 import pytest
 import yaml
@@ -25,8 +27,21 @@ def test_every_notebook_has_a_parameters_cell():
         assert '"parameters"' in nb.read_text(), f"{nb.name} has no cell tagged parameters"
 
 
+def _defaults(nb) -> dict:
+    """Values of the parameters cell (it holds literals only)."""
+    cell = next(c for c in json.loads(nb.read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    ns: dict = {}
+    exec("".join(cell["source"]), ns)
+    return {k: v for k, v in ns.items() if not k.startswith("__")}
+
+
 @pytest.mark.parametrize("nb", [nb for nb in notebooks() if (PARAMS / f"{nb.stem}.yaml").exists()], ids=lambda p: p.stem)
 def test_notebook_param_files_match_notebooks(nb):
-    f = PARAMS / f"{nb.stem}.yaml"
-    declared = pm.inspect_notebook(str(nb))
-    assert set(yaml.safe_load(f.read_text()) or {}) <= set(declared)
+    """params/<stem>.yaml (paper scale) sets only declared parameters, with compatible types."""
+    defaults = _defaults(nb)
+    assert defaults.get("out_dir") == "../figures"
+    paper = yaml.safe_load((PARAMS / f"{nb.stem}.yaml").read_text()) or {}
+    assert set(paper) <= set(defaults), f"undeclared: {set(paper) - set(defaults)}"
+    for k, v in paper.items():
+        d = defaults[k]
+        assert v is None or d is None or isinstance(v, type(d)) or (isinstance(v, (int, float)) and isinstance(d, (int, float))), k

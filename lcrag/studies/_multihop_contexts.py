@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from ..chunking.sentences import split_sentences
 from ..data.multihop_rag import Fact, Query
+from ..haystack import SourceLine, render_numbered
 from ..types import Chunk, Context, Document, Line
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -36,17 +37,10 @@ def norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-@dataclass(frozen=True)
-class Row:
-    """A line before numbering."""
-
-    text: str
-    doc_id: str = ""
-    start: int = -1
-    end: int = -1
-    source_line: int = -1
-    citable: bool = True
-    role: str = "sentence"
+def Row(text: str, doc_id: str = "", start: int = -1, end: int = -1, source_line: int = -1, *,
+        citable: bool = True, role: str = "sentence") -> SourceLine:
+    """A line before numbering (``lcrag.haystack.SourceLine`` with role "sentence" by default)."""
+    return SourceLine(text, doc_id, start, end, source_line, role=role, citable=citable)
 
 
 def header_text(doc: Document) -> str:
@@ -55,31 +49,28 @@ def header_text(doc: Document) -> str:
     return f"[DOC] {doc.title} | {doc.metadata.get('source', '')} | {m.group(0) if m else pub}"
 
 
-def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[Row]:
+def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[SourceLine]:
     """Sentence-per-line rows of ``text`` (paragraphs = ``\\n`` lines, then the shared splitter)."""
     return [Row(text[s:e], doc_id, offset + s, offset + e, i) for i, (s, e) in enumerate(split_sentences(text))]
 
 
-def doc_rows(doc: Document) -> list[Row]:
+def doc_rows(doc: Document) -> list[SourceLine]:
     return [Row(header_text(doc), doc.id, citable=False, role="header"), *sentence_rows(doc.text, doc.id)]
 
 
 @functools.lru_cache(maxsize=65536)
-def _cached_sentence_rows(text: str, doc_id: str, offset: int) -> tuple[Row, ...]:
+def _cached_sentence_rows(text: str, doc_id: str, offset: int) -> tuple[SourceLine, ...]:
     return tuple(sentence_rows(text, doc_id, offset))
 
 
-def chunk_rows(chunk: Chunk, rank: int) -> list[Row]:
+def chunk_rows(chunk: Chunk, rank: int) -> list[SourceLine]:
     head = Row(f"[CHUNK {rank} | {chunk.title or chunk.doc_id}]", chunk.doc_id, citable=False, role="chunk_header")
     return [head, *_cached_sentence_rows(chunk.text, chunk.doc_id, chunk.start)]
 
 
-def render(rows: Sequence[Row], *, condition: str = "", metadata: dict | None = None, base: int = 0) -> Context:
-    """Number every row from ``base`` and render ``"<n>: <text>"`` one per line."""
-    lines = tuple(Line(number=base + i, text=r.text, doc_id=r.doc_id, start=r.start, end=r.end,
-                       source_line=r.source_line, citable=r.citable, role=r.role) for i, r in enumerate(rows))
-    text = "\n".join(f"{ln.number}: {ln.text}" for ln in lines)
-    return Context(text=text, lines=lines, numbering_base=base, condition=condition, metadata=dict(metadata or {}))
+def render(rows: Sequence[SourceLine], *, condition: str = "", metadata: dict | None = None, base: int = 0) -> Context:
+    """Number every row from ``base`` and render ``"<n>: <text>"`` one per line (structural rows too)."""
+    return render_numbered(rows, base=base, condition=condition, metadata=metadata, gold_roles=(), number_structural=True)
 
 
 def normalized_lines(lines: Sequence[Line]) -> list[tuple[int, str]]:
@@ -137,7 +128,7 @@ class BuildReport:
 
 
 @functools.lru_cache(maxsize=4096)
-def _doc_rows_cached(doc: Document) -> tuple[tuple[Row, ...], tuple[str, ...]]:
+def _doc_rows_cached(doc: Document) -> tuple[tuple[SourceLine, ...], tuple[str, ...]]:
     rows = tuple(doc_rows(doc))
     return rows, tuple(norm(r.text) for r in rows if r.citable)
 

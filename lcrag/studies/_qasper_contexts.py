@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from ..data.qasper import Paper, Question
 from ..types import Chunk
+from ..haystack import SourceLine
 from ._multihop_contexts import Row, render
 
 STOPWORDS = frozenset("a an the of for in on with without within to and or via by from at is are using towards toward into "
@@ -113,7 +114,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: bool = False) -> list[Row]:
+def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: bool = False) -> list[SourceLine]:
     """Rows of one paper; ``paragraphs`` restricts to those indices (structured RAG)."""
     rows = [Row("<paper>", paper.paper_id, citable=False, role="paper"),
             Row(f"<title>{_one_line(paper.title)}</title>", paper.paper_id, citable=False, role="title"),
@@ -134,7 +135,7 @@ def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: b
     return rows
 
 
-def _finish(rows: list[Row], q: Question, papers: dict[str, Paper], condition: str, meta: dict):
+def _finish(rows: list[SourceLine], q: Question, papers: dict[str, Paper], condition: str, meta: dict):
     ctx = render(rows, condition=condition, metadata=meta)
     para, texts = {}, {}
     for ln in ctx.lines:
