@@ -211,13 +211,19 @@ def run_tasks(
     progress: bool = True,
     max_workers: int | None = None,
     log: Callable[[str], None] | None = None,
+    stats: RunStats | None = None,
 ) -> list[ResultRow]:
-    """Run ``tasks`` with ``reader`` and return all rows of this run for these tasks (see module doc)."""
+    """Run ``tasks`` with ``reader`` and return all rows of this run for these tasks (see module doc).
+
+    Pass a ``RunStats()`` as ``stats`` to receive the counts (skipped, done, cached, failed, N/A,
+    estimated and actual spend) of this call.
+    """
     log = log or (lambda s: print(s, file=sys.stderr))
     cache = cache or ResponseCache()
     writer = ResultsWriter(results_path)
     existing = {r.task_id: r for r in read_results(results_path)}
-    stats = RunStats(total=len(tasks))
+    stats = stats if stats is not None else RunStats()
+    stats.total = len(tasks)
     ident = reader.identity()
 
     todo: list[tuple[Task, str, dict[str, Any], list[dict[str, str]], bool, str, int]] = []
@@ -301,7 +307,6 @@ def run_tasks(
     finally:
         bar.close()
         writer.close()
-    run_tasks.last_stats = stats  # type: ignore[attr-defined]
     order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]
     return [rows[o] for o in order if o in rows]
 

@@ -83,3 +83,13 @@ def iter_jsonl(path: str | Path, *, what: str = "a JSON object") -> Iterator[tup
         if not isinstance(obj, dict):
             raise InputError(path, f"expected {what}, got {type(obj).__name__}", line=n)
         yield n, obj
+
+
+def read_json(path: str | Path) -> Any:
+    """A whole-file JSON document; invalid JSON is an ``InputError`` naming the file and line."""
+    import json
+
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None

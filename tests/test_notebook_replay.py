@@ -7,7 +7,6 @@ executed notebooks.
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import papermill as pm
 import pytest

@@ -75,7 +75,7 @@ from lcrag.data.synthetic import load_paper_needles  # noqa: E402
 
 NEEDLE = {"facts": ["A founded B.", "B makes C."], "question": "What does the company A founded make?", "answers": ["C"]}
 case("synthetic-needles-json-syntax", {"n.json": '{"examples": [\n  {"facts": ["a", "b"], "question": "q?" "answers": ["x"]}\n]}'},
-     lambda t: load_paper_needles(t / "n.json"), "n.json", 2, None, "not valid JSON")
+     lambda t: load_paper_needles(t / "n.json"), "n.json", 2, None, "invalid JSON")
 case("synthetic-needles-example-not-object", {"n.json": json.dumps({"examples": [NEEDLE, "oops"]})},
      lambda t: load_paper_needles(t / "n.json"), "n.json", None, "examples[1]", "expected an object")
 case("synthetic-needles-empty-question", {"n.json": json.dumps({"examples": [{**NEEDLE, "question": "  "}]})},

