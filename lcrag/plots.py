@@ -103,3 +103,41 @@ def ci_label(mean: float, low: float, high: float, fmt: str = ".2f") -> str:
     if mean is None or np.isnan(mean):
         return "N/A"
     return f"{mean:{fmt}}\n[{low:{fmt}}, {high:{fmt}}]"
+
+
+def accuracy_vs_cost(table: pd.DataFrame, *, x: str = "usd_per_call", y: str = "ans", hue: str = "reader",
+                     label: str | None = "condition", title: str = "", ax=None, logx: bool = True):
+    """Scatter of accuracy ``y`` against cost ``x`` per ``hue`` group, each point labelled by ``label``.
+
+    ``table`` has one row per point (e.g. reader × condition, from ``lcrag.usage.usage_table``
+    merged with a summary). Points without a cost (0 or NaN: free local readers, unrecorded
+    usage) are drawn at the axis' left edge with a hollow marker and listed as such.
+    """
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    else:
+        fig = ax.figure
+    d = table.dropna(subset=[y]).copy()
+    cost = d[x].astype(float)
+    paid = cost > 0
+    floor = float(cost[paid].min()) / 2 if paid.any() else 1e-6
+    d["_x"] = np.where(paid, cost, floor)
+    palette = dict(zip(d[hue].unique(), sns.color_palette(n_colors=max(1, d[hue].nunique()))))
+    for key, g in d.groupby(hue, sort=False):
+        gp = g[g[x].astype(float) > 0]
+        gf = g[~(g[x].astype(float) > 0)]
+        ax.scatter(gp["_x"], gp[y], color=palette[key], label=str(key), s=36)
+        if len(gf):
+            ax.scatter(gf["_x"], gf[y], facecolors="none", edgecolors=palette[key], s=36,
+                       label=f"{key} (no recorded cost)")
+        if label:
+            for _, r in g.iterrows():
+                ax.annotate(str(r[label]), (r["_x"], r[y]), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    if logx and paid.any():
+        ax.set_xscale("log")
+    ax.set(xlabel=f"{x} (USD)" if "usd" in x else x, ylabel=y, title=title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    sns.despine(ax=ax)
+    fig.tight_layout()
+    return fig

@@ -87,6 +87,25 @@ def notebooks(only: list[str] | None = None, root: Path | None = None) -> list[P
     return found
 
 
+def notebook_parameters(prof: Profile, nb: Path, profile_path: str | Path, declared) -> dict[str, Any]:
+    """Parameters passed to notebook ``nb``: ``defaults`` < ``params/<stem>.yaml`` (when enabled) <
+    ``notebooks["NN"]``, restricted to the parameters the notebook declares (``declared``)."""
+    from_file: dict[str, Any] = {}
+    pfile = PROJECT_ROOT / "params" / f"{nb.stem}.yaml"
+    if prof.notebook_param_files and pfile.is_file():
+        from_file = read_yaml(pfile)[0] or {}
+        if not isinstance(from_file, dict):
+            raise ConfigError(pfile, "expected a mapping of notebook parameters")
+        bad = set(from_file) - set(declared)
+        if bad:
+            raise ConfigError(pfile, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(bad))}", field=sorted(bad)[0])
+    unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
+    if unknown:
+        raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
+                          field=f"notebooks.{nb.name[:2]}")
+    return {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
+
+
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
         kernel: str | None = None, runs: str | Path | None = None, log=print) -> list[dict[str, Any]]:
     """Execute the selected notebooks; returns one status record per notebook.
@@ -108,16 +127,7 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     records = []
     for nb in notebooks(only):
         declared = pm.inspect_notebook(str(nb))
-        from_file: dict[str, Any] = {}
-        pfile = PROJECT_ROOT / "params" / f"{nb.stem}.yaml"
-        if prof.notebook_param_files and pfile.is_file():
-            from_file = read_yaml(pfile)[0] or {}
-            if not isinstance(from_file, dict):
-                raise ConfigError(pfile, "expected a mapping of notebook parameters")
-            bad = set(from_file) - set(declared)
-            if bad:
-                raise ConfigError(pfile, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(bad))}", field=sorted(bad)[0])
-        params = {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
+        params = notebook_parameters(prof, nb, profile_path, declared)
         if "out_dir" in declared:
             params["out_dir"] = str(out_dir.resolve())
         if runs is not None:
@@ -127,10 +137,6 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             for key in ("run_dir", "runs_dir"):
                 if key in declared:
                     params[key] = str(rdir / nb.stem)
-        unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
-        if unknown:
-            raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
-                              field=f"notebooks.{nb.name[:2]}")
         log(f"[lcrag] running {nb.name} with {params}")
         t0 = time.perf_counter()
         pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),

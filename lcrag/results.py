@@ -18,13 +18,16 @@ from .scoring.bootstrap import bootstrap_ci
 from .types import Outcome, ParseStatus, ResultRow
 
 BASE_COLUMNS = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines", "error"]
+# per-row usage (lcrag.types.ResultRow; defaults in rows of older results files)
+USAGE_COLUMNS = ["prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "latency_s", "cached",
+                 "prompt_tokens_own", "tokenizer", "context_chars"]
 
 
 def to_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:
     """Rows -> DataFrame with one column per metric and the ``meta`` fields prefixed ``meta.``."""
     recs = []
     for r in rows:
-        d = {c: getattr(r, c) for c in BASE_COLUMNS}
+        d = {c: getattr(r, c) for c in BASE_COLUMNS + USAGE_COLUMNS}
         d.update(r.metrics)
         d.update({f"meta.{k}": v for k, v in r.meta.items() if k != "raw"})
         recs.append(d)

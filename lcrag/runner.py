@@ -38,9 +38,10 @@ from .llm.cache import ResponseCache, cache_key
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
-from .llm.tokens import count_messages
+from .llm.costs import over_window, price
+from .llm.tokens import profile_prompt_tokens
 from .textio import iter_lines
-from .types import Context, Item, Outcome, Response, ResultRow, task_id
+from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
 Scorer = Callable[["Task", Response], dict[str, float]]
 
@@ -182,11 +183,12 @@ class RunStats:
 
 
 def _price(reader: Reader, tin: int, tout: int) -> float:
-    p = reader.profile
-    return tin / 1e6 * p.price_input_per_1m + tout / 1e6 * p.price_output_per_1m
+    return price(reader.profile, tin, tout)
 
 
-def _response_from_call(text: str, expects_json: bool, context: Context) -> Response:
+def _response_from_call(text: str, expects_json: bool, context: Context, call: dict[str, Any] | None = None) -> Response:
+    """Parsed response; ``call`` carries the recorded usage, latency, reasoning and finish reason."""
+    call = call or {}
     parsed = parse_response(text) if expects_json else parse_answer_only(text)
     invalid = list(parsed.invalid)
     if expects_json:
@@ -194,8 +196,12 @@ def _response_from_call(text: str, expects_json: bool, context: Context) -> Resp
             ln = context.line(n)
             if ln is None or not ln.citable:
                 invalid.append(n)
-    return Response(raw=text, answer=parsed.answer, lines=list(parsed.lines), parse_status=parsed.status,
-                    error=parsed.error, invalid_lines=invalid)
+    status = ParseStatus.TRUNCATED if call.get("finish_reason") == "length" else parsed.status
+    return Response(raw=text, answer=parsed.answer, lines=list(parsed.lines), parse_status=status,
+                    error=parsed.error, invalid_lines=invalid, input_tokens=int(call.get("input_tokens", 0) or 0),
+                    output_tokens=int(call.get("output_tokens", 0) or 0), latency_s=float(call.get("latency_s", 0.0) or 0.0),
+                    reasoning=call.get("reasoning", "") or "", reasoning_tokens=int(call.get("reasoning_tokens", 0) or 0),
+                    finish_reason=call.get("finish_reason", "") or "")
 
 
 def run_tasks(
@@ -238,25 +244,25 @@ def run_tasks(
         messages, expects_json, tlabel = t.build()
         request = {"reader": ident, "messages": messages, "expects_json": expects_json, "template": tlabel}
         key = cache_key(request)
-        # token counts are needed only for the window guard and for pricing uncached calls
-        ntok = count_messages(messages) if reader.profile.context_window else -1
+        # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row)
+        ntok = profile_prompt_tokens(reader.profile, messages)
         todo.append((t, key, request, messages, expects_json, tid, ntok))
 
     # context-window guard and pre-flight estimate
-    window = reader.profile.context_window
     sendable = []
     for entry in todo:
         t, key, request, messages, expects_json, tid, ntok = entry
-        if window and ntok + reader.profile.max_tokens > window:
-            row = _row(run, t, reader, Outcome.NA, Response(outcome=Outcome.NA, cache_key=key,
-                       error=f"prompt of ~{ntok} tokens + {reader.profile.max_tokens} output exceeds context window {window}"), {})
+        reason = over_window(reader.profile, ntok)
+        if reason:
+            row = _row(run, t, reader, Outcome.NA, Response(outcome=Outcome.NA, cache_key=key, error=reason,
+                                                            prompt_tokens_own=ntok), {})
             writer.append(row)
             rows[tid] = row
             stats.na += 1
             continue
         sendable.append(entry)
     uncached = [e for e in sendable if cache.mode in ("off", "refresh") or not cache.contains(e[1])]
-    stats.est_tokens = sum(e[6] if e[6] >= 0 else count_messages(e[3]) for e in uncached)
+    stats.est_tokens = sum(e[6] for e in uncached)
     stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
     if uncached:
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
@@ -270,18 +276,23 @@ def run_tasks(
         t, key, request, messages, expects_json, tid, ntok = entry
         hit = cache.get(key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
         if hit is not None:
-            resp = _response_from_call(hit["text"], expects_json, t.context)
+            resp = _response_from_call(hit["text"], expects_json, t.context, hit)
             resp.cached = True
-            resp.input_tokens, resp.output_tokens = hit.get("input_tokens", 0), hit.get("output_tokens", 0)
         else:
             res = reader.read(ReadRequest(messages=messages, expects_json=expects_json, context=t.context,
                                           question=t.item.question, template=t.prompt))
             if not res.ok:
-                return t, tid, Response(outcome=Outcome.ERROR, error=res.error, cache_key=key, latency_s=res.latency_s)
-            cache.put(key, ident["model"], request, {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens})
-            resp = _response_from_call(res.text, expects_json, t.context)
-            resp.input_tokens, resp.output_tokens, resp.latency_s = res.input_tokens, res.output_tokens, res.latency_s
+                return t, tid, Response(outcome=Outcome.ERROR, error=res.error, cache_key=key, latency_s=res.latency_s,
+                                        prompt_tokens_own=ntok)
+            call = {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens}
+            # reasoning details enter the stored record only when present; latency is recorded for replayed cost/latency tables
+            call.update({k: v for k, v in (("reasoning", res.reasoning), ("reasoning_tokens", res.reasoning_tokens),
+                                           ("finish_reason", res.finish_reason)) if v})
+            call["latency_s"] = round(res.latency_s, 6)
+            cache.put(key, ident["model"], request, call)
+            resp = _response_from_call(res.text, expects_json, t.context, call)
         resp.cache_key = key
+        resp.prompt_tokens_own = ntok
         return t, tid, resp
 
     workers = max_workers or reader.profile.concurrency
@@ -319,4 +330,8 @@ def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metric
         meta={**t.meta, "reader_label": reader.label, "cached": resp.cached, "invalid_lines": [str(x) for x in resp.invalid_lines],
               "input_tokens": resp.input_tokens, "output_tokens": resp.output_tokens, "context_chars": t.context.n_chars,
               "raw": resp.raw[:2000]},
+        prompt_tokens=resp.input_tokens, completion_tokens=resp.output_tokens, reasoning_tokens=resp.reasoning_tokens,
+        cost_usd=round(price(reader.profile, resp.input_tokens, resp.output_tokens), 8), latency_s=round(resp.latency_s, 6),
+        cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=reader.profile.tokenizer,
+        context_chars=t.context.n_chars, reasoning=resp.reasoning[:4000],
     )

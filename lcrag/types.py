@@ -153,6 +153,7 @@ class ParseStatus:
     FAILED = "failed"  # nothing recoverable
     EMPTY = "empty"  # empty response text
     NOT_JSON = "not_json"  # answer-only prompts: raw text is the answer (not a failure)
+    TRUNCATED = "truncated"  # the reply was cut by the output budget (finish_reason "length"), not a parse failure
 
 
 class Outcome:
@@ -193,6 +194,10 @@ class Response:
     output_tokens: int = 0
     latency_s: float = 0.0
     invalid_lines: list[Any] = field(default_factory=list)
+    reasoning: str = ""  # reasoning text, kept apart from ``raw`` (see lcrag.llm.reasoning)
+    reasoning_tokens: int = 0  # part of output_tokens
+    finish_reason: str = ""
+    prompt_tokens_own: int = -1  # prompt tokens under the reader's own tokenizer, chat template included
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -210,6 +215,15 @@ class ResultRow:
     ``metrics`` maps metric names (``ans``, ``evid_strict``, ``evid_recall``, ``ans_evid``,
     ``ans_star`` …) to 0/1 or fractional values; it is empty when the call failed or was
     N/A, and such rows are excluded from every denominator.
+
+    Usage fields (absent in older results files, then their defaults): ``prompt_tokens`` /
+    ``completion_tokens`` / ``reasoning_tokens`` as the endpoint reported them (reasoning
+    tokens are part of the completion tokens); ``cost_usd`` — the price of that usage under the
+    reader profile's prices, also for a cached row (what the recorded call cost; ``cached``
+    says it was not paid again); ``latency_s`` — the recorded call's wall time, retries
+    included; ``prompt_tokens_own`` — the prompt's tokens under the reader's own tokenizer
+    (``tokenizer``), chat template included, -1 when not counted; ``context_chars`` —
+    characters of the rendered context; ``reasoning`` — the reasoning text.
     """
 
     run: str
@@ -226,6 +240,16 @@ class ResultRow:
     cache_key: str = ""
     error: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: bool = False
+    prompt_tokens_own: int = -1
+    tokenizer: str = ""
+    context_chars: int = -1
+    reasoning: str = ""
 
     @property
     def task_id(self) -> str:

@@ -17,6 +17,9 @@ def register(sub) -> None:
     p.add_argument("--runs", help="directory for the notebooks' results files (default: each notebook's own, runs/); "
                                   "a fresh directory reproduces without resuming earlier rows")
     p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's own)")
+    p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
+                   help="print the sweep plan — calls, N/A, prompt tokens and cost per notebook, reader and condition — "
+                        "computed from the parameters without executing a notebook or calling a reader")
     p.set_defaults(func=run)
 
 
@@ -27,7 +30,25 @@ def run(args) -> int:
     params = Path(args.params)
     if not params.is_absolute() and not params.exists():
         params = PROJECT_ROOT / params
+    if getattr(args, "dry_run", False):
+        return dry_run(params, args.only)
     recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs)
     total = sum(r["seconds"] for r in recs)
     print(f"[lcrag] {len(recs)} notebook(s) executed in {total:.0f} s")
+    return 0
+
+
+def dry_run(params: Path, only) -> int:
+    from ..plan import format_plan
+    from ..reproduce_plan import missing_keys, plan_reproduction
+
+    df, plans = plan_reproduction(params, only=only)
+    print(f"[lcrag] dry run of {params.name}: no notebook is executed, no reader is called")
+    for p in plans:
+        if not p.rows:
+            print(f"  {p.notebook}: {p.note}")
+    print(format_plan(df, "sweep plan (per notebook, reader and condition)"))
+    keys = missing_keys(df)
+    if keys:
+        print("missing key variables (the run would stop before its first call): " + "; ".join(keys))
     return 0

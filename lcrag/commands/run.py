@@ -17,19 +17,25 @@ def register(sub) -> None:
     p.add_argument("--readers", nargs="+", metavar="PROFILE", help="replace the study's readers by these profiles")
     p.add_argument("--budget-usd", type=float, help="refuse to start when the estimated cost exceeds this")
     p.add_argument("--allow-over-budget", action="store_true", help="run even above the budget")
-    p.add_argument("--check", action="store_true", help="validate the study and its items, then stop (nothing is sent)")
+    p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
+                   help="validate the study, build its conditions and print the plan — calls, N/A, cached calls, prompt "
+                        "tokens and cost per reader and condition — then stop (nothing is sent)")
     p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..custom.study import prepare, run_study
+    from ..custom.study import run_study
 
-    if args.check:
-        prep = prepare(args.study, readers=args.readers, out=args.out)
-        print(f"[lcrag] {args.study}: valid — {len(prep.items.items)} items, {len(prep.items.documents)} documents, "
-              f"readers {', '.join(r.name for r in prep.readers)}; run directory {prep.run_dir}")
+    if args.dry_run:
+        from ..custom.plan import plan_study
+        from ..plan import format_plan
+
+        df, info = plan_study(args.study, readers=args.readers, out=args.out)
+        print(f"[lcrag] {args.study}: valid — {info['items']} items, {info['conditions']} conditions, {info['prompts']} "
+              f"prompts, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
+        print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
         return 0
     res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None)

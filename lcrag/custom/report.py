@@ -14,6 +14,8 @@ Hits@k any vs all           ``hits_at_k`` (table + figure)
 full-coverage k             ``full_coverage`` (CDF table), ``full_coverage_summary``, ``full_coverage_k`` (figure)
 failure attribution         ``attribution`` (table + figure: retrieval / reading / grounding miss)
 parse failures, refusals    ``failures`` (table + figure)
+cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cache-hit, N/A and truncation rates,
+                            characters beside own-tokenizer tokens), ``accuracy_vs_cost`` (figure)
 ==========================  ====================================================================
 
 Views that do not apply (no RAG condition, no JSON prompt) are skipped and listed as such in
@@ -28,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..plots import ci_label, delta_heatmap, heatmap
+from ..plots import accuracy_vs_cost, ci_label, delta_heatmap, heatmap
 from ..report import save_figure, save_table
 from ..scoring.attribution import CLASSES
 from . import views
@@ -171,6 +173,19 @@ def _failures(f, order, out, label, files):
     plt.close(fig)
 
 
+def _usage(man, df, summ, out, label, files):
+    u = views.usage(df)
+    files["usage"] = save_table(u, "usage", out, float_format="%.6g")
+    metric = next((m for m in ("ans", "ans_evid") if m in summ.columns), None)
+    if metric is None:
+        return
+    acc = summ.groupby(["row", "condition"], as_index=False)[metric].mean()
+    pts = acc.merge(u, on=["row", "condition"], how="left")
+    fig = accuracy_vs_cost(pts, y=metric, hue="row", title=f"{LABELS.get(metric, metric)} vs cost per call\n{label}")
+    files["accuracy_vs_cost"] = save_figure(fig, "accuracy_vs_cost", out)
+    plt.close(fig)
+
+
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0) -> dict[str, dict]:
     """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
     man, df, ranks = views.load_run(run_dir)
@@ -187,6 +202,7 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     _retrieval(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]), out, label, files, skipped)
     _attribution(views.attribution(df), order, out, label, files, skipped)
     _failures(views.failures(df), order, out, label, files)
+    _usage(man, df, summ, out, label, files)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", "", "## Files", ""]
     lines += [f"* `{v}`: " + ", ".join(sorted(p.name for p in paths.values())) for v, paths in files.items()]

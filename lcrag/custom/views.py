@@ -154,3 +154,10 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
                      "parse_fail_rate": float(js["parse_status"].isin([ParseStatus.FAILED, ParseStatus.EMPTY]).mean()) if len(js) else np.nan,
                      "refusal_rate": float(ok["answer"].map(is_refusal).mean()) if len(ok) else np.nan})
     return pd.DataFrame(recs)
+
+
+def usage(df: pd.DataFrame) -> pd.DataFrame:
+    """Cost, latency, cache hits, lengths and N/A / truncation rates per row × condition (``lcrag.usage``)."""
+    from ..usage import usage_table
+
+    return usage_table(df, ["row", "condition"])

@@ -24,7 +24,8 @@ from ..textio import iter_jsonl
 from .cache import ResponseCache, cache_key
 from .client import ChatClient, chat_kwargs
 from .readers import Reader
-from .tokens import count_messages
+from .costs import over_window
+from .tokens import profile_prompt_tokens
 
 ENDPOINT = "/v1/chat/completions"
 
@@ -41,7 +42,7 @@ def prepare(tasks: Sequence[Any], reader: Reader, path: str | Path, cache: Respo
             key = cache_key(request)
             if key in pending or cache.contains(key):
                 continue
-            if window and count_messages(messages) + reader.profile.max_tokens > window:
+            if (window or reader.profile.max_input_tokens) and over_window(reader.profile, profile_prompt_tokens(reader.profile, messages)):
                 continue
             kw = chat_kwargs(reader.profile, messages, expects_json)
             body = {**{k: v for k, v in kw.items() if k != "extra_body"}, **kw.get("extra_body", {})}

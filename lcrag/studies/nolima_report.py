@@ -144,10 +144,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         parts_rag.append(R.rag_frame(records, bmap))
         cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
         items.append(R.lc_per_needle_frame(data_dir))
-        data = load_nolima(data_dir)
-        lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
-                             if h in {r.context_length for r in records}})
-        tasks = (LV.recorded_rag_tasks(records, data_dir) + LV.lc_tasks(data, lc_lengths, settings=("SN",))) if live_readers else []
+        tasks = recorded_rag_vs_lc_tasks(data_dir, budgets, records) if live_readers else []
         source = RECORDED
     else:
         data = load_nolima(generated=True)
@@ -173,6 +170,30 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
+
+
+def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
+    """Live-reader tasks of Figures 11–12 with the data directory: the 40 recorded RAG prompts and the
+    LC SN haystacks at the matched lengths (also the pre-flight plan of notebook 06)."""
+    from ..data import nolima_recorded as R
+    from . import nolima_live as LV
+    from .nolima_rag import matched_budgets
+
+    budgets = matched_budgets(R.read_table("topk_twohop", data_dir)) if budgets is None else budgets
+    records = R.load_rag_records(data_dir) if records is None else records
+    data = load_nolima(data_dir)
+    lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
+                         if h in {r.context_length for r in records}})
+    return LV.recorded_rag_tasks(records, data_dir) + LV.lc_tasks(data, lc_lengths, settings=("SN",))
+
+
+def attribution_tasks(data_dir=None, *, lengths: Sequence[int] = (10_000, 20_000, 30_000),
+                      settings: Sequence[str] = ("SN", "TN", "CTN"), rag_retriever: str = "bm25", rag_k: int = 10) -> list:
+    """Live-reader tasks of the failure attribution (LC cases and RAG top-k contexts; also notebook 09's plan)."""
+    from . import nolima_live as LV
+
+    data = load_nolima(data_dir)
+    return LV.lc_tasks(data, list(lengths), settings=settings) + LV.rag_tasks(data, list(lengths), retriever=rag_retriever, k=rag_k)
 
 
 def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000, 20_000, 30_000),
@@ -205,8 +226,8 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
         rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                                condition="RAG-emb (full-coverage k)")
         parts.append(attribution_table(rag, by))
+    tasks = attribution_tasks(data_dir, lengths=lengths, settings=settings, rag_retriever=rag_retriever, rag_k=rag_k)
     data = load_nolima(data_dir)
-    tasks = LV.lc_tasks(data, list(lengths), settings=settings) + LV.rag_tasks(data, list(lengths), retriever=rag_retriever, k=rag_k)
     live = LV.run(tasks, list(readers), results_path, run_name="nolima-attribution")
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))

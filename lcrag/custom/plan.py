@@ -1,0 +1,41 @@
+"""``lcrag run STUDY --dry-run``: the study's pre-flight plan (``lcrag.plan``) without a reader call.
+
+Validates the study exactly as a run does (``prepare``: items, plugins, reader profiles and their
+key variables), builds its LC and RAG conditions (retrieval runs locally; no reader is called),
+and plans every reader over the task list: calls, N/A over the window, calls already in the
+response cache, prompt tokens under each reader's own tokenizer, and cost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..llm.cache import ResponseCache
+from ..plan import plan_frame, plan_tasks
+from .build import build
+from .config import resolve
+from .study import prepare
+
+
+def plan_study(source: str | Path | dict, *, readers: list | None = None, out: str | Path | None = None,
+               base_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """``(plan frame, info)``; info has the study name, item/condition counts and the run directory."""
+    prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
+    cfg = prep.cfg
+    built = build(cfg, prep.items)
+    path = resolve(prep.base, cfg.cache) if cfg.cache else None
+    cache = None
+    if path is None:
+        from ..config import cache_dir
+
+        path = cache_dir() / "responses.sqlite"
+    if Path(path).is_file():  # a dry run creates no cache
+        cache = ResponseCache(path, mode="use")
+    rows = []
+    for r in prep.readers:
+        rows += plan_tasks(built.tasks, r.profile, study=cfg.name, identity=r.identity(), cache=cache)
+    info = {"study": cfg.name, "items": len(prep.items.items), "conditions": len(built.conditions),
+            "prompts": len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
+    return plan_frame(rows), info
