@@ -145,7 +145,7 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if isinstance(name_or_path, dict):
         return profile_from_dict({**name_or_path, **overrides})
     p = Path(name_or_path)
-    if not p.suffix:
+    if p.suffix not in (".yaml", ".yml") and not p.is_file():  # a name (names may hold dots: gpt-4.1, sonnet-4.5)
         p = params_dir() / "readers" / f"{name_or_path}.yaml"
     if not p.is_file():
         known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))

