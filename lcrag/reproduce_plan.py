@@ -39,10 +39,20 @@ class NotebookPlan:
 
 
 def _defaults(nb: Path) -> dict[str, Any]:
+    """The notebook's declared parameters with their literal defaults (papermill's inspection)."""
+    import logging
+
     import papermill as pm
 
+    log = logging.getLogger("papermill")
+    level = log.level
+    log.setLevel(logging.ERROR)  # its warnings about trailing comments in the parameters cell are noise here
+    try:
+        specs = pm.inspect_notebook(str(nb))
+    finally:
+        log.setLevel(level)
     out = {}
-    for name, spec in pm.inspect_notebook(str(nb)).items():
+    for name, spec in specs.items():
         try:
             out[name] = ast.literal_eval(spec.get("default", "None"))
         except (ValueError, SyntaxError):
