@@ -133,7 +133,7 @@ def test_rows_read_back_identically_from_the_results_file(sweep):
 
 def test_resume_and_cache_replay_reproduce_every_status(sweep):
     assert sweep["resumed"] == 0 and sweep["replayed"] == 0  # finished rows skipped; a new file is served by the cache
-    strip = lambda r: {**r.to_dict(), "meta": {k: v for k, v in r.meta.items() if k != "cached"}}  # noqa: E731
+    strip = lambda r: {**r.to_dict(), "cached": None, "meta": {k: v for k, v in r.meta.items() if k != "cached"}}  # noqa: E731
     assert [strip(r) for r in sweep["again"]] == [strip(r) for r in sweep["rows"]]
     assert [strip(r) for r in sweep["fresh"]] == [strip(r) for r in sweep["rows"]]
     assert all(r.meta["cached"] for r in sweep["fresh"])

@@ -121,6 +121,20 @@ def ci_labels(t: pd.DataFrame, value: str = "delta", lo: str = "ci_lo", hi: str 
     return t.apply(one, axis=1)
 
 
+def effective_lengths(long: pd.DataFrame, score: str = "ans_ebg", ratio: float = 0.85) -> pd.DataFrame:
+    """Per reader: effective context length on ``score`` of Figure 1's long table (mean of one- and two-hop
+    per length; a length without both hops is N/A and ends the prefix), by NoLiMa's rule
+    (``lcrag.scoring.effective_length``: longest length whose score stays >= ``ratio`` x the shortest
+    length's score). Scores in pp, lengths in characters; readers in the paper's order."""
+    from ..scoring.effective_length import effective_length_table
+    from .nolima_figures import HOPS, _order
+
+    g = long.groupby(["reader", "context_length"])[score].agg(["mean", "count"])
+    m = g["mean"].where(g["count"] == len(HOPS)).rename(score).reset_index()
+    t = effective_length_table(m, length="context_length", score=score, by="reader", ratio=ratio).set_index("reader")
+    return t.reindex(_order(t.index)).reset_index()
+
+
 def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",), results_path="../runs/nolima_rag_vs_lc.jsonl",
                      generated_lengths: Sequence[int] = (10_000, 20_000), retriever: str = "bm25") -> dict:
     """Inputs of Figures 11–12 / Table 15: ``budgets``, ``rag`` rows, ``lc_cells``, ``lc_items``, ``source``.

@@ -115,3 +115,11 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     star = star.rename(columns={"n": "n_answer_only", "n_failed": "n_failed_answer_only", "n_na": "n_na_answer_only",
                                 "parse_fail_rate": "parse_fail_rate_answer_only"})
     return star.merge(ebg, on=["reader_label", "length"], how="outer").sort_values(["reader_label", "length"]).reset_index(drop=True)
+
+
+def effective_lengths(summary_df: pd.DataFrame, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:
+    """Per reader: the effective context length on ``metric`` (``lcrag.scoring.effective_length``:
+    the longest length whose score stays >= ``ratio`` x the shortest length's score, NoLiMa's rule)."""
+    from ..scoring.effective_length import effective_length_table
+
+    return effective_length_table(summary_df, length="length", score=metric, by="reader_label", ratio=ratio)
