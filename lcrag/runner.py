@@ -38,6 +38,7 @@ from .llm.cache import ResponseCache, cache_key
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
+from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price
 from .llm.tokens import profile_prompt_tokens
 from .textio import iter_lines
@@ -272,15 +273,23 @@ def run_tasks(
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
 
+    refused: list[Exception] = []  # a refused request shape stops the sweep: later tasks are not sent
+
     def work(entry):
         t, key, request, messages, expects_json, tid, ntok = entry
+        if refused:
+            raise refused[0]
         hit = cache.get(key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
         if hit is not None:
             resp = _response_from_call(hit["text"], expects_json, t.context, hit)
             resp.cached = True
         else:
-            res = reader.read(ReadRequest(messages=messages, expects_json=expects_json, context=t.context,
-                                          question=t.item.question, template=t.prompt))
+            try:
+                res = reader.read(ReadRequest(messages=messages, expects_json=expects_json, context=t.context,
+                                              question=t.item.question, template=t.prompt))
+            except RequestShapeError as e:
+                refused.append(e)
+                raise
             if not res.ok:
                 return t, tid, Response(outcome=Outcome.ERROR, error=res.error, cache_key=key, latency_s=res.latency_s,
                                         prompt_tokens_own=ntok)

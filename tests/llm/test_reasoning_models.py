@@ -150,3 +150,14 @@ def test_split_reasoning_field_and_think_blocks():
     msg = {"content": "<think>inner</think>A", "reasoning_content": "outer"}
     assert split_reasoning(msg) == ("A", "outer\n\ninner")
     assert split_reasoning({"content": None, "reasoning": "r"}) == ("", "r")
+
+
+def test_refused_shape_stops_the_sweep(tmp_path, tmp_cache):
+    with FaultServer(delay_s=0.05) as srv:
+        prof, _ = _profile(tmp_path, GPT5_SHAPE.format(url=srv.base_url).replace("token_param: max_completion_tokens\n", "")
+                           + "concurrency: 2\n")
+        tasks = [_task(f"i{i}", f"Question {i}?") for i in range(30)]
+        with pytest.raises(RequestShapeError, match="token_param"):
+            run_tasks(tasks, make_reader(prof), run="r", results_path=tmp_path / "res.jsonl", cache=ResponseCache(mode="use"),
+                      scorer=lambda t, r: {}, progress=False)
+        assert srv.requests <= 2  # only the calls already in flight; none retried, the rest never sent
