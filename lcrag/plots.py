@@ -126,7 +126,8 @@ def accuracy_vs_cost(table: pd.DataFrame, *, x: str = "usd_per_call", y: str = "
     for key, g in d.groupby(hue, sort=False):
         gp = g[g[x].astype(float) > 0]
         gf = g[~(g[x].astype(float) > 0)]
-        ax.scatter(gp["_x"], gp[y], color=palette[key], label=str(key), s=36)
+        if len(gp):
+            ax.scatter(gp["_x"], gp[y], color=palette[key], label=str(key), s=36)
         if len(gf):
             ax.scatter(gf["_x"], gf[y], facecolors="none", edgecolors=palette[key], s=36,
                        label=f"{key} (no recorded cost)")
@@ -135,7 +136,8 @@ def accuracy_vs_cost(table: pd.DataFrame, *, x: str = "usd_per_call", y: str = "
                 ax.annotate(str(r[label]), (r["_x"], r[y]), fontsize=6, xytext=(3, 3), textcoords="offset points")
     if logx and paid.any():
         ax.set_xscale("log")
-    ax.set(xlabel=f"{x} (USD)" if "usd" in x else x, ylabel=y, title=title)
+    xlabel = {"usd_per_call": "cost per call (USD)", "usd": "cost (USD)"}.get(x, x)
+    ax.set(xlabel=xlabel + (" — hollow: no recorded cost, drawn at the left edge" if (~paid).any() else ""), ylabel=y, title=title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     sns.despine(ax=ax)

@@ -170,3 +170,21 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
         assert len(mine) == 15 and sum(int(ln[4]) + int(ln[5]) for ln in mine) == 3000
     assert any(ln.strip().startswith("06 NoLiMa RAG vs LC") for ln in out.splitlines())
     assert "TOTAL:" in out and "upper bound" in out
+
+
+def test_study_report_has_usage_and_accuracy_vs_cost(tmp_path, tmp_cache, capsys):
+    from lcrag.custom.example import write_example
+    from lcrag.custom.report import make_report
+
+    study = write_example(tmp_path / "ex")["study"]
+    assert main(["run", str(study), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "latency_p50_s" in out and "cache_hit_rate" in out
+    run_dir = next((tmp_path / "ex").rglob("manifest.json")).parent
+    files = make_report(run_dir)
+    assert files["accuracy_vs_cost"]["png"].stat().st_size > 0
+    u = pd.read_csv(files["usage"]["csv"])
+    res = read_results(run_dir / "results.jsonl")
+    assert set(u["condition"]) == {r.condition for r in res}
+    assert (u["calls"].sum(), u["usd"].sum()) == (len(res), 0.0)  # the extractive baseline costs nothing
+    assert (u["context_chars"] > 0).all() and (u["prompt_tokens_own"] > 0).all()

@@ -47,6 +47,11 @@ def run(args) -> int:
     if cols and len(ok):
         by = ["reader", "prompt", "condition"] if df["prompt"].nunique() > 1 else ["reader", "condition"]
         print(ok.groupby(by, sort=False)[cols].mean().round(3).to_string())
+    from ..usage import usage_table
+
+    u = usage_table(df, ["reader", "condition"])
+    print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
+             "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
     if args.report:
         from ..custom.report import make_report
 

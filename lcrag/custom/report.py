@@ -174,7 +174,7 @@ def _failures(f, order, out, label, files):
 
 
 def _usage(man, df, summ, out, label, files):
-    u = views.usage(df)
+    u = views.usage(man, df)
     files["usage"] = save_table(u, "usage", out, float_format="%.6g")
     metric = next((m for m in ("ans", "ans_evid") if m in summ.columns), None)
     if metric is None:

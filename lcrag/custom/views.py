@@ -156,8 +156,10 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def usage(df: pd.DataFrame) -> pd.DataFrame:
+def usage(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     """Cost, latency, cache hits, lengths and N/A / truncation rates per row × condition (``lcrag.usage``)."""
     from ..usage import usage_table
 
-    return usage_table(df, ["row", "condition"])
+    out = usage_table(df, ["row", "condition"])
+    order = {c: i for i, c in enumerate(condition_order(man, out["condition"]))}
+    return out.sort_values(["row", "condition"], key=lambda s: s.map(order) if s.name == "condition" else s).reset_index(drop=True)
