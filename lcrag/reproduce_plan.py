@@ -60,8 +60,16 @@ def _defaults(nb: Path) -> dict[str, Any]:
     return out
 
 
+def _reader(spec) -> ReaderProfile:
+    """A reader spec as the notebooks accept it: a profile name, ``{profile: NAME, field: value}``, or a dict."""
+    if isinstance(spec, dict):
+        d = dict(spec)
+        return load_reader(d.pop("profile"), **d) if "profile" in d else load_reader(d)
+    return load_reader(spec)
+
+
 def _readers(names) -> list[ReaderProfile]:
-    return [load_reader(n) for n in names]
+    return [_reader(n) for n in names]
 
 
 def _plan_readers(tasks, names, study: str, **kw) -> list[PlanRow]:
@@ -204,7 +212,10 @@ def missing_keys(df: pd.DataFrame) -> list[str]:
 
     out = []
     for name in df["reader"].unique() if len(df) else []:
-        prof = load_reader(name)
+        try:
+            prof = load_reader(name)
+        except ConfigError:  # an inline profile (dict spec) has no file to load by name
+            continue
         if prof.kind == "openai" and prof.api_key_env and not os.environ.get(prof.api_key_env) and not is_loopback(prof.base_url):
             out.append(f"{name}: set {prof.api_key_env}")
     return out
