@@ -223,7 +223,8 @@ class ResultRow:
     says it was not paid again); ``latency_s`` — the recorded call's wall time, retries
     included; ``prompt_tokens_own`` — the prompt's tokens under the reader's own tokenizer
     (``tokenizer``), chat template included, -1 when not counted; ``context_chars`` —
-    characters of the rendered context; ``reasoning`` — the reasoning text.
+    characters of the rendered context; ``reasoning`` — the reasoning text (its first 4,000 characters;
+    the response cache keeps it whole).
     """
 
     run: str
