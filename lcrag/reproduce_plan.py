@@ -24,8 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from .config import PROJECT_ROOT
-from .errors import ConfigError
+from .errors import ConfigError, InputError
 from .llm.profiles import ReaderProfile, load_profile as load_reader
 from .plan import PlanRow, plan_frame, plan_tasks
 from .reproduce import Profile, load_profile, notebook_parameters, notebooks
@@ -192,9 +191,9 @@ def plan_reproduction(profile_path: str | Path, *, only: list[str] | None = None
                 continue
             try:
                 plans.append(planner(params))
-            except (ConfigError, FileNotFoundError) as e:
-                if isinstance(e, ConfigError) and e.field in ("reader", "tokenizer", "api_key_env") or "price" in str(e.field):
-                    raise  # a bad reader profile is an error, not an unplannable notebook
+            except ConfigError:
+                raise  # a bad parameter or reader profile is an error, not an unplannable notebook
+            except (InputError, FileNotFoundError) as e:  # data that is not there
                 plans.append(NotebookPlan(nn, note=f"not computed offline: {e}"))
     finally:
         if prof.data_dir:
@@ -220,7 +219,3 @@ def missing_keys(df: pd.DataFrame) -> list[str]:
             out.append(f"{name}: set {prof.api_key_env}")
     return out
 
-
-def project_params(path: str | Path) -> Path:
-    p = Path(path)
-    return p if p.is_absolute() or p.exists() else PROJECT_ROOT / p
