@@ -130,6 +130,30 @@ def plan_06(p: dict) -> NotebookPlan:
     return NotebookPlan("06", _plan_readers(tasks, p["live_readers"], "06 NoLiMa RAG vs LC", condition=cond))
 
 
+def plan_07(p: dict) -> NotebookPlan:
+    """Table 16: every ordering of the recorded top-k. The re-ranked ordering holds the same chunks as the recorded
+    one, so its prompts are counted on the recorded order (the re-ranker does not run for a plan)."""
+    if not p.get("live_readers"):
+        return NotebookPlan("07", note="no live readers: needle positions and recorded Table 16 rows only")
+    if not _have_nolima(p.get("data_dir")):
+        return NotebookPlan("07", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
+    from .data import nolima_recorded as R
+    from .studies import nolima_rerank as RR
+    from .studies.nolima_rag import matched_budgets
+
+    methods = list(p.get("methods") or ())
+    budgets = matched_budgets(R.read_table("topk_twohop", p.get("data_dir")))
+    bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
+    records = R.load_rag_records(p.get("data_dir"))
+    orders, _, _ = RR.orderings(records, p.get("data_dir"), methods=[m for m in methods if m != "rerank"])
+    if "rerank" in methods:
+        lengths = {h for h, b in bmap.items() if b in set(p.get("rerank_budgets") or ())}
+        orders.update({(L, q, "rerank"): hits for (L, q, m), hits in list(orders.items()) if m == "emb" and L in lengths})
+    tasks = RR.tasks(records, orders, bmap)
+    cond = (lambda t: f"{t.condition}-{t.meta.get('budget', '')}")
+    return NotebookPlan("07", _plan_readers(tasks, p["live_readers"], "07 NoLiMa re-ranking", condition=cond))
+
+
 def plan_09(p: dict) -> NotebookPlan:
     if not _have_nolima(p.get("data_dir")):
         return NotebookPlan("09", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
@@ -159,8 +183,7 @@ PLANNERS: dict[str, Callable[[dict], NotebookPlan]] = {
     "04": _recorded_only("04", "two-needle citation"),
     "05": _recorded_only("05", "TN vs CTN"),
     "06": plan_06,
-    "07": _not_offline("07", "its prompts are the recorded top-k re-ordered by a MiniLM / cross-encoder re-ranker, "
-                             "which must run first"),
+    "07": plan_07,
     "09": plan_09,
     "10": _not_offline("10", _MULTIHOP),
     "12": _not_offline("12", _MULTIHOP),
