@@ -55,6 +55,21 @@ def rag_budgets(cfg: StudyConfig) -> list[int]:
     return list(dict.fromkeys([*cfg.rag.budgets, *extra]))
 
 
+def cluster_of(item) -> str:
+    """Resampling cluster of an item (cluster bootstrap): ``metadata["cluster"]`` when given, else
+    its gold documents (sorted ids joined by ``+``) — items over the same evidence documents
+    (e.g. two questions about one page) are not independent."""
+    c = (item.metadata or {}).get("cluster")
+    return str(c) if c is not None else "+".join(sorted({e.doc_id for e in item.evidence}))
+
+
+def answerable(item) -> bool:
+    """False when every accepted answer is an explicit non-answer (NA, unanswerable …)."""
+    from ..scoring.answer import is_refusal
+
+    return not all(is_refusal(a) for a in item.answers)
+
+
 def control_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
     out = []
     if "no_context" in cfg.controls:
@@ -117,6 +132,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                 units = md.get("unit_lines", [])
                 meta.update(n_lines=md.get("haystack_lines", len(ctx.lines)),
                             unit_first_lines=[min(u) if u else None for u in units])
+            meta.update(cluster=cluster_of(si.item), hops=len(si.item.evidence), answerable=answerable(si.item))
             meta.update(k=md.get("k", meta.get("k")), gold_in_context=md["missing_units"] == 0,
                         missing_units=md["missing_units"], n_units=md["n_units"], n_gold_lines=len(ctx.gold_lines),
                         over_budget=bool(md.get("over_budget", False)), source_chars=md.get("source_chars"),

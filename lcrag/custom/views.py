@@ -135,13 +135,17 @@ def coverage_summary(ranks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def attribution(df: pd.DataFrame) -> pd.DataFrame:
-    d = df[df["outcome"] == Outcome.OK]
+def attribution(man: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """Attribution per row × condition; the no-context control is left out (nothing to retrieve or
+    read), and with the oracle control an item the oracle also misses is an ``evidence_miss``."""
+    none = {c["condition"] for c in man["conditions"] if c["kind"] == "none"}
+    d = df[(df["outcome"] == Outcome.OK) & ~df["condition"].isin(none)]
     if "ans_evid" not in d.columns:
         return pd.DataFrame()
     d = d.dropna(subset=["ans_evid"]).copy()
     d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
-    return attribution_table(d, ["row", "condition"], present="meta.gold_in_context")
+    suff = "sufficient" if "sufficient" in d.columns and d["sufficient"].notna().any() else None
+    return attribution_table(d, ["row", "condition"], present="meta.gold_in_context", sufficient=suff)
 
 
 def failures(df: pd.DataFrame) -> pd.DataFrame:
