@@ -20,6 +20,7 @@ description: "generated example corpus (test)"
 data:
   example: {n_companies: 6, n_towns: 6}
 prompts: [ebg, answer_only]
+controls: []          # the no-context and oracle controls are tested in test_custom_analysis.py
 lc:
   budgets: [1500, full]
 rag:
@@ -101,10 +102,11 @@ def test_report_views_and_consistency(study):
             "ans_evid", "ans_evid_lo", "ans_evid_hi", "evid_recall"} <= set(summ.columns)
     assert len(summ) == 16 and (summ["n"] == 12).all()
     deltas = pd.read_csv(out / "deltas.csv")
-    assert list(deltas.columns) == ["row", "prompt", "metric", "lc", "rag", "n_pairs", "lc_mean", "rag_mean", "delta",
-                                    "delta_lo", "delta_hi"]
+    assert list(deltas.columns) == ["comparison", "row", "prompt", "metric", "a", "b", "n_pairs", "n_clusters", "a_mean",
+                                    "b_mean", "delta", "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test", "n_b",
+                                    "n_c", "p_value", "p_holm", "mde"]
     assert len(deltas) == 2 * 6 * 3 + 2 * 6 * 1  # ebg: ans/evid/ans_evid; answer-only: ans
-    assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["lc_mean"] - deltas["rag_mean"])).abs().max() < 1e-12
+    assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["a_mean"] - deltas["b_mean"])).abs().max() < 1e-12
     assert (deltas["delta_lo"] <= deltas["delta"]).all() and (deltas["delta"] <= deltas["delta_hi"]).all()
     hits = pd.read_csv(out / "hits_at_k.csv")
     assert set(hits["setup"]) == {"bm25 / sentences", "bm25 / tok48"} and (hits["hits_all"] <= hits["hits_any"]).all()
