@@ -83,7 +83,8 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
     """Every context × prompt as a runner ``Task`` (see module doc), plus diagnostics."""
     built = Built([])
     controls = control_conditions(cfg)
-    conds = controls + (lc_conditions(cfg) if cfg.lc.enabled else [])
+    lcs = lc_conditions(cfg) if cfg.lc.enabled else []
+    conds = controls + lcs
     per_item: list[tuple[Any, list]] = [(si, []) for si in items.items]
     line_cache: dict = {}
     for si, ctxs in per_item:
@@ -96,7 +97,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                 ctxs.append((c, oracle_context(hay)))
     if cfg.lc.enabled:
         for si, ctxs in per_item:
-            for c in conds:
+            for c in lcs:
                 ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
                                            depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
                                            condition=c["condition"], cache=line_cache)))

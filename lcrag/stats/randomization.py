@@ -59,4 +59,4 @@ def exact_randomization(a: Sequence[float], b: Sequence[float], *, max_n: int = 
         return Randomization(0, float("nan"), float("nan"), 0)
     obs = abs(d.mean())
     hits = sum(abs(float(np.dot(s, d)) / d.size) >= obs - TOL for s in itertools.product((1, -1), repeat=d.size))
-    return Randomization(int(d.size), float(d.mean()), hits / 2 ** d.size, 0)
+    return Randomization(int(d.size), float(d.mean()), float(hits) / 2 ** d.size, 0)
