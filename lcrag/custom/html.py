@@ -103,7 +103,7 @@ def linked_heatmap(cells: dict[tuple[str, str], tuple[float, int, list[str]]], r
             v, n, items = cells[(r, c)]
             a = _slug(prefix, r, c)
             anchors[a] = (f"{r} | {c}", items)
-            out.append(f'<td style="background:{_color(v)}"><a href="#{a}" title="{n} items">{_fmt(v)}<br><small>n={n}</small></a></td>')
+            out.append(f'<td style="background:{_color(v)}"><a href="#{a}" title="{n} items">{v:.2f}<br><small>n={n}</small></a></td>')
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out), anchors

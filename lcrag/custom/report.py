@@ -103,16 +103,17 @@ def _deltas(d, out, label, files, skipped):
                              squeeze=False)
     for ax, m in zip(axes[:, 0], metrics):
         g = d[d["metric"] == m]
-        t = g.pivot(index="row", columns="pair", values="delta")
-        lab = g.assign(l=[ci_label(a, b, c, "+.2f") + f"\np={p:.2g}" for a, b, c, p in
-                          zip(g["delta"], g["cluster_lo"], g["cluster_hi"], g["p_holm"])]).pivot(
+        pairs = list(dict.fromkeys(g["pair"]))  # study order (k as listed), never string order
+        t = g.pivot(index="row", columns="pair", values="delta").reindex(columns=pairs)
+        lab = g.assign(l=[ci_label(a, b, c, "+.2f") + f"\np={p:.2g}, MDE {e:.2f}" for a, b, c, p, e in
+                          zip(g["delta"], g["cluster_lo"], g["cluster_hi"], g["p_holm"], g["mde"])]).pivot(
             index="row", columns="pair", values="l").reindex_like(t).fillna("N/A")
         t.index.name = lab.index.name = None
         delta_heatmap(t, ax=ax, annot=lab, limit=1.0, title=f"Δ {LABELS[m]} (LC − RAG)")
         ax.set_xlabel("")
         if ax is not axes[-1, 0]:
             ax.set_xticklabels([])
-    fig.suptitle(f"LC − RAG, cluster-bootstrap 95% CI, Holm-corrected p — {label}", y=1.02)
+    fig.suptitle(f"LC − RAG: Δ, cluster-bootstrap 95% CI, Holm-corrected p, MDE (α=0.05, power 0.8) — {label}", y=1.02)
     files["deltas_lc_minus_rag"] = save_figure(fig, "deltas_lc_minus_rag", out)
     plt.close(fig)
 
@@ -267,9 +268,9 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
                     ("full_coverage_summary", views.coverage_summary(ranks))):
         tables[name] = v
     _retrieval(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]), out, label, files, skipped)
-    tables["attribution"] = views.attribution(man, df)
+    tables["attribution"] = views.attribution(df, man)
     _attribution(tables["attribution"], order, out, label, files, skipped)
-    tables["failures"] = views.failures(df)
+    tables["failures"] = views.failures(df, man)
     _failures(tables["failures"], order, out, label, files)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", "", "## Files", ""]
