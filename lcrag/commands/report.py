@@ -8,7 +8,9 @@ def register(sub) -> None:
         "report", help="figures and tables of a `lcrag run` directory",
         description="Ans / Evid / Ans+Evid heatmaps (reader x condition), LC - RAG deltas with paired bootstrap "
                     "intervals, Hits@k any vs all and full-coverage-k curves, failure attribution (retrieval / "
-                    "grounding / reading / evidence miss), no-context and oracle controls, paired tests (exact McNemar, approximate randomization, Holm), cluster-bootstrap intervals, MDE, position heatmaps, accuracy vs k, question types, parse-failure and refusal rates; PNG+PDF figures and CSV+Markdown+LaTeX "
+                    "grounding / reading / evidence miss), no-context and oracle controls, paired tests (exact "
+                    "McNemar, approximate randomization, Holm), cluster-bootstrap intervals, MDE, position heatmaps, "
+                    "accuracy vs k, question types, parse-failure and refusal rates; PNG+PDF figures and CSV+Markdown+LaTeX "
                     "tables in RUN/report (or --out).",
     )
     p.add_argument("run_dir", metavar="RUN", help="run directory written by `lcrag run`")

@@ -109,11 +109,17 @@ def linked_heatmap(cells: dict[tuple[str, str], tuple[float, int, list[str]]], r
     return "".join(out), anchors
 
 
+def _clean(d):
+    """``d`` without any mapping entry whose name mentions a key, token, secret or password (recursive)."""
+    if isinstance(d, dict):
+        return {k: _clean(v) for k, v in d.items() if not SECRET.search(str(k))}
+    if isinstance(d, list):
+        return [_clean(v) for v in d]
+    return d
+
+
 def _profiles(man: dict) -> list[dict]:
-    def clean(d):
-        if isinstance(d, dict):
-            return {k: clean(v) for k, v in d.items() if not SECRET.search(str(k))}
-        return d
+    clean = _clean
     out = []
     for r in man.get("readers", []):
         rr = {k: v for k, v in r.items() if k != "cache_keys"}
@@ -178,7 +184,7 @@ def write_html(path: Path, *, run_dir: Path, man: dict, df: pd.DataFrame, label:
     if skipped:
         sec.append("<h2>Skipped views</h2><ul>" + "".join(f"<li>{_esc(s)}</li>" for s in skipped) + "</ul>")
     sec.append("<h2>Items of each heatmap cell</h2>" + _items_lists(df, anchors, run_dir, metric))
-    man_view = {k: v for k, v in man.items() if k != "readers"}
+    man_view = _clean({k: v for k, v in man.items() if k != "readers"})
     sec.append("<h2>Run manifest</h2><p class='note'>Data file hashes, prompts, scorers, versions (readers below, "
                "without secrets).</p><pre>" + _esc(json.dumps(man_view, indent=1, default=str)) + "</pre>")
     sec.append("<h2>Reader profiles</h2><pre>" + _esc(json.dumps(_profiles(man), indent=1, default=str)) + "</pre>")

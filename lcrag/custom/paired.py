@@ -28,8 +28,8 @@ from ..stats import approximate_randomization, cluster_bootstrap_ci, holm, mcnem
 from ..types import Outcome
 
 CORE = ["ans", "evid", "ans_evid"]
-COLUMNS = ["comparison", "row", "prompt", "metric", "a", "b", "n_pairs", "n_clusters", "a_mean", "b_mean", "delta",
-           "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test", "n_b", "n_c", "p_value", "p_holm", "mde"]
+COLUMNS = ["comparison", "row", "prompt", "metric", "a", "b", "n_pairs", "n_clusters", "a_mean", "b_mean", "delta", "mde",
+           "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test", "n_b", "n_c", "p_value", "p_holm"]
 
 
 def compare(a: np.ndarray, b: np.ndarray, clusters, *, seed: int = 0, n_boot: int = 2000, n_shuffles: int = 10_000) -> dict:

@@ -114,7 +114,9 @@ def render(shown: list[Shown], ranks: pd.DataFrame | None = None, *, color: bool
             for m in s.messages:
                 out += [f"--- {m['role']} ---", m["content"]]
         out += ["--- raw reply ---", s.raw or "(empty)", "--- parsed ---",
-                f"answer: {r.answer!r} · parse status {r.parse_status} · cited {r.lines} · gold {r.gold_lines}",
+                f"answer: {r.answer!r} · parse status {r.parse_status} · cited {r.lines} · gold {r.gold_lines}"
+                + (f" · gold units missing from the context: {r.meta.get('missing_units')} of {r.meta.get('n_units')}"
+                   if r.meta.get("missing_units") else ""),
                 "scores: " + ", ".join(f"{k}={v:g}" for k, v in sorted(r.metrics.items()))]
         if s.task is not None:
             cited, gold = {int(x) for x in r.lines}, set(r.gold_lines)
