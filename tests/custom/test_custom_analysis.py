@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -152,10 +154,12 @@ def test_html_report_renders_in_headless_chromium(run, tmp_path_factory):
     html = page.read_text()
     assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # offline: nothing fetched
     assert "api_key" not in html.lower()
-    art = tmp_path_factory.mktemp("artifacts")
+    # the screenshot is a test artifact: $LCRAG_TEST_ARTIFACTS when set (CI uploads it), else pytest's tmp dir
+    art = Path(os.environ["LCRAG_TEST_ARTIFACTS"]) if os.environ.get("LCRAG_TEST_ARTIFACTS") else tmp_path_factory.mktemp("artifacts")
+    art.mkdir(parents=True, exist_ok=True)
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={art / 'profile'}", "--virtual-time-budget=10000"]
+             f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}", "--virtual-time-budget=10000"]
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=180).stdout
     shot = art / "report.png"
     subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1400,2400", page.as_uri()],
