@@ -187,4 +187,6 @@ def test_study_report_has_usage_and_accuracy_vs_cost(tmp_path, tmp_cache, capsys
     res = read_results(run_dir / "results.jsonl")
     assert set(u["condition"]) == {r.condition for r in res}
     assert (u["calls"].sum(), u["usd"].sum()) == (len(res), 0.0)  # the extractive baseline costs nothing
-    assert (u["context_chars"] > 0).all() and (u["prompt_tokens_own"] > 0).all()
+    ctx = u[u["condition"] != "no-context"]  # the no-context control sends the question alone
+    assert (ctx["context_chars"] > 0).all() and (u["prompt_tokens_own"] > 0).all()
+    assert (u.loc[u["condition"] == "no-context", "context_chars"] == 0).all()

@@ -2,6 +2,9 @@
 
 Condition names (columns of every view):
 
+* ``no-context`` (the question alone, empty context block) and ``oracle`` (exactly the gold
+  lines of the item's full natural-order haystack, numbered as there) — the ``controls`` of
+  the study (:mod:`lcrag.controls`; both on by default), kinds ``none`` and ``oracle``;
 * ``LC-<budget>`` (``LC-full`` for all documents), ``LC-<budget>-d<depth>`` under ``depth``
   placement;
 * ``RAG-<retriever>-<chunker>-k<k>`` (top-k chunks) and ``RAG-<retriever>-<chunker>-c<chars>``
@@ -18,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
 from ..runner import Task
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
 from .config import StudyConfig
@@ -51,15 +55,49 @@ def rag_budgets(cfg: StudyConfig) -> list[int]:
     return list(dict.fromkeys([*cfg.rag.budgets, *extra]))
 
 
+def cluster_of(item) -> str:
+    """Resampling cluster of an item (cluster bootstrap): ``metadata["cluster"]`` when given, else
+    its gold documents (sorted ids joined by ``+``) — items over the same evidence documents
+    (e.g. two questions about one page) are not independent."""
+    c = (item.metadata or {}).get("cluster")
+    return str(c) if c is not None else "+".join(sorted({e.doc_id for e in item.evidence}))
+
+
+def answerable(item) -> bool:
+    """False when every accepted answer is an explicit non-answer (NA, unanswerable …)."""
+    from ..scoring.answer import is_refusal
+
+    return not all(is_refusal(a) for a in item.answers)
+
+
+def control_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
+    out = []
+    if "no_context" in cfg.controls:
+        out.append({"condition": NO_CONTEXT, "kind": "none"})
+    if "oracle" in cfg.controls:
+        out.append({"condition": ORACLE, "kind": "oracle", "budget": "full", "placement": "natural"})
+    return out
+
+
 def build(cfg: StudyConfig, items: ItemSet) -> Built:
     """Every context × prompt as a runner ``Task`` (see module doc), plus diagnostics."""
     built = Built([])
-    conds = lc_conditions(cfg) if cfg.lc.enabled else []
+    controls = control_conditions(cfg)
+    lcs = lc_conditions(cfg) if cfg.lc.enabled else []
+    conds = controls + lcs
     per_item: list[tuple[Any, list]] = [(si, []) for si in items.items]
+    line_cache: dict = {}
+    for si, ctxs in per_item:
+        for c in controls:
+            if c["kind"] == "none":
+                ctxs.append((c, no_context(NO_CONTEXT, n_units=len(si.item.evidence))))
+            else:
+                hay = lc_context(si.item, si.doc_ids, items.documents, "full", placement="natural", seed=cfg.seed,
+                                 headers=cfg.lc.headers, condition=ORACLE, cache=line_cache)
+                ctxs.append((c, oracle_context(hay)))
     if cfg.lc.enabled:
-        line_cache: dict = {}
         for si, ctxs in per_item:
-            for c in conds:
+            for c in lcs:
                 ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
                                            depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
                                            condition=c["condition"], cache=line_cache)))
@@ -91,6 +129,11 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
         for c, ctx in ctxs:
             md = ctx.metadata
             meta = {k: v for k, v in c.items() if k != "condition"}
+            if c["kind"] in ("LC", "oracle"):  # positions for the depth / distance views (lcrag.position)
+                units = md.get("unit_lines", [])
+                meta.update(n_lines=md.get("haystack_lines", len(ctx.lines)),
+                            unit_first_lines=[min(u) if u else None for u in units])
+            meta.update(cluster=cluster_of(si.item), hops=len(si.item.evidence), answerable=answerable(si.item))
             meta.update(k=md.get("k", meta.get("k")), gold_in_context=md["missing_units"] == 0,
                         missing_units=md["missing_units"], n_units=md["n_units"], n_gold_lines=len(ctx.gold_lines),
                         over_budget=bool(md.get("over_budget", False)), source_chars=md.get("source_chars"),

@@ -130,6 +130,7 @@ class StudyConfig(BaseModel):
     data: DataCfg
     seed: int = 0
     prompts: list[str] = Field(default_factory=lambda: ["ebg"], min_length=1)
+    controls: list[Literal["no_context", "oracle"]] = Field(default_factory=lambda: ["no_context", "oracle"])
     lc: LCCfg = Field(default_factory=LCCfg)
     rag: RAGCfg = Field(default_factory=RAGCfg)
     readers: list[str | dict[str, Any]] = Field(min_length=1)

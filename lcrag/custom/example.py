@@ -113,6 +113,7 @@ data:
   corpus: corpus.jsonl
 seed: 0
 prompts: [ebg]
+controls: [no_context, oracle] # question alone; exactly the gold lines, numbered as in the haystack
 lc:
   budgets: [2000, full]        # characters of the haystack (documents as sentence lines)
   placement: natural           # natural | shuffle | depth (with depths: [0.0, 0.5, 1.0])

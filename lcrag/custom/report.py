@@ -9,17 +9,29 @@ view                        files
 ==========================  ====================================================================
 summary                     ``summary`` (table: n, failures, N/A, parse failures, metrics + CIs)
 Ans / Evid / Ans+Evid       ``heatmap_ans``, ``heatmap_evid``, ``heatmap_ans_evid`` (reader × condition)
-LC − RAG                    ``deltas`` (table), ``deltas_lc_minus_rag`` (figure; paired bootstrap)
+controls                    ``controls`` (per reader: items sufficient under the oracle, answerable without context),
+                            ``item_flags`` (per item)
+LC − RAG                    ``deltas`` (table: paired bootstrap and cluster-bootstrap CIs, exact McNemar with
+                            discordant counts or approximate randomization, Holm-corrected p, MDE;
+                            :mod:`.paired`), ``deltas_lc_minus_rag`` (figure)
+prompt − prompt             ``prompt_deltas`` (same columns; studies with two or more prompts)
+position (LC)               ``position_depth``, ``position_distance`` (tables + heatmaps by decile)
+accuracy vs k               ``accuracy_vs_k`` (table + figure; k in numeric order)
+question type               ``question_types`` (single- vs multi-hop, answerable vs not)
 Hits@k any vs all           ``hits_at_k`` (table + figure)
 full-coverage k             ``full_coverage`` (CDF table), ``full_coverage_summary``, ``full_coverage_k`` (figure)
-failure attribution         ``attribution`` (table + figure: retrieval / reading / grounding miss)
+failure attribution         ``attribution`` (table + figure: evidence / retrieval / reading / grounding miss;
+                            the evidence miss needs the oracle control)
 parse failures, refusals    ``failures`` (table + figure)
 cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cache-hit, N/A and truncation rates,
                             characters beside own-tokenizer tokens), ``accuracy_vs_cost`` (figure)
 ==========================  ====================================================================
 
 Views that do not apply (no RAG condition, no JSON prompt) are skipped and listed as such in
-``README.md`` of the report directory.
+``README.md`` of the report directory. Item filters (``sufficient``,
+``answerable_without_context``; :func:`lcrag.custom.breakdowns.filter_items`) restrict every
+view to the items with those control flags. ``html=True`` also writes ``report.html``, one
+self-contained page (:mod:`.html`).
 """
 
 from __future__ import annotations
@@ -32,11 +44,12 @@ import pandas as pd
 
 from ..plots import accuracy_vs_cost, ci_label, delta_heatmap, heatmap
 from ..report import save_figure, save_table
-from ..scoring.attribution import CLASSES
-from . import views
+from ..position import position_heatmap, position_table
+from ..scoring.attribution import CLASSES_WITH_ORACLE
+from . import breakdowns, paired, views
 
 LABELS = {"ans": "Ans", "evid": "Evid", "ans_evid": "Ans+Evid"}
-COLORS = {"retrieval_miss": "#d95f02", "reading_miss": "#7570b3", "grounding_miss": "#e7298a", "ok": "#1b9e77"}
+COLORS = {"evidence_miss": "#666666", "retrieval_miss": "#d95f02", "reading_miss": "#7570b3", "grounding_miss": "#e7298a", "ok": "#1b9e77"}
 
 
 def data_label(man: dict) -> str:
@@ -86,21 +99,23 @@ def _deltas(d, out, label, files, skipped):
         skipped.append("deltas_lc_minus_rag: needs an LC and a RAG condition scored on the same items")
         return
     metrics = [m for m in ("ans", "evid", "ans_evid") if m in set(d["metric"])]
-    d = d.assign(pair=d["lc"] + " − " + d["rag"])
+    d = d.assign(pair=d["a"] + " − " + d["b"])
     n_rows = d["row"].nunique()
     fig, axes = plt.subplots(len(metrics), 1, figsize=(3.5 + 1.5 * d["pair"].nunique(), len(metrics) * (1.6 + 0.6 * n_rows) + 1.5),
                              squeeze=False)
     for ax, m in zip(axes[:, 0], metrics):
         g = d[d["metric"] == m]
-        t = g.pivot(index="row", columns="pair", values="delta")
-        lab = g.assign(l=[ci_label(a, b, c, "+.2f") for a, b, c in zip(g["delta"], g["delta_lo"], g["delta_hi"])]).pivot(
+        pairs = list(dict.fromkeys(g["pair"]))  # study order (k as listed), never string order
+        t = g.pivot(index="row", columns="pair", values="delta").reindex(columns=pairs)
+        lab = g.assign(l=[ci_label(a, b, c, "+.2f") + f"\np={p:.2g}, MDE {e:.2f}" for a, b, c, p, e in
+                          zip(g["delta"], g["cluster_lo"], g["cluster_hi"], g["p_holm"], g["mde"])]).pivot(
             index="row", columns="pair", values="l").reindex_like(t).fillna("N/A")
         t.index.name = lab.index.name = None
         delta_heatmap(t, ax=ax, annot=lab, limit=1.0, title=f"Δ {LABELS[m]} (LC − RAG)")
         ax.set_xlabel("")
         if ax is not axes[-1, 0]:
             ax.set_xticklabels([])
-    fig.suptitle(f"LC − RAG, paired bootstrap 95% CI — {label}", y=1.02)
+    fig.suptitle(f"LC − RAG: Δ, cluster-bootstrap 95% CI, Holm-corrected p, MDE (α=0.05, power 0.8) — {label}", y=1.02)
     files["deltas_lc_minus_rag"] = save_figure(fig, "deltas_lc_minus_rag", out)
     plt.close(fig)
 
@@ -145,7 +160,7 @@ def _attribution(a, order, out, label, files, skipped):
     ylab = (a["row"] + " | " + a["condition"]).tolist()
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.32 * len(a)))
     left = np.zeros(len(a))
-    for c in CLASSES:
+    for c in [c for c in CLASSES_WITH_ORACLE if f"{c}_share" in a.columns]:
         v = a[f"{c}_share"].fillna(0).values
         ax.barh(range(len(a)), v, left=left, color=COLORS[c], label=c.replace("_", " "))
         left += v
@@ -186,22 +201,92 @@ def _usage(man, df, summ, out, label, files):
     plt.close(fig)
 
 
-def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0) -> dict[str, dict]:
+def _positions(man, df, out, label, files, skipped, tables):
+    pos = breakdowns.positions(man, df)
+    metric = "ans_evid" if "ans_evid" in pos.columns and pos["ans_evid"].notna().any() else "ans"
+    for axis, name in (("depth_decile", "position_depth"), ("distance_decile", "position_distance")):
+        t = position_table(pos.assign(cell=pos["row"] + " | " + pos["condition"]), ["cell"], metric, axis) if len(pos) else \
+            pd.DataFrame(columns=["cell", axis, "n", metric, "items"])
+        tables[name] = t
+        files[name] = save_table(t.assign(items=t["items"].map(lambda x: " ".join(x))), name, out)
+        if t.empty:
+            skipped.append(f"{name} figure: no scored LC row with a placed gold unit"
+                           + (" (needs two or more gold units per item)" if axis.startswith("distance") else ""))
+            continue
+        fig = position_heatmap(t, "cell", metric, axis, title=f"{LABELS.get(metric, metric)} by "
+                               f"{'needle depth' if axis.startswith('depth') else 'distance between gold units'} (LC)\n{label}")
+        files[f"{name}_fig"] = save_figure(fig, name, out)
+        plt.close(fig)
+
+
+def _k_curve(man, df, out, label, files, skipped, tables):
+    t = breakdowns.k_curve(man, df)
+    tables["accuracy_vs_k"] = t
+    files["accuracy_vs_k"] = save_table(t, "accuracy_vs_k", out)
+    if t.empty:
+        skipped.append("accuracy_vs_k figure: no top-k RAG condition")
+        return
+    ms = [m for m in ("ans", "evid", "ans_evid") if m in t.columns and t[m].notna().any()]
+    fig, axes = plt.subplots(1, len(ms), figsize=(4.5 * len(ms), 3.8), squeeze=False)
+    for ax, m in zip(axes[0], ms):
+        for i, ((row, setup), g) in enumerate(t.groupby(["row", "setup"], sort=True)):
+            g = g.sort_values("k")
+            ax.plot(g["k"].astype(int), g[m], marker="o", color=f"C{i}", label=f"{row}: {setup}")
+        ks = sorted(t["k"].astype(int).unique())
+        ax.set_xscale("log")
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.minorticks_off()
+        ax.set(xlabel="k (chunks)", ylabel=LABELS[m], ylim=(-0.02, 1.02), title=LABELS[m])
+        ax.grid(True, alpha=0.3)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"Accuracy vs k (top-k RAG)\n{label}", y=1.04)
+    files["accuracy_vs_k_fig"] = save_figure(fig, "accuracy_vs_k", out)
+    plt.close(fig)
+
+
+def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
+                sufficient: bool | None = None, answerable_without_context: bool | None = None) -> dict[str, dict]:
     """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
     man, df, ranks = views.load_run(run_dir)
+    df = breakdowns.add_flags(df)
+    filt = {k: v for k, v in (("sufficient", sufficient), ("answerable_without_context", answerable_without_context)) if v is not None}
+    if filt:
+        df = breakdowns.filter_items(df, **filt)
+        if df.empty:
+            raise ValueError(f"no item passes the filter {filt}")
     out = Path(out_dir) if out_dir else Path(run_dir) / "report"
     out.mkdir(parents=True, exist_ok=True)
-    label = data_label(man)
+    label = data_label(man) + (" — items " + ", ".join(f"{k}={v}" for k, v in filt.items()) if filt else "")
     files: dict[str, dict] = {}
+    tables: dict[str, pd.DataFrame] = {}
     skipped: list[str] = []
     summ = views.summary(man, df, seed=seed)
+    tables["summary"] = summ
     files["summary"] = save_table(summ, "summary", out)
+    tables["controls"] = breakdowns.flags_summary(df)
+    files["controls"] = save_table(tables["controls"], "controls", out)
+    tables["item_flags"] = breakdowns.item_flags(df)
+    files["item_flags"] = save_table(tables["item_flags"], "item_flags", out)
     order = views.condition_order(man, df["condition"].unique())
     _heatmaps(man, summ, out, label, files, skipped)
-    _deltas(views.deltas(man, df, seed=seed), out, label, files, skipped)
+    tables["deltas"] = paired.lc_vs_rag(man, df, seed=seed)
+    _deltas(tables["deltas"], out, label, files, skipped)
+    tables["prompt_deltas"] = paired.prompt_vs_prompt(man, df, seed=seed)
+    files["prompt_deltas"] = save_table(tables["prompt_deltas"], "prompt_deltas", out)
+    if tables["prompt_deltas"].empty:
+        skipped.append("prompt_deltas: needs two or more prompts")
+    _positions(man, df, out, label, files, skipped, tables)
+    _k_curve(man, df, out, label, files, skipped, tables)
+    tables["question_types"] = breakdowns.question_types(man, df)
+    files["question_types"] = save_table(tables["question_types"], "question_types", out)
+    for name, v in (("hits_at_k", views.hits(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]))),
+                    ("full_coverage_summary", views.coverage_summary(ranks))):
+        tables[name] = v
     _retrieval(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]), out, label, files, skipped)
-    _attribution(views.attribution(df), order, out, label, files, skipped)
-    _failures(views.failures(df), order, out, label, files)
+    tables["attribution"] = views.attribution(df, man)
+    _attribution(tables["attribution"], order, out, label, files, skipped)
+    tables["failures"] = views.failures(df, man)
+    _failures(tables["failures"], order, out, label, files)
     _usage(man, df, summ, out, label, files)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", "", "## Files", ""]
@@ -209,5 +294,10 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     if skipped:
         lines += ["", "## Skipped", "", *(f"* {s}" for s in skipped)]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if html:
+        from .html import write_html
+
+        files["html"] = {"html": write_html(out / "report.html", run_dir=Path(run_dir), man=man, df=df, label=label,
+                                            files=files, tables=tables, skipped=skipped)}
     files["readme"] = {"md": out / "README.md"}
     return files

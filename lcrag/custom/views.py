@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..controls import NO_CONTEXT
 from ..errors import InputError
 from ..results import aggregate, to_frame
 from ..runner import read_results
@@ -135,16 +136,29 @@ def coverage_summary(ranks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def attribution(df: pd.DataFrame) -> pd.DataFrame:
-    d = df[df["outcome"] == Outcome.OK]
+def attribution(df: pd.DataFrame, man: dict | None = None) -> pd.DataFrame:
+    """Attribution per row × condition; the no-context control is left out (nothing to retrieve or
+    read), and with the oracle control an item the oracle also misses is an ``evidence_miss``."""
+    none = {c["condition"] for c in man["conditions"] if c["kind"] == "none"} if man else {NO_CONTEXT}
+    d = df[(df["outcome"] == Outcome.OK) & ~df["condition"].isin(none)]
     if "ans_evid" not in d.columns:
         return pd.DataFrame()
     d = d.dropna(subset=["ans_evid"]).copy()
     d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
-    return attribution_table(d, ["row", "condition"], present="meta.gold_in_context")
+    suff = "sufficient" if "sufficient" in d.columns and d["sufficient"].notna().any() else None
+    t = attribution_table(d, ["row", "condition"], present="meta.gold_in_context", sufficient=suff)
+    return _in_condition_order(man, t) if man else t
 
 
-def failures(df: pd.DataFrame) -> pd.DataFrame:
+def _in_condition_order(man: dict, t: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by reader row, then by the study's condition order (k as listed, never as strings)."""
+    if t.empty:
+        return t
+    order = {c["condition"]: i for i, c in enumerate(man["conditions"])}
+    return t.assign(_o=t["condition"].map(order)).sort_values(["row", "_o"], kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+def failures(df: pd.DataFrame, man: dict | None = None) -> pd.DataFrame:
     recs = []
     for (row, prompt, cond), g in df.groupby(["row", "prompt", "condition"], sort=True):
         ok = g[g["outcome"] == Outcome.OK]
@@ -153,7 +167,8 @@ def failures(df: pd.DataFrame) -> pd.DataFrame:
                      "n_failed": int((g["outcome"] == Outcome.ERROR).sum()), "n_na": int((g["outcome"] == Outcome.NA).sum()),
                      "parse_fail_rate": float(js["parse_status"].isin([ParseStatus.FAILED, ParseStatus.EMPTY]).mean()) if len(js) else np.nan,
                      "refusal_rate": float(ok["answer"].map(is_refusal).mean()) if len(ok) else np.nan})
-    return pd.DataFrame(recs)
+    out = pd.DataFrame(recs)
+    return _in_condition_order(man, out) if man is not None else out
 
 
 def usage(man: dict, df: pd.DataFrame) -> pd.DataFrame:

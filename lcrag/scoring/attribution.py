@@ -12,6 +12,14 @@ Each scored item falls in exactly one class, checked in this order:
 Evidence follows the condition's own rule (NoLiMa SN: the needle line among the cited
 lines; TN/CTN: *both* needles cited). Error / N/A rows are ``excluded`` and never counted.
 
+With the oracle-evidence control (:mod:`lcrag.controls`) a fifth class comes first:
+
+0. ``evidence_miss`` — the row misses (Ans+Evid = 0) *and* the same reader with the same
+   prompt also misses the item when given exactly the gold lines (the item is not
+   *sufficient* for this reader). The failure is a reading miss on the evidence itself, not a
+   retrieval or long-context problem, whatever the context held. Rows of items without an
+   oracle result keep the four-class rule (``sufficient`` NaN).
+
 Aggregated inputs (recorded per-cell accuracies such as 66.67 %) are attributed as shares:
 with presence p, answer accuracy a and joint accuracy j (j <= a), the cell contributes
 ``1 - p`` retrieval miss and, when present, ``1 - a`` reading miss, ``a - j`` grounding miss
@@ -26,7 +34,9 @@ import numpy as np
 import pandas as pd
 
 RETRIEVAL_MISS, READING_MISS, GROUNDING_MISS, OK, EXCLUDED = "retrieval_miss", "reading_miss", "grounding_miss", "ok", "excluded"
+EVIDENCE_MISS = "evidence_miss"
 CLASSES = (RETRIEVAL_MISS, READING_MISS, GROUNDING_MISS, OK)
+CLASSES_WITH_ORACLE = (EVIDENCE_MISS, RETRIEVAL_MISS, READING_MISS, GROUNDING_MISS, OK)
 
 
 def attribute(gold_in_context: bool, ans: float, ans_evid: float) -> str:
@@ -38,6 +48,13 @@ def attribute(gold_in_context: bool, ans: float, ans_evid: float) -> str:
     if ans_evid < 1:
         return GROUNDING_MISS
     return OK
+
+
+def attribute_with_oracle(gold_in_context: bool, ans: float, ans_evid: float, sufficient: bool | None) -> str:
+    """Class of one scored item when the oracle control is known (``sufficient``; None = unknown)."""
+    if sufficient is not None and not sufficient and ans_evid < 1:
+        return EVIDENCE_MISS
+    return attribute(gold_in_context, ans, ans_evid)
 
 
 def gold_in_context(context, gold_lines: Sequence[int] | None = None) -> bool:
@@ -55,7 +72,8 @@ def shares(present: float, ans: float, ans_evid: float) -> dict[str, float]:
 
 
 def attribution_table(df: pd.DataFrame, by: Sequence[str], *, present: str = "meta.needle_in_context",
-                      ans: str = "ans", ans_evid: str = "ans_evid", weight: str | None = None) -> pd.DataFrame:
+                      ans: str = "ans", ans_evid: str = "ans_evid", weight: str | None = None,
+                      sufficient: str | None = None) -> pd.DataFrame:
     """Counts and shares of the four classes per group.
 
     Args:
@@ -65,6 +83,8 @@ def attribution_table(df: pd.DataFrame, by: Sequence[str], *, present: str = "me
         present: column saying whether all gold lines were in the context (missing -> True,
             as in LC where the haystack always holds the needles).
         weight: optional column of responses per row (aggregated cells); default 1.
+        sufficient: optional column (1 / 0 / NaN) of the item's oracle result for the row's
+            reader and prompt; when given, the ``evidence_miss`` class is added (module doc).
     Returns:
         ``by`` + ``n`` (responses attributed) + one count and one ``<class>_share`` per class.
     """
@@ -76,9 +96,15 @@ def attribution_table(df: pd.DataFrame, by: Sequence[str], *, present: str = "me
     w = d[weight].astype(float) if weight else pd.Series(1.0, index=d.index)
     parts = pd.DataFrame([shares(pi, ai, ji) for pi, ai, ji in zip(p, d[ans], d[ans_evid])], index=d.index,
                          columns=list(CLASSES)) if len(d) else pd.DataFrame(columns=list(CLASSES))
+    classes = CLASSES
+    if sufficient is not None:
+        classes = CLASSES_WITH_ORACLE
+        ev = ((d[sufficient] == 0) & (d[ans_evid].astype(float) < 1)).astype(float) if len(d) else pd.Series(dtype=float)
+        parts = parts.mul(1 - ev, axis=0)
+        parts.insert(0, EVIDENCE_MISS, ev)
     parts = parts.mul(w, axis=0)
     parts["n"] = w
     g = pd.concat([d[list(by)], parts], axis=1).groupby(list(by), sort=True).sum(numeric_only=True).reset_index()
-    for c in CLASSES:
+    for c in classes:
         g[f"{c}_share"] = np.where(g["n"] > 0, g[c] / g["n"].where(g["n"] > 0, 1), np.nan)
-    return g[[*by, "n", *CLASSES, *(f"{c}_share" for c in CLASSES)]]
+    return g[[*by, "n", *classes, *(f"{c}_share" for c in classes)]]

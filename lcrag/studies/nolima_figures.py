@@ -9,7 +9,9 @@ percentage points, ready for ``lcrag.report.save_table`` and ``lcrag.plots``:
 * :func:`fig3_table` — Figures 3 and 6: TN vs CTN, Ans+Evid and Ans per model.
 * :func:`fig11_table` — Figure 11 / Table 15: RAG answer accuracy per model x matched budget.
 * :func:`fig12_table` — Figure 12: Δ = Ans_RAG − Ans_LC per model x budget with a paired
-  bootstrap interval over the same 8 items (4 needles x 2 hops, same seed in every cell).
+  bootstrap interval over the same 8 items (4 needles x 2 hops, same seed in every cell),
+  exact McNemar (discordant counts) and paired approximate randomization p-values, both
+  Holm-corrected across the cells of the figure.
 
 Recorded per-row tables are averaged with equal weight per recorded row (the CSVs do not
 carry per-row response counts), so a few model means differ from the paper's text by 1–2 pp.
@@ -22,6 +24,7 @@ import pandas as pd
 
 from ..plots import fmt_length
 from ..scoring.bootstrap import paired_bootstrap_ci
+from ..stats import approximate_randomization, holm, mcnemar_exact
 from .nolima_lc import HOPS
 
 FIG1_LENGTHS = (10_000, 20_000, 30_000, 40_000, 50_000, 100_000, 200_000, 300_000, 400_000, 500_000, 600_000,
@@ -107,6 +110,13 @@ def fig12_table(rag: pd.DataFrame, lc_cells: pd.DataFrame, lc_items: pd.DataFram
     hop): RAG 0/1 vs the item's LC accuracy at the matched length averaged over depths;
     ``delta_paired`` is that sample's mean (recorded per-needle rows average a few repeated
     entries, so it can sit a few pp from ``delta``). Same ``seed`` in every cell.
+
+    Significance on the same pairs (:mod:`lcrag.stats`): ``p_mcnemar`` — exact McNemar with
+    ``mcnemar_b`` (RAG right, LC wrong) and ``mcnemar_c`` (RAG wrong, LC right), the LC side made
+    0/1 by majority over its depths (item correct when its mean LC accuracy is >= 0.5);
+    ``p_randomization`` — paired approximate randomization on the graded pairs (10,000 seeded
+    sign flips, no binarization). ``p_mcnemar_holm`` / ``p_randomization_holm`` are Holm-corrected
+    across all cells of the table (one figure, one family).
     """
     sel = lc_cells.set_index(["reader", "context_length"])["lc_ans"]
     per = lc_items.groupby(["reader", "context_length", "needle_id", "hop"])["ans"].mean()
@@ -123,10 +133,21 @@ def fig12_table(rag: pd.DataFrame, lc_cells: pd.DataFrame, lc_items: pd.DataFram
         m, lo, hi = paired_bootstrap_ci(a[keep], b[keep], n_boot=n_boot, seed=seed) if keep.any() else (np.nan,) * 3
         rows.append({"reader": reader, "haystack_chars": int(hay), "budget": fmt_length(L), "matched_lc": L,
                      "rag_ans": rag_pct, "lc_ans": lc_pct, "delta": rag_pct - lc_pct, "delta_paired": m * 100,
-                     "ci_lo": lo * 100, "ci_hi": hi * 100, "n_items": int(keep.sum())})
+                     "ci_lo": lo * 100, "ci_hi": hi * 100, "n_items": int(keep.sum()), **_tests(a[keep], b[keep], seed)})
     out = pd.DataFrame(rows)
+    for col in ("p_mcnemar", "p_randomization"):
+        out[f"{col}_holm"] = holm(out[col].to_numpy(float))
     out["_o"] = out["reader"].map({r: i for i, r in enumerate(_order(out["reader"]))})
     return out.sort_values(["_o", "matched_lc"]).drop(columns="_o").reset_index(drop=True)
+
+
+def _tests(rag: np.ndarray, lc: np.ndarray, seed: int) -> dict:
+    """McNemar (LC made 0/1 by majority over depths) and randomization p-values of one cell."""
+    if not len(rag):
+        return {"mcnemar_b": np.nan, "mcnemar_c": np.nan, "p_mcnemar": np.nan, "p_randomization": np.nan}
+    t = mcnemar_exact(np.round(rag), (lc >= 0.5).astype(float))
+    r = approximate_randomization(rag, lc, n_shuffles=10_000, seed=seed)
+    return {"mcnemar_b": t.b, "mcnemar_c": t.c, "p_mcnemar": t.p_value, "p_randomization": r.p_value}
 
 
 def _display(name: str) -> str:

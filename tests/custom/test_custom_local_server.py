@@ -37,6 +37,7 @@ readers:
   - extractive
   - {{profile: smollm2-local, base_url: "{url}", max_tokens: 48}}
 serve_local: false
+controls: []
 """
 
 

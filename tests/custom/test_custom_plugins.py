@@ -49,6 +49,7 @@ rag:
   k: [3]
 readers: [extractive]
 scorers: [contains, evid_strict, answer_len]
+controls: []
 """
 
 
@@ -101,7 +102,8 @@ def test_documented_examples_run_via_cli(tmp_path):
     assert set(df["reader"]) == {"extractive", "keyword"}
     assert {"RAG-jaccard-sentences-k3", "RAG-bm25-pairs-k3", "RAG-jaccard-pairs-k3"} <= set(df["condition"])
     assert df["answer_in_cited"].notna().all() and (df["outcome"] == "ok").all()
-    # the keyword reader (a plugin reader class) cites exactly one line per response
-    kw = df[df["reader"] == "keyword"]
+    # the keyword reader (a plugin reader class) cites exactly one line per response with a context
+    kw = df[(df["reader"] == "keyword") & (df["condition"] != "no-context")]
+    assert (df.loc[(df["reader"] == "keyword") & (df["condition"] == "no-context"), "lines"] == "[]").all()
     assert (kw["lines"].map(lambda s: len(json.loads(s))) == 1).all()
     assert (out / "report" / "heatmap_ans_evid.png").is_file()

@@ -29,6 +29,7 @@ rag:
   match_lc: true
 readers: [extractive]
 scorers: [contains, exact, evid_strict, evid_all, evid_recall, refusal, ans_evid]
+controls: []          # the no-context and oracle controls are tested in test_custom_analysis.py
 """
 
 VIEWS = {"summary": {"csv", "md", "tex"}, "heatmap_ans": {"png", "pdf"}, "heatmap_evid": {"png", "pdf"},
@@ -101,11 +102,15 @@ def test_report_views_and_consistency(study):
             "ans_evid", "ans_evid_lo", "ans_evid_hi", "evid_recall"} <= set(summ.columns)
     assert len(summ) == 16 and (summ["n"] == 12).all()
     deltas = pd.read_csv(out / "deltas.csv")
-    assert list(deltas.columns) == ["row", "prompt", "metric", "lc", "rag", "n_pairs", "lc_mean", "rag_mean", "delta",
-                                    "delta_lo", "delta_hi"]
+    assert list(deltas.columns) == ["comparison", "row", "prompt", "metric", "a", "b", "n_pairs", "n_clusters", "a_mean",
+                                    "b_mean", "delta", "mde", "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test",
+                                    "n_b", "n_c", "p_value", "p_holm"]
     assert len(deltas) == 2 * 6 * 3 + 2 * 6 * 1  # ebg: ans/evid/ans_evid; answer-only: ans
-    assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["lc_mean"] - deltas["rag_mean"])).abs().max() < 1e-12
+    assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["a_mean"] - deltas["b_mean"])).abs().max() < 1e-12
     assert (deltas["delta_lo"] <= deltas["delta"]).all() and (deltas["delta"] <= deltas["delta_hi"]).all()
+    pd_ = pd.read_csv(out / "prompt_deltas.csv")  # ebg vs answer_only: only Ans exists on both sides
+    assert set(pd_["comparison"]) == {"prompt − prompt"} and set(pd_["metric"]) == {"ans"} and len(pd_) == 8
+    assert (pd_["n_pairs"] == 12).all() and (pd_["test"] == "mcnemar").all() and (pd_["p_holm"] >= pd_["p_value"]).all()
     hits = pd.read_csv(out / "hits_at_k.csv")
     assert set(hits["setup"]) == {"bm25 / sentences", "bm25 / tok48"} and (hits["hits_all"] <= hits["hits_any"]).all()
     # the contexts hold all gold exactly when the diagnostics put every unit in the top k

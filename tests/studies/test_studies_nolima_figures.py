@@ -130,3 +130,38 @@ def test_fig12_paired_interval_is_over_items_not_cells():
     # items: (a,1hop) 1 vs mean(1,0)=.5; (a,2hop) 1 vs 0; (b,1hop) 0 vs 0; (b,2hop) 1 vs 1 -> mean diff .375
     assert np.isclose(t["delta_paired"].item(), 37.5) and np.isclose(t["delta"].item(), 75 - 40)
     assert t["n_items"].item() == 4
+
+
+def test_fig12_mcnemar_and_randomization_columns_hand_case():
+    rag = pd.DataFrame({"reader": "m", "outcome": "ok", "meta.context_length": 200_000,
+                        "meta.needle_id": ["a", "a", "b", "b"], "meta.hop": ["onehop", "twohop"] * 2, "ans": [1, 1, 0, 1]})
+    items = pd.DataFrame({"reader": "m", "context_length": 50_000, "needle_id": ["a", "a", "b", "b", "a"],
+                          "hop": ["onehop", "twohop", "onehop", "twohop", "onehop"], "ans": [1, 0, 0, 1, 0]})
+    cells = pd.DataFrame({"reader": ["m"], "context_length": [50_000], "lc_ans": [40.0]})
+    b = pd.DataFrame({"haystack_chars": [200_000], "matched_lc": [50_000]})
+    t = F.fig12_table(rag, cells, items, b, n_boot=200).iloc[0]
+    # LC by majority over depths: (a,1hop) .5 -> 1, (a,2hop) 0, (b,1hop) 0, (b,2hop) 1; RAG 1, 1, 0, 1
+    # -> one discordant pair favouring RAG (b = 1, c = 0): exact McNemar p = 2 * 0.5 = 1
+    assert (t["mcnemar_b"], t["mcnemar_c"], t["p_mcnemar"], t["p_mcnemar_holm"]) == (1, 0, 1.0, 1.0)
+    # graded diffs (.5, 1, 0, 0): 2 of the 4 sign patterns of the non-zero ones reach |mean| >= .375 -> exact p = .5
+    assert abs(t["p_randomization"] - 0.5) < 0.02
+
+
+def test_fig12_recorded_cells_have_holm_corrected_mcnemar(rag, budgets):
+    from lcrag.stats import holm, mcnemar_exact
+
+    sel = R.read_table("lc_selected")
+    per = R.lc_per_needle_frame()
+    t = F.fig12_table(rag, F.recorded_lc_cells(sel), per, budgets)
+    assert len(t) == 30 and t[["p_mcnemar", "p_randomization"]].notna().all().all()
+    assert ((t["mcnemar_b"] + t["mcnemar_c"]) <= t["n_items"]).all()
+    assert np.allclose(t["p_mcnemar_holm"], holm(t["p_mcnemar"].values))
+    assert (t["p_mcnemar_holm"] >= t["p_mcnemar"]).all() and (t["p_randomization_holm"] <= 1).all()
+    # one cell recomputed by hand from the recorded responses
+    r0 = t.iloc[0]
+    g = rag[(rag["reader"] == r0["reader"]) & (rag["meta.context_length"] == r0["haystack_chars"])].sort_values(
+        ["meta.needle_id", "meta.hop"])
+    lc = per[(per["reader"] == r0["reader"]) & (per["context_length"] == r0["matched_lc"])].groupby(["needle_id", "hop"])["ans"].mean()
+    lcv = np.array([lc[(n, h)] for n, h in zip(g["meta.needle_id"], g["meta.hop"])])
+    m = mcnemar_exact(g["ans"].round().values, (lcv >= 0.5).astype(float))
+    assert (m.b, m.c) == (r0["mcnemar_b"], r0["mcnemar_c"]) and np.isclose(m.p_value, r0["p_mcnemar"])

@@ -1,0 +1,108 @@
+"""Per-item control flags and the breakdown views of ``lcrag report`` (custom studies).
+
+* :func:`item_flags` — per reader × prompt × item: **sufficient** (Ans = 1 in the ``oracle``
+  condition: the gold lines alone let this reader answer) and **answerable without context**
+  (Ans = 1 in the ``no-context`` condition). NaN when the control was not run or not scored.
+* :func:`add_flags` / :func:`filter_items` — the flags as columns of the results frame, and
+  the rows of the items that pass a filter (e.g. only sufficient items, or only items not
+  answerable without context), as ``lcrag report --sufficient-only --exclude-no-context-answerable``.
+* :func:`k_curve` — mean metric of top-k RAG conditions against k per reader row × setup,
+  k sorted as numbers (never as strings).
+* :func:`question_types` — metrics per condition split by question type: single- vs
+  multi-hop (1 vs >= 2 gold evidence units) and answerable vs not (accepted answers are
+  explicit non-answers such as "NA").
+* :func:`positions` — LC rows with depth / distance deciles (:mod:`lcrag.position`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..controls import NO_CONTEXT, ORACLE
+from ..position import add_positions
+from ..types import Outcome
+
+FLAGS = ("sufficient", "answerable_without_context")
+
+
+def item_flags(df: pd.DataFrame, metric: str = "ans") -> pd.DataFrame:
+    """``reader, prompt, item_id, sufficient, answerable_without_context`` (1 / 0 / NaN)."""
+    ok = df[(df["outcome"] == Outcome.OK) & df["condition"].isin([ORACLE, NO_CONTEXT])]
+    keys = ["reader", "prompt", "item_id"]
+    base = df[keys].drop_duplicates()
+    if ok.empty or metric not in ok:
+        return base.assign(sufficient=np.nan, answerable_without_context=np.nan).reset_index(drop=True)
+    w = ok.pivot_table(index=keys, columns="condition", values=metric, aggfunc="first")
+    out = pd.DataFrame({"sufficient": w[ORACLE] if ORACLE in w else np.nan,
+                        "answerable_without_context": w[NO_CONTEXT] if NO_CONTEXT in w else np.nan}, index=w.index).reset_index()
+    return base.merge(out, on=keys, how="left").reset_index(drop=True)
+
+
+def add_flags(df: pd.DataFrame, metric: str = "ans") -> pd.DataFrame:
+    d = df.drop(columns=[c for c in FLAGS if c in df.columns])
+    return d.merge(item_flags(df, metric), on=["reader", "prompt", "item_id"], how="left")
+
+
+def filter_items(df: pd.DataFrame, *, sufficient: bool | None = None, answerable_without_context: bool | None = None) -> pd.DataFrame:
+    """Rows whose item has the requested flag values (None = no filter); flags from :func:`add_flags`.
+
+    An item whose flag is unknown (control not run) is dropped by a filter on that flag.
+    """
+    d = df if "sufficient" in df.columns else add_flags(df)
+    keep = pd.Series(True, index=d.index)
+    if sufficient is not None:
+        keep &= d["sufficient"] == float(sufficient)
+    if answerable_without_context is not None:
+        keep &= d["answerable_without_context"] == float(answerable_without_context)
+    return d[keep]
+
+
+def flags_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Per reader row: items, share sufficient, share answerable without context (of known flags)."""
+    f = add_flags(df).drop_duplicates(["row", "item_id"])
+    g = f.groupby("row", sort=True)
+    return pd.DataFrame({"n_items": g.size(), "n_sufficient": g["sufficient"].sum(), "sufficient_share": g["sufficient"].mean(),
+                         "n_answerable_without_context": g["answerable_without_context"].sum(),
+                         "answerable_without_context_share": g["answerable_without_context"].mean()}).reset_index()
+
+
+def k_curve(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:
+    """``row, setup, k, n, <metric>…`` over top-k RAG conditions, k ascending as integers."""
+    topk = {c["condition"]: c for c in man["conditions"] if c["kind"] == "RAG" and c.get("k") is not None}
+    ok = df[(df["outcome"] == Outcome.OK) & df["condition"].isin(topk)].copy()
+    ms = [m for m in metrics if m in ok.columns]
+    if ok.empty or not ms:
+        return pd.DataFrame(columns=["row", "setup", "k", "n", *ms])
+    ok["setup"] = ok["condition"].map(lambda c: f"{topk[c]['retriever']} / {topk[c]['chunker']}")
+    ok["k"] = ok["condition"].map(lambda c: int(topk[c]["k"]))
+    g = ok.groupby(["row", "setup", "k"], sort=True)
+    out = g[ms].mean()
+    out.insert(0, "n", g.size())
+    return out.reset_index().sort_values(["row", "setup", "k"], kind="stable").reset_index(drop=True)
+
+
+def question_types(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:
+    """Mean metrics per row × condition × hop type × answerability, with n."""
+    ok = df[df["outcome"] == Outcome.OK].copy()
+    ms = [m for m in metrics if m in ok.columns]
+    if ok.empty or "meta.hops" not in ok:
+        return pd.DataFrame(columns=["row", "condition", "hop_type", "answerable", "n", *ms])
+    ok["hop_type"] = np.where(ok["meta.hops"].astype(int) >= 2, "multi-hop", "single-hop")
+    ok["answerable"] = np.where(ok["meta.answerable"].astype(bool), "answerable", "not answerable")
+    order = {c["condition"]: i for i, c in enumerate(man["conditions"])}
+    g = ok.groupby(["row", "condition", "hop_type", "answerable"], sort=True)
+    out = g[ms].mean()
+    out.insert(0, "n", g.size())
+    out = out.reset_index()
+    out["_o"] = out["condition"].map(order)
+    return out.sort_values(["row", "_o", "hop_type", "answerable"]).drop(columns="_o").reset_index(drop=True)
+
+
+def positions(man: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """Scored LC rows with ``depth_decile`` / ``distance_decile`` (:func:`lcrag.position.add_positions`)."""
+    lc = {c["condition"] for c in man["conditions"] if c["kind"] == "LC"}
+    d = df[(df["outcome"] == Outcome.OK) & df["condition"].isin(lc)]
+    if d.empty or "meta.unit_first_lines" not in d:
+        return d.assign(depth=np.nan, distance=np.nan, depth_decile=np.nan, distance_decile=np.nan)
+    return add_positions(d)
