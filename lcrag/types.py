@@ -209,7 +209,9 @@ class ResultRow:
 
     ``metrics`` maps metric names (``ans``, ``evid_strict``, ``evid_recall``, ``ans_evid``,
     ``ans_star`` …) to 0/1 or fractional values; it is empty when the call failed or was
-    N/A, and such rows are excluded from every denominator.
+    N/A, and such rows are excluded from every denominator. ``cache_key`` (the request
+    fingerprint) and ``scorer_version`` decide whether a re-run may reuse the row
+    (``lcrag.resume``).
     """
 
     run: str
@@ -226,6 +228,7 @@ class ResultRow:
     cache_key: str = ""
     error: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    scorer_version: str = ""  # version of the scorer that filled ``metrics`` (lcrag.resume.scorer_version)
 
     @property
     def task_id(self) -> str:

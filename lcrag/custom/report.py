@@ -79,7 +79,7 @@ def _heatmaps(man, summ, out, label, files, skipped):
 
 
 def _deltas(d, out, label, files, skipped):
-    files["deltas"] = save_table(d, "deltas", out)
+    files["deltas"] = save_table(d, "deltas", out, source=label)
     if d.empty:
         skipped.append("deltas_lc_minus_rag: needs an LC and a RAG condition scored on the same items")
         return
@@ -105,9 +105,9 @@ def _deltas(d, out, label, files, skipped):
 
 def _retrieval(ranks, ks, out, label, files, skipped):
     h, cdf, cs = views.hits(ranks, ks), views.coverage(ranks), views.coverage_summary(ranks)
-    files["hits_at_k"] = save_table(h, "hits_at_k", out)
-    files["full_coverage"] = save_table(cdf, "full_coverage", out)
-    files["full_coverage_summary"] = save_table(cs, "full_coverage_summary", out)
+    files["hits_at_k"] = save_table(h, "hits_at_k", out, source=label)
+    files["full_coverage"] = save_table(cdf, "full_coverage", out, source=label)
+    files["full_coverage_summary"] = save_table(cs, "full_coverage_summary", out, source=label)
     if h.empty:
         skipped.append("hits_at_k / full_coverage_k figures: no RAG condition in this run")
         return
@@ -135,7 +135,7 @@ def _retrieval(ranks, ks, out, label, files, skipped):
 
 
 def _attribution(a, order, out, label, files, skipped):
-    files["attribution"] = save_table(a, "attribution", out)
+    files["attribution"] = save_table(a, "attribution", out, source=label)
     if a.empty:
         skipped.append("attribution figure: needs the joint Ans+Evid metric (a JSON prompt and an evidence metric)")
         return
@@ -156,7 +156,7 @@ def _attribution(a, order, out, label, files, skipped):
 
 
 def _failures(f, order, out, label, files):
-    files["failures"] = save_table(f, "failures", out)
+    files["failures"] = save_table(f, "failures", out, source=label)
     fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * f["row"].nunique()) + 1.5), squeeze=False)
     for ax, col, title in zip(axes[:, 0], ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate")):
         t = f.groupby(["row", "condition"])[col].mean().unstack("condition")
@@ -180,7 +180,7 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     files: dict[str, dict] = {}
     skipped: list[str] = []
     summ = views.summary(man, df, seed=seed)
-    files["summary"] = save_table(summ, "summary", out)
+    files["summary"] = save_table(summ, "summary", out, source=label)
     order = views.condition_order(man, df["condition"].unique())
     _heatmaps(man, summ, out, label, files, skipped)
     _deltas(views.deltas(man, df, seed=seed), out, label, files, skipped)

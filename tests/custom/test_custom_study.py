@@ -102,7 +102,7 @@ def test_report_views_and_consistency(study):
     assert len(summ) == 16 and (summ["n"] == 12).all()
     deltas = pd.read_csv(out / "deltas.csv")
     assert list(deltas.columns) == ["row", "prompt", "metric", "lc", "rag", "n_pairs", "lc_mean", "rag_mean", "delta",
-                                    "delta_lo", "delta_hi"]
+                                    "delta_lo", "delta_hi", "source"]
     assert len(deltas) == 2 * 6 * 3 + 2 * 6 * 1  # ebg: ans/evid/ans_evid; answer-only: ans
     assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["lc_mean"] - deltas["rag_mean"])).abs().max() < 1e-12
     assert (deltas["delta_lo"] <= deltas["delta"]).all() and (deltas["delta"] <= deltas["delta_hi"]).all()
