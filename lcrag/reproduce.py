@@ -139,8 +139,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     ``skipped`` (the one-line reason) and ``seconds`` 0.
 
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
-    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``) so a reproduction starts from nothing and
-    does not resume rows of earlier runs.
+    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``)
+    so a reproduction starts from nothing, does not resume rows of earlier runs and writes
+    nothing under the checkout's ``runs/``.
     """
     import papermill as pm
 
@@ -174,6 +175,8 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             for key in ("run_dir", "runs_dir"):
                 if key in declared:
                     params[key] = str(rdir / nb.stem)
+            if "example_dir" in declared:
+                params["example_dir"] = str(rdir / f"{nb.stem}_example")
         unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
         if unknown:
             raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",

@@ -32,9 +32,9 @@ def _reproduce(tmp_path, *args, data_dir=None):
 def test_empty_data_dir_skips_with_reasons_and_exits_0(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = _reproduce(tmp_path, "--only", "15", "16", "17", "18", "19", data_dir=empty)
+    r = _reproduce(tmp_path, "--only", "00", "15", "16", "17", "18", "19", data_dir=empty)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "1 notebook(s) executed" in r.stdout and "4 skipped" in r.stdout
+    assert "2 notebook(s) executed" in r.stdout and "4 skipped" in r.stdout
     summary = r.stdout[r.stdout.index("notebook(s) executed"):]
     for nb in ("15_longeval_text_availability", "17_longeval_primary_eval", "18_longeval_supplementary",
                "19_longeval_our_variants"):
@@ -43,6 +43,10 @@ def test_empty_data_dir_skips_with_reasons_and_exits_0(tmp_path):
         assert not (tmp_path / "out" / f"{nb}.ipynb").exists()
     out = tmp_path / "out"
     assert (out / "16_longeval_method_matrix.ipynb").is_file()
+    # 00 runs on its generated example corpus; --runs also takes its example directory
+    assert (tmp_path / "runs" / "00_quickstart_example" / "corpus.jsonl").is_file()
+    assert (tmp_path / "runs" / "00_quickstart" / "results.jsonl").is_file()
+    assert pd.read_csv(out / "00_quickstart.csv")["source"].str.contains("generated").all()
     table = pd.read_csv(out / "16_longeval_method_matrix.csv")
     assert table["source"].str.contains("longeval_variants.yaml").all()
     assert "Source: " in (out / "16_longeval_method_matrix.md").read_text()
