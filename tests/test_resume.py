@@ -122,6 +122,16 @@ def test_edited_reader_profile_makes_new_calls_and_new_scores(tmp_path, prompts_
     assert all(a.cache_key != b.cache_key for a, b in zip(rows1, rows2))
 
 
+def test_extractive_profile_edit_invalidates_rows(tmp_path):
+    res = tmp_path / "r.jsonl"
+    cfg = SyntheticConfig(lengths=[2000], trials=2, prompts=("ebg",))
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    rows1, _, _ = _run(build_tasks(cfg), make_reader("extractive"), res, cache, scorer=score)
+    rows2, s2, _ = _run(build_tasks(cfg), make_reader(dict(name="extractive", kind="extractive", family="extractive", model="extractive-v1", cite_k=1)), res, cache, scorer=score)
+    assert s2.resume.invalidated == len(rows1) > 0 and s2.cached == 0
+    assert all(len(r.lines) <= 1 for r in rows2) and any(len(r.lines) > 1 for r in rows1)
+
+
 def test_edited_scorer_rescores_from_the_cache_without_a_call(tmp_path, prompts_dir):
     res = tmp_path / "r.jsonl"
     cache = ResponseCache(tmp_path / "c.sqlite")
