@@ -88,12 +88,15 @@ class DataNeed:
     what: str
 
 
-def _longeval_needs() -> dict[str, DataNeed]:
+def _needs() -> dict[str, DataNeed]:
     from .data.longeval import GOLD_REL, METADATA_REL, QUERIES_REL, SHARD_REL, STATS_REL
     from .studies.longeval_stored import BASE_REL, JUDGE_REL, LLM_RUNS_REL, PAIRS_REL, SILVER_GOLD_REL
+    from .data.nolima_recorded import RAG_DIR
 
     recorded = "the recorded LongEval-RAG files"
     return {
+        "07": DataNeed((RAG_DIR,), "the recorded NoLiMa-RAG results of the LC-EBG repository (Table 16 "
+                                            "re-orders their top-k)"),
         "15": DataNeed((QUERIES_REL, METADATA_REL, SHARD_REL, STATS_REL), recorded),
         "17": DataNeed((QUERIES_REL, GOLD_REL, PAIRS_REL, BASE_REL), recorded + " (organizer evaluations)"),
         "18": DataNeed((QUERIES_REL, JUDGE_REL, SILVER_GOLD_REL, LLM_RUNS_REL), recorded + " (judge outputs)"),
@@ -101,7 +104,7 @@ def _longeval_needs() -> dict[str, DataNeed]:
     }
 
 
-DATA_REQUIREMENTS: dict[str, DataNeed] = _longeval_needs()
+DATA_REQUIREMENTS: dict[str, DataNeed] = _needs()
 
 
 def missing_data(notebook: str | Path, root: Path | None) -> str | None:

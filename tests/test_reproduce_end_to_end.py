@@ -32,11 +32,11 @@ def _reproduce(tmp_path, *args, data_dir=None):
 def test_empty_data_dir_skips_with_reasons_and_exits_0(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    r = _reproduce(tmp_path, "--only", "00", "15", "16", "17", "18", "19", data_dir=empty)
+    r = _reproduce(tmp_path, "--only", "00", "07", "15", "16", "17", "18", "19", data_dir=empty)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "2 notebook(s) executed" in r.stdout and "4 skipped" in r.stdout
+    assert "2 notebook(s) executed" in r.stdout and "5 skipped" in r.stdout
     summary = r.stdout[r.stdout.index("notebook(s) executed"):]
-    for nb in ("15_longeval_text_availability", "17_longeval_primary_eval", "18_longeval_supplementary",
+    for nb in ("07_nolima_embedding_vs_reranker", "15_longeval_text_availability", "17_longeval_primary_eval", "18_longeval_supplementary",
                "19_longeval_our_variants"):
         line = next(x for x in summary.splitlines() if f"skipped {nb}" in x)
         assert "not in the data directory" in line and "lcrag data list" in line
@@ -76,7 +76,7 @@ def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
 
 
 def test_missing_data_rules(tmp_path):
-    assert set(DATA_REQUIREMENTS) == {"15", "17", "18", "19"}
+    assert set(DATA_REQUIREMENTS) == {"07", "15", "17", "18", "19"}
     assert missing_data("02_nolima_retrieval_coverage.ipynb", None) is None  # runs on generated data
     assert "no data directory" in missing_data("15_longeval_text_availability.ipynb", None)
     need = DATA_REQUIREMENTS["18"]
