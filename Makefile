@@ -1,6 +1,7 @@
 # Two commands on a fresh machine:
 #   make reproduce   install, then execute every notebook with papermill into figures/ (offline default)
-#   make test        install, then run the test suite (unit, comparison, integration, nbval)
+#   make test        install, then run the test suite (unit, comparison, integration, nbval on copies of
+#                    the notebooks in a temporary directory: figures/ and runs/ are left alone)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.install-stamp
@@ -25,8 +26,12 @@ install: $(STAMP)
 reproduce: install
 	$(VENV)/bin/lcrag reproduce --params $(PARAMS)
 
+# nbval executes copies of the notebooks in a temporary directory, so their default outputs
+# (../figures, ../runs) land there and never overwrite what `make reproduce` wrote.
 test: install
-	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && \
+	$(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
+	  --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
 
 bench: install
 	$(PY) benchmarks/run_all.py

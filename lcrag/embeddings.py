@@ -7,7 +7,8 @@ Models (``model`` argument of :func:`embed_texts`):
   per process (:func:`load_minilm`).
 * ``"openai:<name>"``, e.g. ``"openai:text-embedding-3-small"`` (the NoLiMa-RAG store of EBG
   App. G) or ``"openai:text-embedding-3-large"`` (MultiHop-RAG, App. D): needs
-  ``OPENAI_API_KEY`` (and optionally ``OPENAI_BASE_URL``); not exercised offline.
+  ``OPENAI_API_KEY`` (and optionally ``OPENAI_BASE_URL``); calls are retried like the chat
+  client's (``OPENAI_RETRY``); tested against the loopback fault server's ``/v1/embeddings``.
 
 Cache: SQLite file ``<lcrag.config.cache_dir()>/embeddings.sqlite``, one row per
 ``(model id, sha256(text))`` holding the float32 vector. Texts are deduplicated before
@@ -19,14 +20,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .config import cache_dir
+from .llm.retry import RetryPolicy, call_with_retries
 
 MINILM = "minilm"
 _ALIASES = {"all-minilm-l6-v2": MINILM, "minilm": MINILM, "sentence-transformers/all-minilm-l6-v2": MINILM}
@@ -64,17 +68,37 @@ def _embed_minilm(texts: list[str], batch_size: int) -> np.ndarray:
     return np.asarray(model.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
 
 
-def _embed_openai(name: str, texts: list[str], batch_size: int) -> np.ndarray:
+OPENAI_RETRY = RetryPolicy()  # same policy as the chat client: 5 retries, full-jitter backoff 1 s .. 60 s
+
+
+def _embed_openai(name: str, texts: list[str], batch_size: int, *, policy: RetryPolicy | None = None,
+                  sleep=time.sleep, rng: random.Random | None = None) -> np.ndarray:
+    """Embed with ``POST /v1/embeddings`` (``OPENAI_BASE_URL`` or OpenAI), each batch retried under ``policy``.
+
+    Retries (``lcrag.llm.retry``): HTTP 429/408/5xx, timeouts, connection errors and
+    malformed responses, with full-jitter exponential backoff; a final failure raises
+    ``RetriesExhausted`` naming the reason.
+    """
     if not os.environ.get("OPENAI_API_KEY"):
         raise RuntimeError(f"embedding model openai:{name} needs OPENAI_API_KEY in the environment")
     from openai import OpenAI
 
-    client = OpenAI()
+    policy = policy or OPENAI_RETRY
+    rng = rng or random.Random()
+    client = OpenAI(max_retries=0, timeout=policy.timeout_s)  # every attempt is ours and counted
     out: list[list[float]] = []
     step = max(1, min(batch_size, 2048))
     for i in range(0, len(texts), step):
-        resp = client.embeddings.create(model=name, input=texts[i : i + step])
-        out.extend(d.embedding for d in sorted(resp.data, key=lambda d: d.index))
+        batch = texts[i : i + step]
+
+        def once(batch=batch):
+            resp = client.embeddings.create(model=name, input=batch)
+            data = sorted(resp.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise ValueError(f"{len(data)} embeddings for {len(batch)} inputs")
+            return [d.embedding for d in data]
+
+        out.extend(call_with_retries(once, policy, what=f"embedding with openai:{name}", sleep=sleep, rng=rng))
     return np.asarray(out, dtype=np.float32)
 
 

@@ -15,18 +15,26 @@ def _out(out_dir: str | Path | None) -> Path:
     return p
 
 
-def save_table(df: pd.DataFrame, name: str, out_dir: str | Path | None = None, *, float_format: str = "%.3f", index: bool = False) -> dict[str, Path]:
+def save_table(df: pd.DataFrame, name: str, out_dir: str | Path | None = None, *, source: str | None = None,
+               float_format: str = "%.3f", index: bool = False) -> dict[str, Path]:
     """Write ``df`` as ``<name>.csv`` (full precision), ``<name>.md`` and ``<name>.tex``.
 
-    Returns the written paths by extension. Markdown and LaTeX round floats with
-    ``float_format``; the CSV keeps full precision for re-analysis.
+    Every file says where its numbers come from (``lcrag.provenance.table_source``: the
+    ``source`` argument, else ``df.attrs["source"]``, else the sources the process recorded):
+    a ``source`` column in the CSV, a ``Source: …`` caption line under the Markdown table and a
+    ``% Source: …`` comment line above the LaTeX table. Returns the written paths by extension.
+    Markdown and LaTeX round floats with ``float_format``; the CSV keeps full precision.
     """
+    from .provenance import table_source
+
+    src = table_source(df, source)
     out = _out(out_dir)
     paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md", "tex": out / f"{name}.tex"}
-    df.to_csv(paths["csv"], index=index)
+    df.assign(**{"source" if "source" not in df.columns else "table_source": src}).to_csv(paths["csv"], index=index)
     fmt = float_format.replace("%", "")
-    paths["md"].write_text(df.to_markdown(index=index, floatfmt=fmt) + "\n")
-    paths["tex"].write_text(df.to_latex(index=index, float_format=lambda v: float_format % v, escape=True))
+    paths["md"].write_text(df.to_markdown(index=index, floatfmt=fmt) + f"\n\nSource: {src}\n")
+    tex = df.to_latex(index=index, float_format=lambda v: float_format % v, escape=True)
+    paths["tex"].write_text(f"% Source: {src}\n" + tex)
     return paths
 
 

@@ -15,18 +15,25 @@ Precedence: notebook defaults < ``defaults`` < ``params/<stem>.yaml`` (when enab
 
 Each notebook ``notebooks/NN_name.ipynb`` runs with cwd ``notebooks/``; its executed copy is
 written to ``<out>/NN_name.ipynb`` and it saves its own figures and tables to ``out_dir``.
+
+Data requirements: most notebooks fall back to data lcrag generates when the data directory
+(or a file in it) is absent, and say so in their output. The notebooks in
+``DATA_REQUIREMENTS`` regenerate recorded results and have no generated stand-in; when one of
+their files is missing they are skipped — never failed — with a one-line reason in the run
+summary.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .config import PROJECT_ROOT
+from .config import PROJECT_ROOT, data_dir
 from .errors import ConfigError
 from .llm.cache import MODES
 from .textio import read_yaml
@@ -73,6 +80,46 @@ def load_profile(path: str | Path) -> Profile:
     return prof
 
 
+@dataclass(frozen=True)
+class DataNeed:
+    """Files (relative to the data directory) a notebook cannot run without, and what they are."""
+
+    files: tuple[str, ...]
+    what: str
+
+
+def _needs() -> dict[str, DataNeed]:
+    from .data.longeval import GOLD_REL, METADATA_REL, QUERIES_REL, SHARD_REL, STATS_REL
+    from .studies.longeval_stored import BASE_REL, JUDGE_REL, LLM_RUNS_REL, PAIRS_REL, SILVER_GOLD_REL
+    from .data.nolima_recorded import RAG_DIR
+
+    recorded = "the recorded LongEval-RAG files"
+    return {
+        "07": DataNeed((RAG_DIR,), "the recorded NoLiMa-RAG results of the LC-EBG repository (Table 16 "
+                                            "re-orders their top-k)"),
+        "15": DataNeed((QUERIES_REL, METADATA_REL, SHARD_REL, STATS_REL), recorded),
+        "17": DataNeed((QUERIES_REL, GOLD_REL, PAIRS_REL, BASE_REL), recorded + " (organizer evaluations)"),
+        "18": DataNeed((QUERIES_REL, JUDGE_REL, SILVER_GOLD_REL, LLM_RUNS_REL), recorded + " (judge outputs)"),
+        "19": DataNeed((QUERIES_REL, METADATA_REL, SHARD_REL, GOLD_REL, PAIRS_REL), recorded + " (recovered full texts)"),
+    }
+
+
+DATA_REQUIREMENTS: dict[str, DataNeed] = _needs()
+
+
+def missing_data(notebook: str | Path, root: Path | None) -> str | None:
+    """Why ``notebook`` cannot run with data directory ``root`` (``None``: none), or ``None`` if it can."""
+    need = DATA_REQUIREMENTS.get(Path(notebook).name[:2])
+    if need is None:
+        return None
+    if root is None:
+        return f"needs {need.what}: no data directory (set LCRAG_DATA_DIR; see `lcrag data list`)"
+    absent = [f for f in need.files if not (Path(root) / f).exists()]
+    if absent:
+        return f"needs {need.what}: {absent[0]} is not in the data directory {root} (see `lcrag data list`)"
+    return None
+
+
 def notebooks(only: list[str] | None = None, root: Path | None = None) -> list[Path]:
     """Notebooks in ``notebooks/`` sorted by name, optionally filtered by number prefix or name."""
     nb_dir = (root or PROJECT_ROOT) / "notebooks"
@@ -110,9 +157,13 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         kernel: str | None = None, runs: str | Path | None = None, log=print) -> list[dict[str, Any]]:
     """Execute the selected notebooks; returns one status record per notebook.
 
+    A notebook whose data is missing (``missing_data``) is not executed: its record has
+    ``skipped`` (the one-line reason) and ``seconds`` 0.
+
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
-    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``) so a reproduction starts from nothing and
-    does not resume rows of earlier runs.
+    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``)
+    so a reproduction starts from nothing, does not resume rows of earlier runs and writes
+    nothing under the checkout's ``runs/``.
     """
     import papermill as pm
 
@@ -137,6 +188,19 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             for key in ("run_dir", "runs_dir"):
                 if key in declared:
                     params[key] = str(rdir / nb.stem)
+            if "example_dir" in declared:
+                params["example_dir"] = str(rdir / f"{nb.stem}_example")
+        unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
+        if unknown:
+            raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
+                              field=f"notebooks.{nb.name[:2]}")
+        reason = None
+        if nb.name[:2] in DATA_REQUIREMENTS:
+            reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
+        if reason:
+            log(f"[lcrag] skipped {nb.name}: {reason}")
+            records.append({"notebook": nb.name, "seconds": 0.0, "parameters": params, "skipped": reason})
+            continue
         log(f"[lcrag] running {nb.name} with {params}")
         t0 = time.perf_counter()
         pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),

@@ -2,8 +2,10 @@
 
 A ``Task`` is one item in one rendered context under one prompt. ``run_tasks``:
 
-1. loads the run's results file (JSONL) and skips tasks already finished (``ok`` or ``na``;
-   ``error`` rows are retried and superseded — the last row per task id wins);
+1. loads the run's results file (JSONL) and reuses a finished row (``ok`` or ``na``) only when
+   its request fingerprint (cache key) and scorer version equal the current ones
+   (``lcrag.resume``); changed rows are invalidated and run again, ``error`` rows are
+   retried; the last row per task id wins, and the counts are logged and kept in ``RunStats``;
 2. guards each prompt against the reader's context window (over the window -> an ``na``
    row, never sent, as the EBG paper's heatmaps show N/A);
 3. estimates prompt tokens and price of the calls not in the cache and refuses to start
@@ -41,6 +43,8 @@ from .llm.readers import Reader, ReadRequest
 from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price
 from .llm.tokens import profile_prompt_tokens
+from .provenance import note_reader
+from .resume import REUSE, ResumeCounts, decide, scorer_version
 from .textio import iter_lines
 from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
@@ -178,9 +182,12 @@ class RunStats:
     spend_usd: float = 0.0
     est_tokens: int = 0
     est_usd: float = 0.0
+    resume: ResumeCounts = field(default_factory=ResumeCounts)  # reused / invalidated / retried / new
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["resume"] = dict(self.resume.__dict__)
+        return d
 
 
 def _price(reader: Reader, tin: int, tout: int) -> float:
@@ -232,22 +239,28 @@ def run_tasks(
     stats = stats if stats is not None else RunStats()
     stats.total = len(tasks)
     ident = reader.identity()
+    note_reader(reader.label)
 
     todo: list[tuple[Task, str, dict[str, Any], list[dict[str, str]], bool, str, int]] = []
     rows: dict[str, ResultRow] = {}
+    sver = scorer_version(scorer)
     for t in tasks:
         tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt)
-        prev = existing.get(tid)
-        if prev is not None and prev.outcome in (Outcome.OK, Outcome.NA):
-            rows[tid] = prev
-            stats.skipped += 1
-            continue
         messages, expects_json, tlabel = t.build()
         request = {"reader": ident, "messages": messages, "expects_json": expects_json, "template": tlabel}
         key = cache_key(request)
         # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row)
         ntok = profile_prompt_tokens(reader.profile, messages)
+        decision = decide(existing.get(tid), key, sver, still_na=lambda: bool(over_window(reader.profile, ntok)))
+        stats.resume.add(decision)
+        if decision == REUSE:
+            rows[tid] = existing[tid]
+            stats.skipped += 1
+            continue
         todo.append((t, key, request, messages, expects_json, tid, ntok))
+
+    if stats.resume.new < len(tasks):
+        log(f"[lcrag] resume {run} · {reader.name}: {stats.resume.summary()}")
 
     # context-window guard and pre-flight estimate
     sendable = []
@@ -320,6 +333,7 @@ def run_tasks(
                     if not resp.cached:
                         stats.spend_usd += _price(reader, resp.input_tokens, resp.output_tokens)
                     row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
+                    row.scorer_version = sver
                 writer.append(row)
                 rows[tid] = row
                 bar.update(1)

@@ -224,7 +224,9 @@ class ResultRow:
     included; ``prompt_tokens_own`` — the prompt's tokens under the reader's own tokenizer
     (``tokenizer``), chat template included, -1 when not counted; ``context_chars`` —
     characters of the rendered context; ``reasoning`` — the reasoning text (its first 4,000 characters;
-    the response cache keeps it whole).
+    the response cache keeps it whole). ``cache_key`` (the request
+    fingerprint) and ``scorer_version`` decide whether a re-run may reuse the row
+    (``lcrag.resume``).
     """
 
     run: str
@@ -251,6 +253,7 @@ class ResultRow:
     tokenizer: str = ""
     context_chars: int = -1
     reasoning: str = ""
+    scorer_version: str = ""  # version of the scorer that filled ``metrics`` (lcrag.resume.scorer_version)
 
     @property
     def task_id(self) -> str:

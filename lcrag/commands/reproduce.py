@@ -33,8 +33,7 @@ def run(args) -> int:
     if getattr(args, "dry_run", False):
         return dry_run(params, args.only)
     recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs)
-    total = sum(r["seconds"] for r in recs)
-    print(f"[lcrag] {len(recs)} notebook(s) executed in {total:.0f} s")
+    print(summary(recs))
     return 0
 
 
@@ -52,3 +51,13 @@ def dry_run(params: Path, only) -> int:
     if keys:
         print("missing key variables (the run would stop before its first call): " + "; ".join(keys))
     return 0
+
+
+def summary(recs: list[dict]) -> str:
+    """Run summary: notebooks executed (with time) and one line per skipped notebook with its reason."""
+    ran = [r for r in recs if not r.get("skipped")]
+    skipped = [r for r in recs if r.get("skipped")]
+    total = sum(r["seconds"] for r in ran)
+    lines = [f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s, {len(skipped)} skipped"]
+    lines += [f"[lcrag]   skipped {r['notebook']}: {r['skipped']}" for r in skipped]
+    return "\n".join(lines)

@@ -94,7 +94,7 @@ def _heatmaps(man, summ, out, label, files, skipped):
 
 
 def _deltas(d, out, label, files, skipped):
-    files["deltas"] = save_table(d, "deltas", out)
+    files["deltas"] = save_table(d, "deltas", out, source=label)
     if d.empty:
         skipped.append("deltas_lc_minus_rag: needs an LC and a RAG condition scored on the same items")
         return
@@ -122,9 +122,9 @@ def _deltas(d, out, label, files, skipped):
 
 def _retrieval(ranks, ks, out, label, files, skipped):
     h, cdf, cs = views.hits(ranks, ks), views.coverage(ranks), views.coverage_summary(ranks)
-    files["hits_at_k"] = save_table(h, "hits_at_k", out)
-    files["full_coverage"] = save_table(cdf, "full_coverage", out)
-    files["full_coverage_summary"] = save_table(cs, "full_coverage_summary", out)
+    files["hits_at_k"] = save_table(h, "hits_at_k", out, source=label)
+    files["full_coverage"] = save_table(cdf, "full_coverage", out, source=label)
+    files["full_coverage_summary"] = save_table(cs, "full_coverage_summary", out, source=label)
     if h.empty:
         skipped.append("hits_at_k / full_coverage_k figures: no RAG condition in this run")
         return
@@ -152,7 +152,7 @@ def _retrieval(ranks, ks, out, label, files, skipped):
 
 
 def _attribution(a, order, out, label, files, skipped):
-    files["attribution"] = save_table(a, "attribution", out)
+    files["attribution"] = save_table(a, "attribution", out, source=label)
     if a.empty:
         skipped.append("attribution figure: needs the joint Ans+Evid metric (a JSON prompt and an evidence metric)")
         return
@@ -173,7 +173,7 @@ def _attribution(a, order, out, label, files, skipped):
 
 
 def _failures(f, order, out, label, files):
-    files["failures"] = save_table(f, "failures", out)
+    files["failures"] = save_table(f, "failures", out, source=label)
     fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * f["row"].nunique()) + 1.5), squeeze=False)
     for ax, col, title in zip(axes[:, 0], ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate")):
         t = f.groupby(["row", "condition"])[col].mean().unstack("condition")
@@ -190,7 +190,7 @@ def _failures(f, order, out, label, files):
 
 def _usage(man, df, summ, out, label, files):
     u = views.usage(man, df)
-    files["usage"] = save_table(u, "usage", out, float_format="%.6g")
+    files["usage"] = save_table(u, "usage", out, float_format="%.6g", source=label)
     metric = next((m for m in ("ans", "ans_evid") if m in summ.columns), None)
     if metric is None:
         return
@@ -208,7 +208,7 @@ def _positions(man, df, out, label, files, skipped, tables):
         t = position_table(pos.assign(cell=pos["row"] + " | " + pos["condition"]), ["cell"], metric, axis) if len(pos) else \
             pd.DataFrame(columns=["cell", axis, "n", metric, "items"])
         tables[name] = t
-        files[name] = save_table(t.assign(items=t["items"].map(lambda x: " ".join(x))), name, out)
+        files[name] = save_table(t.assign(items=t["items"].map(lambda x: " ".join(x))), name, out, source=label)
         if t.empty:
             skipped.append(f"{name} figure: no scored LC row with a placed gold unit"
                            + (" (needs two or more gold units per item)" if axis.startswith("distance") else ""))
@@ -222,7 +222,7 @@ def _positions(man, df, out, label, files, skipped, tables):
 def _k_curve(man, df, out, label, files, skipped, tables):
     t = breakdowns.k_curve(man, df)
     tables["accuracy_vs_k"] = t
-    files["accuracy_vs_k"] = save_table(t, "accuracy_vs_k", out)
+    files["accuracy_vs_k"] = save_table(t, "accuracy_vs_k", out, source=label)
     if t.empty:
         skipped.append("accuracy_vs_k figure: no top-k RAG condition")
         return
@@ -262,23 +262,23 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     skipped: list[str] = []
     summ = views.summary(man, df, seed=seed)
     tables["summary"] = summ
-    files["summary"] = save_table(summ, "summary", out)
+    files["summary"] = save_table(summ, "summary", out, source=label)
     tables["controls"] = breakdowns.flags_summary(df)
-    files["controls"] = save_table(tables["controls"], "controls", out)
+    files["controls"] = save_table(tables["controls"], "controls", out, source=label)
     tables["item_flags"] = breakdowns.item_flags(df)
-    files["item_flags"] = save_table(tables["item_flags"], "item_flags", out)
+    files["item_flags"] = save_table(tables["item_flags"], "item_flags", out, source=label)
     order = views.condition_order(man, df["condition"].unique())
     _heatmaps(man, summ, out, label, files, skipped)
     tables["deltas"] = paired.lc_vs_rag(man, df, seed=seed)
     _deltas(tables["deltas"], out, label, files, skipped)
     tables["prompt_deltas"] = paired.prompt_vs_prompt(man, df, seed=seed)
-    files["prompt_deltas"] = save_table(tables["prompt_deltas"], "prompt_deltas", out)
+    files["prompt_deltas"] = save_table(tables["prompt_deltas"], "prompt_deltas", out, source=label)
     if tables["prompt_deltas"].empty:
         skipped.append("prompt_deltas: needs two or more prompts")
     _positions(man, df, out, label, files, skipped, tables)
     _k_curve(man, df, out, label, files, skipped, tables)
     tables["question_types"] = breakdowns.question_types(man, df)
-    files["question_types"] = save_table(tables["question_types"], "question_types", out)
+    files["question_types"] = save_table(tables["question_types"], "question_types", out, source=label)
     for name, v in (("hits_at_k", views.hits(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]))),
                     ("full_coverage_summary", views.coverage_summary(ranks))):
         tables[name] = v

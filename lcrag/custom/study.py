@@ -140,6 +140,9 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
         paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False)
         prep.items = load_items(paths["items"], paths["corpus"], limit=cfg.data.limit)
     else:
+        from .. import provenance
+
+        provenance.note(f"your data: {Path(resolve(base, cfg.data.items)).name}")
         prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
     return prep
 

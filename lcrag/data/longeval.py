@@ -275,7 +275,10 @@ _BLOCK = re.compile(r'<evidence evidence_id="\d+" doc_id="([^"]+)">\nTitle: (.*?
 def _root(root: str | Path | None) -> Path:
     r = data_dir(root)
     if r is None:
-        raise FileNotFoundError("shared data directory not found (set LCRAG_DATA_DIR)")
+        raise FileNotFoundError("data directory not found (set LCRAG_DATA_DIR; see `lcrag data list`)")
+    from .. import provenance
+
+    provenance.note("real data: LongEval-RAG queries, gold answers and partially recovered documents (data directory)")
     return r
 
 

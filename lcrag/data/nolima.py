@@ -22,6 +22,8 @@ Keep that note beside anything derived from them (tables, figures, notebooks).
 
 from __future__ import annotations
 
+from .. import provenance as _provenance
+
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,10 +211,12 @@ def load_nolima(data_dir: str | Path | None = None, *, generated: bool | None = 
     present = root is not None and (root / NEEDLESET_DIR / "needle_set.json").is_file()
     if generated or (not present and generated is None):
         sn, tn, ctn = generated_needles()
+        _provenance.note(f"NoLiMa: {GENERATED_NOTE}")
         return NoLiMaData({g.id: g for g in sn}, tuple(tn), tuple(ctn), "generated", None, GENERATED_NOTE)
     if not present:
         raise FileNotFoundError(f"NoLiMa needle sets not found under {root}/{NEEDLESET_DIR}")
     d = root / NEEDLESET_DIR
+    _provenance.note("real data: NoLiMa needle sets and haystacks of the data directory")
     sn = load_needle_set(d / "needle_set.json")
     return NoLiMaData({g.id: g for g in sn}, tuple(load_two_needle_set(d / "two_needle_set.json")),
                       tuple(load_two_needle_set(d / "contradictory_two_needle_set.json")),

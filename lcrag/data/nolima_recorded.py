@@ -15,6 +15,8 @@ License: NoLiMa-derived (Adobe Research License, see ``lcrag.data.nolima.LICENSE
 
 from __future__ import annotations
 
+from .. import provenance as _provenance
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,9 @@ _ALIAS = {a: disp for disp, aliases in _MODEL_NAMES.items() for a in (*aliases, 
 MODEL_ORDER = tuple(_MODEL_NAMES)
 
 
+RECORDED_NOTE = "recorded outputs: the LC-EBG repository's recorded NoLiMa results (data directory), re-tabulated"
+
+
 def display_model(name: str) -> str:
     """Display name of a recorded model spelling (``"gpt-4-1"`` -> ``"GPT-4.1"``); unknown names pass through."""
     return _ALIAS.get(str(name).strip().lower(), str(name))
@@ -72,6 +77,7 @@ def table_path(name: str, data_dir: str | Path | None = None) -> Path:
 def read_table(name: str, data_dir: str | Path | None = None) -> pd.DataFrame:
     """A recorded aggregate CSV as read (no re-computation); InputError when unreadable."""
     p = table_path(name, data_dir)
+    _provenance.note(RECORDED_NOTE)
     try:
         return pd.read_csv(p)
     except (OSError, pd.errors.ParserError) as e:

@@ -17,6 +17,9 @@ reasoning_tokens`` (``FAULT_REASONING_TOKENS:<n>`` in the message sets n, defaul
 the reasoning alone uses the whole ``max_completion_tokens`` budget the reply is empty with
 ``finish_reason: "length"``.
 
+``POST /v1/embeddings`` answers with deterministic ``EMBED_DIM``-d unit vectors
+(:func:`fake_embedding`), under the same fault schedule read from the inputs.
+
 Run it standalone: ``python -m lcrag.llm.faultserver --port 8799``.
 """
 
@@ -108,6 +111,9 @@ def _handler(state: _State):
             except json.JSONDecodeError:
                 self._send(400, b'{"error": {"message": "bad json"}}')
                 return
+            if self.path.rstrip("/").endswith("/embeddings"):
+                self._send(*_embeddings_reply(state, req))
+                return
             msgs = req.get("messages") or []
             content = msgs[-1].get("content", "") if msgs else ""
             with state.lock:
@@ -152,6 +158,43 @@ def _handler(state: _State):
             self._send(200, json.dumps(body).encode())
 
     return Handler
+
+
+EMBED_DIM = 8
+
+
+def fake_embedding(text: str) -> list[float]:
+    """The fault server's deterministic unit vector for ``text`` (``EMBED_DIM`` floats from its SHA-256)."""
+    import hashlib
+    import math
+
+    raw = [b - 127.5 for b in hashlib.sha256(text.encode("utf-8")).digest()[:EMBED_DIM]]
+    norm = math.sqrt(sum(x * x for x in raw)) or 1.0
+    return [x / norm for x in raw]
+
+
+def _embeddings_reply(state: _State, req: dict) -> tuple[int, bytes]:
+    """``POST /v1/embeddings``: the same ``FAULT:<spec>`` schedule, read from the inputs, keyed by them."""
+    inputs = req.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    key = "\x00".join(map(str, inputs))
+    with state.lock:
+        state.requests += 1
+        attempt = state.attempts.get(key, 0)
+        state.attempts[key] = attempt + 1
+    m = _DIRECTIVE.search(key)
+    action = m.group(1).split(",")[min(attempt, len(m.group(1).split(",")) - 1)].rstrip("*") if m else "ok"
+    if action == "hang":
+        time.sleep(state.hang_s)
+        return 200, b"{}"
+    if action.isdigit():
+        return int(action), json.dumps({"error": {"message": f"injected {action}", "type": "injected"}}).encode()
+    if action == "malformed":
+        return 200, b"<html>this is not json"
+    data = [{"object": "embedding", "index": i, "embedding": fake_embedding(str(t))} for i, t in enumerate(inputs)]
+    body = {"object": "list", "data": data, "model": req.get("model", "fault-embed"),
+            "usage": {"prompt_tokens": sum(len(str(t)) // 4 for t in inputs), "total_tokens": sum(len(str(t)) // 4 for t in inputs)}}
+    return 200, json.dumps(body).encode()
 
 
 class FaultServer:

@@ -49,12 +49,24 @@ def _dirs(extra: str | Path | None) -> list[Path]:
 
 
 def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
-    """Load template ``name`` (file stem) from ``directory``, ``$LCRAG_PROMPTS_DIR`` or ``params/prompts``."""
-    return _load_prompt(name, directory or os.environ.get("LCRAG_PROMPTS_DIR") or None)
+    """Load template ``name`` (file stem) from ``directory``, ``$LCRAG_PROMPTS_DIR`` or ``params/prompts``.
+
+    Parsed templates are memoised per file state (modification time and size), so a
+    template edited while a process runs (e.g. a notebook kernel) is read again.
+    """
+    directory = directory or os.environ.get("LCRAG_PROMPTS_DIR") or None
+    stamp: tuple[int, int] | None = None
+    for d in _dirs(directory):
+        p = d / f"{name}.yaml"
+        if p.is_file():
+            st = p.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+            break
+    return _load_prompt(name, directory, stamp)
 
 
 @lru_cache(maxsize=64)
-def _load_prompt(name: str, directory: str | None) -> PromptTemplate:
+def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None = None) -> PromptTemplate:
     for d in _dirs(directory):
         p = d / f"{name}.yaml"
         if p.is_file():

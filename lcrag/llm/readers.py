@@ -70,6 +70,10 @@ class ExtractiveReader(Reader):
     def __init__(self, profile: ReaderProfile):
         self.profile = profile
 
+    def identity(self) -> dict[str, Any]:
+        """The base identity plus ``cite_k``, which changes its answers (so cache key and resume see it)."""
+        return {**super().identity(), "cite_k": self.profile.cite_k}
+
     def read(self, request: ReadRequest) -> CallResult:
         if request.context is None:
             return CallResult(False, error="extractive reader needs the rendered context")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import provenance
 from ..config import data_dir
 from ..trec import RagResponse, read_run
 
@@ -34,7 +35,8 @@ def display_name(run_dir: str) -> str:
 def _base(root: str | Path | None) -> Path:
     r = data_dir(root)
     if r is None:
-        raise FileNotFoundError("shared data directory not found (set LCRAG_DATA_DIR)")
+        raise FileNotFoundError("data directory not found (set LCRAG_DATA_DIR; see `lcrag data list`)")
+    provenance.note("recorded outputs: LongEval-RAG organizer evaluations of the submitted runs (data directory)")
     return r / BASE_REL
 
 
@@ -107,12 +109,14 @@ def silver_gold_citations(root: str | Path | None = None) -> dict[str, list[str]
 
 def llm_run(model_name: str, root: str | Path | None = None) -> list[RagResponse]:
     """One of the team's final GPT-5.4 runs, e.g. ``concat_baseline_openai_llm_v1``."""
+    provenance.note("recorded outputs: the team's final LLM runs (data directory)")
     return read_run(data_dir(root) / LLM_RUNS_REL / "runs" / f"{model_name}.jsonl")
 
 
 def judge_rows(root: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(inputs, judgements, summary)`` of the supplementary Claude-judge protocol (seed 000 §5.2)."""
     base = data_dir(root) / JUDGE_REL
+    provenance.note("recorded outputs: the team's LLM-judge inputs and judgements (data directory)")
     inputs = pd.DataFrame([json.loads(x) for x in (base / "inputs" / "judge_input.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()])
     rows = []
     for line in (base / "judged_results.jsonl").read_text(encoding="utf-8").splitlines():

@@ -52,6 +52,9 @@ def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str,
     from ..custom.config import _node_line
 
     path = Path(path) if path else params_dir() / VARIANTS_FILE
+    from .. import provenance
+
+    provenance.note(f"lcrag's parameter file {path.name} (method definitions, no data)")
     data, text = read_yaml(path)
     data = {} if data is None else data
     if not isinstance(data, dict):

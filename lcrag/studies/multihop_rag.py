@@ -38,6 +38,7 @@ import pandas as pd
 from ..chunking.tokens import chunk_token_windows
 from ..config import cache_dir
 from ..data import registry
+from .. import provenance
 from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries
 from ..scoring.answer import multihop_match
@@ -72,9 +73,11 @@ def load_data(corpus_path: str | Path | None = None, queries_path: str | Path | 
     if cp and qp and cp.is_file() and qp.is_file():
         ok = all(registry.verify_file(p, k).ok for p, k in ((cp, "multihop_rag/corpus"), (qp, "multihop_rag/queries")))
         label = "MultiHop-RAG official release" + ("" if ok else " (sha256 differs from the official release)")
+        provenance.note(f"real data: {label}")
         return MultihopData(load_corpus(cp), load_queries(qp), label, False, {"corpus": cp, "queries": qp})
     out = Path(fixture_dir) if fixture_dir else cache_dir() / "fixtures" / "multihop_rag"
     cp, qp = write_multihop(out)
+    provenance.note(f"MultiHop-RAG: {FIXTURE_LABEL}")
     return MultihopData(load_corpus(cp), load_queries(qp), f"MultiHop-RAG: {FIXTURE_LABEL}", True,
                         {"corpus": cp, "queries": qp})
 

@@ -30,6 +30,9 @@ def have_recorded(data_dir=None) -> bool:
 
 
 def title(main: str, source: str) -> str:
+    from .. import provenance
+
+    provenance.note(source)
     return f"{main}\n{source}\n{NOTICE_SHORT}"
 
 

@@ -34,6 +34,7 @@ import pandas as pd
 
 from ..config import cache_dir
 from ..data import registry
+from .. import provenance
 from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
 from ..scoring.qasper import answer_f1, evidence_f1, is_unanswerable
@@ -65,9 +66,11 @@ def load_data(dev_path: str | Path | None = None, authors_path: str | Path | Non
         papers, qs = load_qasper(dp)
         authors = load_authors(ap) if ap and ap.is_file() else {}
         label = "QASPER dev v0.3 official release" + ("" if ok else " (sha256 differs from the official release)")
+        provenance.note(f"real data: {label}")
         return QasperData(papers, qs, authors, label, False, {"dev": dp, "authors": ap})
     out = Path(fixture_dir) if fixture_dir else cache_dir() / "fixtures" / "qasper"
     dp, ap = write_qasper(out)
+    provenance.note(f"QASPER-MP: {FIXTURE_LABEL}")
     papers, qs = load_qasper(dp)
     return QasperData(papers, qs, load_authors(ap), f"QASPER-MP: {FIXTURE_LABEL}", True, {"dev": dp, "authors": ap})
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import provenance
 from ..data.synthetic import TwoHopNeedle, default_pool, needles as needle_set
 from ..haystack import SourceLine, fill_to_length, insert_at_random, render_numbered
 from ..llm.cache import ResponseCache
@@ -94,6 +95,7 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
     """Run every configured reader over the sweep; returns the tidy results frame."""
     tasks = build_tasks(cfg)
     cache = cache or ResponseCache()
+    provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
     rows = []
     with serve_for(cfg.readers):
         for name in cfg.readers:

@@ -104,7 +104,7 @@ def test_report_views_and_consistency(study):
     deltas = pd.read_csv(out / "deltas.csv")
     assert list(deltas.columns) == ["comparison", "row", "prompt", "metric", "a", "b", "n_pairs", "n_clusters", "a_mean",
                                     "b_mean", "delta", "mde", "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test",
-                                    "n_b", "n_c", "p_value", "p_holm"]
+                                    "n_b", "n_c", "p_value", "p_holm", "source"]
     assert len(deltas) == 2 * 6 * 3 + 2 * 6 * 1  # ebg: ans/evid/ans_evid; answer-only: ans
     assert (deltas["n_pairs"] == 12).all() and (deltas["delta"] - (deltas["a_mean"] - deltas["b_mean"])).abs().max() < 1e-12
     assert (deltas["delta_lo"] <= deltas["delta"]).all() and (deltas["delta"] <= deltas["delta_hi"]).all()

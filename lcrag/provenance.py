@@ -1,0 +1,58 @@
+"""Where the numbers of a saved table come from, written into the table files themselves.
+
+Kinds of source, as the tables name them:
+
+* **real data** — files of the external data directory (``LCRAG_DATA_DIR``), e.g. the NoLiMa
+  needles and haystacks, MultiHop-RAG or QASPER;
+* **recorded outputs** — results other systems produced and that lcrag re-scores or
+  re-tabulates (the LC-EBG repository's recorded NoLiMa results, the LongEval-RAG organizer
+  evaluations and judge outputs);
+* **generated fixture** / **lcrag's generated data** — data lcrag writes itself (fixtures in the
+  benchmarks' schema, the synthetic needles, the example corpus), never the real benchmark;
+* **live reader** — answers produced in this process by a reader (the extractive baseline
+  needs no model; any other reader is a live model).
+
+Studies record what they used with :func:`note` (data) and :func:`note_reader` (readers) as
+they load and run; ``lcrag.report.save_table`` writes, in order of precedence, its explicit
+``source`` argument, the frame's ``df.attrs["source"]``, or the sources recorded so far in the
+process (a notebook kernel is one process per notebook).
+"""
+
+from __future__ import annotations
+
+_DATA: dict[str, None] = {}
+_READERS: dict[str, None] = {}
+UNRECORDED = "computed by lcrag (no data source was recorded in this process)"
+
+
+def note(text: str) -> None:
+    """Record a data source used in this process (kept once, in order of first use)."""
+    if text:
+        _DATA.setdefault(text, None)
+
+
+def note_reader(label: str) -> None:
+    """Record a reader whose answers were produced or reused in this process."""
+    if label:
+        _READERS.setdefault(label, None)
+
+
+def reset() -> None:
+    _DATA.clear()
+    _READERS.clear()
+
+
+def recorded() -> str | None:
+    """The sources recorded so far as one line, or ``None`` when nothing was recorded."""
+    parts = list(_DATA)
+    if _READERS:
+        parts.append("readers: " + ", ".join(_READERS))
+    return "; ".join(parts) or None
+
+
+def table_source(df, explicit: str | None = None) -> str:
+    """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded`."""
+    for s in (explicit, getattr(df, "attrs", {}).get("source")):
+        if isinstance(s, str) and s.strip():
+            return " ".join(s.split())
+    return recorded() or UNRECORDED
