@@ -22,5 +22,8 @@ def run(args) -> int:
 
     files = make_report(args.run_dir, args.out, seed=args.seed)
     out = files["readme"]["md"].parent
+    note = files.pop("partial", {}).get("note")
+    if note:
+        print(f"[lcrag] note: {note}")
     print(f"[lcrag] {len(files) - 1} views written to {out} (index: {out / 'README.md'})")
     return 0

@@ -187,11 +187,14 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     _retrieval(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]), out, label, files, skipped)
     _attribution(views.attribution(df), order, out, label, files, skipped)
     _failures(views.failures(df), order, out, label, files)
+    note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
-             f"lcrag {man['lcrag_version']}.", "", "## Files", ""]
+             f"lcrag {man['lcrag_version']}.", *([f"", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]
     lines += [f"* `{v}`: " + ", ".join(sorted(p.name for p in paths.values())) for v, paths in files.items()]
     if skipped:
         lines += ["", "## Skipped", "", *(f"* {s}" for s in skipped)]
     (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     files["readme"] = {"md": out / "README.md"}
+    if note:
+        files["partial"] = {"note": note}
     return files
