@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 import urllib.error
+import uuid
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -93,7 +94,7 @@ class LocalServer:
         self.proc: subprocess.Popen | None = None
         self.pid: int | None = None
         self.entry: Path | None = None
-        self.user = list(procs.me())
+        self.user = [*procs.me(), uuid.uuid4().hex[:12]]  # [pid, start, token]: one user per attachment
 
     @property
     def base_url(self) -> str:
