@@ -221,3 +221,27 @@ def test_error_share_threshold():
     assert s.reasons() == [("HTTP 500", 3), ("timeout", 2)]
     assert "4 ok, 5 error, 1 N/A; 8 calls made, 1 cache hits" in s.paragraph() and "$0.25" in s.paragraph()
     assert summarize(df[df["outcome"] == "ok"], {}, 0).failed(0.5) is False
+
+
+@pytest.mark.slow
+def test_killed_run_reports_as_partial_and_resumes_past_its_stale_lock(tmp_path):
+    run_dir = tmp_path / "run"
+    with FaultServer(delay_s=0.3) as fs:
+        study = _study(tmp_path, fs.base_url)
+        p = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet")
+        results = run_dir / "results.jsonl"
+        _wait_rows(results, 4, p)
+        p.kill()  # SIGKILL: no cleanup at all
+        p.communicate()
+        n = len(_raw_rows(results))
+        assert json.loads((run_dir / "manifest.json").read_text())["status"] == "running"
+        assert lock_path(results).exists()
+        rep = _lcrag(tmp_path, "report", str(run_dir))
+        rout, rerr = rep.communicate(timeout=120)
+        assert rep.returncode == 0, rerr
+        assert f"partial — it stopped before it finished (its process was killed); the report shows the {n} of {N_TASKS} rows" in rout, rout
+        again = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet")
+        aout, aerr = again.communicate(timeout=60)
+        assert again.returncode == 0 and "breaking a stale run lock" in aerr, aerr
+        ids = [r.task_id for r in read_results(results)]
+        assert len(ids) == len(set(ids)) == N_TASKS
