@@ -171,7 +171,7 @@ class LocalServer:
                 if e is not None and e.get("server_pid") == self.pid:
                     self.entry.unlink(missing_ok=True)
 
-    def stop(self, timeout: float = 15.0) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         """Stop the server — for a shared one only when this was its last user."""
         if self.entry is None:
             return

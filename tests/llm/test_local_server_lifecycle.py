@@ -37,13 +37,13 @@ data:
   example: {{n_companies: 2, n_towns: 1}}
   limit: {limit}
 lc:
-  budgets: [400]
+  budgets: [300]
 rag:
   chunkers: [sentences]
   retrievers: [bm25]
-  k: [2]
+  k: [1]
 readers:
-  - {{profile: smollm2-local, max_tokens: 24}}
+  - {{profile: smollm2-local, max_tokens: 12}}
 """
 
 
@@ -58,9 +58,9 @@ def _env(tmp_path: Path) -> dict:
             "PYTHONUNBUFFERED": "1", "LCRAG_CACHE_MODE": "use"}
 
 
-def _run(tmp_path: Path, study: Path, out: Path) -> subprocess.Popen:
+def _run(tmp_path: Path, study: Path, out: Path, **env) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(out), "--quiet"],
-                            env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env={**_env(tmp_path), **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _entries(tmp_path: Path) -> list[dict]:
@@ -68,7 +68,7 @@ def _entries(tmp_path: Path) -> list[dict]:
     return [e for _, e in serverreg.entries(d)] if d.is_dir() else []
 
 
-def _wait(cond, proc: subprocess.Popen | None, timeout: float = 90, what: str = "condition"):
+def _wait(cond, proc: subprocess.Popen | None, timeout: float = 240, what: str = "condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = cond()
@@ -90,8 +90,8 @@ def _gone(pid: int, start, timeout: float = 10) -> bool:
 
 
 def test_sigterm_stops_the_runs_own_server_and_rerun_resumes(tmp_path):
-    study, out = _study(tmp_path, limit=2), tmp_path / "run"
-    p = _run(tmp_path, study, out)
+    study, out = _study(tmp_path, limit=1), tmp_path / "run"
+    p = _run(tmp_path, study, out, LCRAG_STOP_GRACE_S="0")  # the call in flight is abandoned at once
     results = out / "results.jsonl"
     entry = _wait(lambda: _entries(tmp_path), p, what="the run's server to be registered")[0]
     _wait(lambda: results.exists() and len(results.read_text().splitlines()) >= 1, p, what="a first row")
@@ -103,19 +103,20 @@ def test_sigterm_stops_the_runs_own_server_and_rerun_resumes(tmp_path):
     assert _gone(entry["server_pid"], entry["server_start"]), "the run's llama.cpp server outlived it"
     assert not _ready(entry["base_url"]) and _entries(tmp_path) == []
     n_first = len(results.read_text().splitlines())
-    assert 1 <= n_first < 4
+    assert n_first == 1, "SIGTERM after the first of two calls"
 
     again = _run(tmp_path, study, out)
-    aout, aerr = again.communicate(timeout=180)
+    aout, aerr = again.communicate(timeout=300)
     assert again.returncode == 0, aerr
+    assert "1 calls made" in aout and "1 rows already done" in aout, aout
     raw = [json.loads(line) for line in results.read_text().splitlines()]
     rows = read_results(results)
-    assert len(raw) == len(rows) == 4 and all(r.outcome == "ok" for r in rows), "no row lost, none duplicated"
+    assert len(raw) == len(rows) == 2 and all(r.outcome == "ok" for r in rows), "no row lost, none duplicated"
     assert _entries(tmp_path) == []
 
 
 def test_sigkill_of_the_owner_ends_its_server(tmp_path):
-    p = _run(tmp_path, _study(tmp_path, limit=2), tmp_path / "run")
+    p = _run(tmp_path, _study(tmp_path, limit=1), tmp_path / "run")
     entry = _wait(lambda: _entries(tmp_path), p, what="the run's server to be registered")[0]
     _wait(lambda: _ready(entry["base_url"]), p, what="the server to answer")
     p.kill()
@@ -144,7 +145,7 @@ def test_next_start_reaps_a_registered_server_whose_users_are_dead(tmp_path, mon
 def test_two_concurrent_runs_each_get_their_own_server(tmp_path):
     a = _run(tmp_path, _study(tmp_path, limit=1, name="a.yaml"), tmp_path / "run-a")
     b = _run(tmp_path, _study(tmp_path, limit=1, name="b.yaml"), tmp_path / "run-b")
-    outs = [x.communicate(timeout=240) for x in (a, b)]
+    outs = [x.communicate(timeout=400) for x in (a, b)]
     assert a.returncode == 0 and b.returncode == 0, outs
     urls = []
     for d in ("run-a", "run-b"):
