@@ -37,11 +37,18 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from .interrupts import RunInterrupted, terminate_as_interrupt
+
     try:
-        return int(args.func(args) or 0)
+        with terminate_as_interrupt():  # SIGTERM runs the same cleanup as Ctrl-C (servers, locks, manifest)
+            return int(args.func(args) or 0)
     except (LcragError, FileNotFoundError, ValueError) as e:
         print(f"lcrag {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: a message and 128 + signal number, no traceback
+        status = e.exit_status if isinstance(e, RunInterrupted) else 130
+        print(f"\n[lcrag] {args.command}: {e if str(e) else 'interrupted'}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":  # pragma: no cover

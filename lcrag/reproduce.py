@@ -160,6 +160,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     A notebook whose data is missing (``missing_data``) is not executed: its record has
     ``skipped`` (the one-line reason) and ``seconds`` 0.
 
+    Ctrl-C / SIGTERM (from the command) stop the current notebook's kernel and raise
+    ``lcrag.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
+
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
     ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``)
     so a reproduction starts from nothing, does not resume rows of earlier runs and writes
@@ -175,8 +178,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
-    records = []
-    for nb in notebooks(only):
+    records: list[dict[str, Any]] = []
+    selected = notebooks(only)
+    for nb in selected:
         declared = pm.inspect_notebook(str(nb))
         params = notebook_parameters(prof, nb, profile_path, declared)
         if "out_dir" in declared:
@@ -203,8 +207,18 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             continue
         log(f"[lcrag] running {nb.name} with {params}")
         t0 = time.perf_counter()
-        pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
-                            kernel_name=kernel, progress_bar=False, log_output=False)
+        try:
+            pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
+                                kernel_name=kernel, progress_bar=False, log_output=False)
+        except KeyboardInterrupt as e:  # Ctrl-C / SIGTERM: papermill has shut the kernel (and its local server) down
+            from .interrupts import RunInterrupted
+
+            signum = getattr(e, "signum", None)
+            left = len(selected) - len(records) - 1
+            raise RunInterrupted(signum, done=len(records), cancelled=1, left=left,
+                                 message=f"reproduce interrupted during {nb.name}: {len(records)} notebook(s) done, "
+                                         f"{nb.name} stopped (its finished rows are kept; re-run to resume), "
+                                         f"{left} not started") from None
         dt = time.perf_counter() - t0
         log(f"[lcrag] {nb.name} done in {dt:.1f} s")
         records.append({"notebook": nb.name, "seconds": dt, "parameters": params})

@@ -13,7 +13,12 @@ A ``Task`` is one item in one rendered context under one prompt. ``run_tasks``:
 4. sends the rest with at most ``profile.concurrency`` requests in flight, through the
    response cache, parses, scores, and appends each finished row atomically (one
    ``write`` of one line + fsync under a file lock), so a killed run loses no finished item
-   and a re-run neither repeats nor duplicates one.
+   and a re-run neither repeats nor duplicates one;
+5. submits calls lazily (never more than the concurrency in flight): on Ctrl-C / SIGTERM it
+   sends nothing more, lets the calls in flight finish for a grace period, writes them and
+   raises ``RunInterrupted`` with the counts (:mod:`lcrag.interrupts`).
+
+One run at a time per results file: ``run_tasks`` holds its run lock (:mod:`lcrag.runlock`).
 
 Failed calls become ``error`` rows with their reason; aggregates exclude them from
 denominators and report their count.
@@ -27,7 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +40,9 @@ from typing import Any
 from filelock import FileLock
 from tqdm import tqdm
 
+from . import interrupts
 from .errors import BudgetExceeded, InputError
+from .interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
@@ -45,6 +52,7 @@ from .llm.costs import over_window, price
 from .llm.tokens import profile_prompt_tokens
 from .provenance import note_reader
 from .resume import REUSE, ResumeCounts, decide, scorer_version
+from .runlock import run_lock
 from .textio import iter_lines
 from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
@@ -212,7 +220,20 @@ def _response_from_call(text: str, expects_json: bool, context: Context, call: d
                     finish_reason=call.get("finish_reason", "") or "")
 
 
-def run_tasks(
+def run_tasks(tasks: Sequence[Task], reader: Reader, *, results_path: str | Path, wait_for_lock: bool = False,
+              **kw: Any) -> list[ResultRow]:
+    """Run ``tasks`` with ``reader`` holding the results file's run lock (:mod:`lcrag.runlock`).
+
+    Another live run on the same results file makes this raise ``RunLocked`` (or, with
+    ``wait_for_lock``, wait for it). Ctrl-C / SIGTERM stop the sweep cleanly and raise
+    ``lcrag.interrupts.RunInterrupted`` after every finished row is written. Other arguments:
+    :func:`_run_tasks`.
+    """
+    with run_lock(results_path, wait=wait_for_lock, log=kw.get("log")):
+        return _run_tasks(tasks, reader, results_path=results_path, **kw)
+
+
+def _run_tasks(
     tasks: Sequence[Task],
     reader: Reader,
     *,
@@ -319,26 +340,54 @@ def run_tasks(
 
     workers = max_workers or reader.profile.concurrency
     bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
+    # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.interrupts)
+    pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
     try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(work, e) for e in sendable]
-            for fut in as_completed(futures):
-                t, tid, resp = fut.result()
-                if resp.outcome == Outcome.ERROR:
-                    stats.failed += 1
-                    row = _row(run, t, reader, Outcome.ERROR, resp, {})
-                else:
-                    stats.done += 1
-                    stats.cached += int(resp.cached)
-                    if not resp.cached:
-                        stats.spend_usd += _price(reader, resp.input_tokens, resp.output_tokens)
-                    row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
-                    row.scorer_version = sver
-                writer.append(row)
-                rows[tid] = row
-                bar.update(1)
-                bar.set_postfix(done=stats.done, cached=stats.cached, failed=stats.failed, spend=f"${stats.spend_usd:.2f}")
+        with interrupts.handling() as stop:
+            while True:
+                while not stop.requested and len(inflight) < workers:
+                    entry = next(queue, None)
+                    if entry is None:
+                        break
+                    inflight.add(pool.submit(work, entry))
+                if not inflight:
+                    break
+                finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    inflight.discard(fut)
+                    t, tid, resp = fut.result()
+                    if resp.outcome == Outcome.ERROR:
+                        stats.failed += 1
+                        row = _row(run, t, reader, Outcome.ERROR, resp, {})
+                    else:
+                        stats.done += 1
+                        stats.cached += int(resp.cached)
+                        if not resp.cached:
+                            stats.spend_usd += _price(reader, resp.input_tokens, resp.output_tokens)
+                        row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
+                        row.scorer_version = sver
+                    writer.append(row)
+                    rows[tid] = row
+                    bar.update(1)
+                    bar.set_postfix(done=stats.done, cached=stats.cached, failed=stats.failed, spend=f"${stats.spend_usd:.2f}")
+                if stop.requested and not stop.announced:
+                    stop.announced = True
+                    log(f"\n[lcrag] {interrupts.signal_name(stop.signum)}: sending no new calls; waiting up to "
+                        f"{stop.grace_s:.0f} s for {len(inflight)} call(s) in flight (interrupt again to abandon them)")
+                if stop.abort():
+                    break
+        if stop.requested:
+            for fut in inflight:
+                fut.cancel()
+            left = sum(1 for _ in queue)
+            done = stats.done + stats.failed
+            raise interrupts.RunInterrupted(
+                stop.signum, done=done, cancelled=len(inflight), left=left,
+                message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
+                        f"flight cancelled, {left} not sent; {len(rows)} finished rows of {len(tasks)} are in "
+                        f"{results_path}; run the same command again to resume")
     finally:
+        pool.shutdown()
         bar.close()
         writer.close()
     order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]

@@ -13,13 +13,15 @@ def register(sub) -> None:
     p.add_argument("--companies", type=int, default=12, help="companies (two questions each; default 12)")
     p.add_argument("--towns", type=int, default=12, help="distractor town pages (default 12)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true",
+                   help="replace existing files in OUT whose content differs (default: refuse, nothing is written)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..custom.example import write_example
 
-    paths = write_example(args.out, n_companies=args.companies, n_towns=args.towns, seed=args.seed)
+    paths = write_example(args.out, n_companies=args.companies, n_towns=args.towns, seed=args.seed, force=args.force)
     for k, v in paths.items():
         print(f"[lcrag] {k}: {v}")
     print(f"[lcrag] next: lcrag run {paths['study']} --report")

@@ -31,6 +31,9 @@ def run(args) -> int:
                         sufficient=True if args.sufficient_only else None,
                         answerable_without_context=False if args.exclude_no_context_answerable else None)
     out = files["readme"]["md"].parent
+    note = files.pop("partial", {}).get("note")
+    if note:
+        print(f"[lcrag] note: {note}")
     print(f"[lcrag] {len(files) - 1} views written to {out} (index: {out / 'README.md'})")
     if "html" in files:
         print(f"[lcrag] html report: {files['html']['html']}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -22,6 +24,11 @@ def register(sub) -> None:
                         "tokens and cost per reader and condition — then stop (nothing is sent)")
     p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--wait", action="store_true",
+                   help="if another run uses the same run directory, wait for it instead of refusing")
+    p.add_argument("--max-error-rate", type=float, default=0.5, metavar="SHARE",
+                   help="exit with status 1 when the share of error rows is above this (default 0.5) or every row "
+                        "is an error; the most common reasons are printed")
     p.set_defaults(func=run)
 
 
@@ -37,11 +44,15 @@ def run(args) -> int:
               f"prompts, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
         return 0
+    from ..runsummary import summarize
+
     res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
-                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None)
+                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
+                    wait=args.wait)
     df = res.frame
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
+    summ = summarize(df, res.stats, res.seconds)
     cols = [c for c in ("ans", "evid", "ans_evid") if c in df.columns]
     ok = df[df["outcome"] == "ok"]
     if cols and len(ok):
@@ -57,4 +68,8 @@ def run(args) -> int:
 
         files = make_report(res.run_dir)
         print(f"[lcrag] report: {len(files)} views in {res.run_dir / 'report'}")
+    print(summ.paragraph())
+    if summ.failed(args.max_error_rate):
+        print(summ.failure_message(args.max_error_rate), file=sys.stderr)
+        return 1
     return 0

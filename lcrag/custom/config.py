@@ -141,7 +141,7 @@ class StudyConfig(BaseModel):
     hits_ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 5, 10, 20, 50, 100])
     budget_usd: float | None = Field(None, ge=0)
     allow_over_budget: bool = False
-    serve_local: bool = True
+    serve_local: bool | Literal["shared"] = True  # true: a private local server per run; shared; false: none
     cache: str | None = None
     out: str | None = None
 

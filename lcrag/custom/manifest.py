@@ -6,13 +6,17 @@ of the items/corpus files and plugin sources), ``lcrag_version`` and ``versions`
 libraries (from installed metadata, nothing imported), ``python``/``platform``,
 ``conditions`` (name, kind and parameters, in display order), ``metrics`` (scorers and the
 answer/evidence metrics), ``readers`` (name, label, profile fields without secrets, run id,
-row counts by outcome, runner stats and every cache key used), ``created`` (UTC).
+row counts by outcome, runner stats and every cache key used), ``created`` (UTC, time of
+this write), ``status`` (``running`` from the start of the run, ``partial`` when it was
+interrupted or failed — ``stopped`` says why — and ``complete`` at its end), ``seconds``
+(wall time), and per reader ``expected_rows`` (rows a complete run has).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import platform
 import sys
 from importlib import metadata
@@ -39,8 +43,13 @@ def versions(names=KEY_LIBRARIES) -> dict[str, str | None]:
     return out
 
 
+STATUSES = ("running", "partial", "complete")
+
+
 def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict[str, str], conditions: list[dict],
-                   rows: list, stats: dict) -> dict[str, Any]:
+                   rows: list, stats: dict, status: str = "complete", expected_rows: int | None = None,
+                   seconds: float | None = None, stopped: str | None = None) -> dict[str, Any]:
+    """Write ``manifest.json`` (atomically) with ``status`` (see module doc) and return it."""
     cfg = prep.cfg
     readers = []
     for r in prep.readers:
@@ -50,12 +59,15 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
             outcomes[x.outcome] = outcomes.get(x.outcome, 0) + 1
         prof = r.profile.model_dump(mode="json", exclude={"extra_body"})
         readers.append({"name": r.name, "label": r.label, "run": run_ids[r.name], "identity": r.identity(), "profile": prof,
-                        "rows": len(mine), "outcomes": outcomes, "stats": stats.get(r.name, {}),
+                        "rows": len(mine), "expected_rows": expected_rows, "outcomes": outcomes, "stats": stats.get(r.name, {}),
                         "cache_keys": sorted({x.cache_key for x in mine if x.cache_key})})
     man = {
         "study": {"name": cfg.name, "description": cfg.description, "file": str(prep.source) if prep.source else None,
                   "config": cfg.model_dump(mode="json")},
         "config_hash": chash,
+        "status": status,
+        "stopped": stopped,
+        "seconds": None if seconds is None else round(seconds, 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "lcrag_version": __version__,
         "python": sys.version.split()[0],
@@ -69,5 +81,7 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "readers": readers,
         "files": {"results_jsonl": "results.jsonl", "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
-    (run_dir / "manifest.json").write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp = run_dir / "manifest.json.tmp"
+    tmp.write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / "manifest.json")
     return man

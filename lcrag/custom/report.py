@@ -288,8 +288,9 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     tables["failures"] = views.failures(df, man)
     _failures(tables["failures"], order, out, label, files)
     _usage(man, df, summ, out, label, files)
+    note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
-             f"lcrag {man['lcrag_version']}.", "", "## Files", ""]
+             f"lcrag {man['lcrag_version']}.", *(["", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]
     lines += [f"* `{v}`: " + ", ".join(sorted(p.name for p in paths.values())) for v, paths in files.items()]
     if skipped:
         lines += ["", "## Skipped", "", *(f"* {s}" for s in skipped)]
@@ -300,4 +301,6 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
         files["html"] = {"html": write_html(out / "report.html", run_dir=Path(run_dir), man=man, df=df, label=label,
                                             files=files, tables=tables, skipped=skipped)}
     files["readme"] = {"md": out / "README.md"}
+    if note:
+        files["partial"] = {"note": note}
     return files

@@ -11,7 +11,9 @@ Order of work (nothing is sent before every check has passed):
 4. write into the run directory: ``results.jsonl`` (the runner's append-only file),
    ``results.csv`` (the tidy table of this configuration: one row per item × condition ×
    reader × prompt), ``retrieval_ranks.csv`` and ``manifest.json`` (config hash, versions,
-   data hashes, run ids and cache keys).
+   data hashes, run ids and cache keys). The manifest is written when the run starts
+   (``status: running``), rewritten with the finished rows when it is interrupted or fails
+   (``partial``) and when it ends (``complete``); the run holds the directory's run lock.
 
 Run ids: ``<name>@<hash>`` per reader, where the hash covers the validated config (without
 readers, runtime and cosmetic fields), the data files' SHA-256, plugin sources and the
@@ -25,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +40,8 @@ from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
-from ..runner import RunStats, run_tasks
+from ..runner import RunStats, read_results, run_tasks
+from ..runlock import run_lock
 from .build import build
 from .scorers import make_scorer
 from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
@@ -66,6 +70,8 @@ class StudyRun:
     run_dir: Path
     frame: pd.DataFrame
     manifest: dict[str, Any]
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
 
 
 def _reader(entry: str | dict, overrides: dict) -> Reader:
@@ -137,7 +143,8 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
     prep.run_dir = run_dir_of(prep, out)
     if cfg.data.example is not None:
         ex = cfg.data.example
-        paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False)
+        paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False,
+                              force=True)  # generated inside the run directory: lcrag owns these files
         prep.items = load_items(paths["items"], paths["corpus"], limit=cfg.data.limit)
     else:
         from .. import provenance
@@ -155,24 +162,21 @@ def _loopback(url: str | None) -> bool:
 
 
 @contextlib.contextmanager
-def serve_local(readers: list[Reader], enabled: bool = True):
-    """Start llama.cpp for loopback ``llama.cpp`` profiles with no server answering (see ``lcrag serve``)."""
-    from urllib.parse import urlparse
+def serve_local(readers: list[Reader], enabled: bool | str = True, log=None):
+    """Local llama.cpp servers for loopback ``llama.cpp`` readers (``lcrag.llm.server.serve_profiles``).
 
-    from ..llm.server import DEFAULT_PORT, LocalServer, _ready
+    ``enabled``: the study's ``serve_local`` — true (a private server per run on a free port),
+    ``shared`` (reference-counted server shared with other runs) or false (use the profile's
+    ``base_url`` as is). Readers in ``readers`` are replaced in place by ones pointing at the server.
+    """
+    from ..llm.server import serve_profiles
 
-    started = []
-    try:
-        for r in readers if enabled else []:
-            p = r.profile
-            if p.family != "llama.cpp" or not _loopback(p.base_url) or _ready(p.base_url):
-                continue
-            port = urlparse(p.base_url).port or DEFAULT_PORT
-            started.append(LocalServer(port=port, n_ctx=p.context_window or 4096, alias=p.model or p.name).start())
-        yield started
-    finally:
-        for s in started:
-            s.stop()
+    with serve_profiles([r.profile for r in readers], enabled, log=log) as started:
+        for i, r in enumerate(readers):
+            srv = started.get(r.profile.base_url or "")
+            if srv is not None:
+                readers[i] = make_reader(r.profile.model_copy(update={"base_url": srv.base_url}))
+        yield list(started.values())
 
 
 def data_hashes(prep: Prepared) -> dict[str, Any]:
@@ -199,8 +203,13 @@ def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
 
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
-              budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None) -> StudyRun:
-    """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest."""
+              budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
+              wait: bool = False) -> StudyRun:
+    """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
+
+    Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
+    live run on the same directory makes this raise ``RunLocked``, or wait with ``wait=True``.
+    """
     log = log or (lambda s: print(s, file=sys.stderr))
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
     cfg = prep.cfg
@@ -218,14 +227,31 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
         f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
     rows, stats = [], {}
-    with serve_local(prep.readers, cfg.serve_local):
-        for r in prep.readers:
-            st = RunStats()
-            rows += run_tasks(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
-                              budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
-                              allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
-                              progress=progress, log=log, stats=st)
-            stats[r.name] = st.as_dict()
+    t0 = time.monotonic()
+    man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
+                  expected_rows=len(built.tasks))
+    with run_lock(results, wait=wait, log=log):
+        # the manifest exists from the start: an interrupted run can still be reported (as partial)
+        pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
+        write_manifest(rdir, rows=[], stats={}, status="running", **man_kw)
+        try:
+            with serve_local(prep.readers, cfg.serve_local, log=log):
+                for r in prep.readers:
+                    st = RunStats()
+                    stats[r.name] = st.as_dict()
+                    try:
+                        rows += run_tasks(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                                          budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
+                                          allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
+                                          progress=progress, log=log, stats=st)
+                    finally:
+                        stats[r.name] = st.as_dict()
+        except BaseException as e:
+            mine = set(ids.values())
+            done = [x for x in read_results(results) if x.run in mine]
+            write_manifest(rdir, rows=done, stats=stats, status="partial", seconds=time.monotonic() - t0,
+                           stopped=f"{type(e).__name__}: {e}", **man_kw)
+            raise
     if not rows:
         raise LcragError("the study produced no result rows")
     df = to_frame(rows)
@@ -234,10 +260,9 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     for c in ("lines", "gold_lines"):
         out_df[c] = out_df[c].map(json.dumps)
     out_df.to_csv(rdir / "results.csv", index=False)
-    pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
-    manifest = write_manifest(rdir, prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
-                              rows=rows, stats=stats)
-    return StudyRun(rdir, df, manifest)
+    seconds = time.monotonic() - t0
+    manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
+    return StudyRun(rdir, df, manifest, stats, seconds)
 
 
 __all__ = ["prepare", "run_study", "StudyRun", "Prepared", "serve_local"]

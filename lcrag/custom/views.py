@@ -57,6 +57,21 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     return man, df, ranks
 
 
+def status_note(man: dict, df: pd.DataFrame, run_dir: str | Path) -> str | None:
+    """None for a complete run; else one sentence: partial (interrupted / killed) or still running, rows present."""
+    status = man.get("status", "complete")
+    if status == "complete":
+        return None
+    from ..runlock import holder_alive, lock_path, read_lock
+
+    expected = sum(int(r.get("expected_rows") or 0) for r in man["readers"])
+    have = f"{len(df)} of {expected} rows" if expected else f"{len(df)} rows"
+    if status == "running" and holder_alive(read_lock(lock_path(Path(run_dir) / man["files"]["results_jsonl"]))):
+        return f"this run is still running: the report shows the {have} finished so far"
+    why = f" ({man['stopped']})" if man.get("stopped") else " (its process was killed)"
+    return f"this run is partial — it stopped before it finished{why}; the report shows the {have} it wrote"
+
+
 def condition_order(man: dict, present) -> list[str]:
     names = [c["condition"] for c in man["conditions"]]
     return [c for c in names if c in set(present)]

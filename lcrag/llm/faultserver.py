@@ -20,6 +20,13 @@ the reasoning alone uses the whole ``max_completion_tokens`` budget the reply is
 ``POST /v1/embeddings`` answers with deterministic ``EMBED_DIM``-d unit vectors
 (:func:`fake_embedding`), under the same fault schedule read from the inputs.
 
+``delay_s`` adds a fixed latency to every chat request (deterministic timing for interrupt
+tests); ``default`` is the schedule used when a message has no directive (e.g. ``"500"``:
+every request fails). ``GET /stats`` returns ``{"requests", "in_flight", "max_in_flight",
+"arrivals"}`` (``arrivals``: UNIX time each chat request arrived), so another process can
+count the requests received after a given moment. ``hold()`` / ``release()`` keep requests
+waiting (counted as in flight) until the test lets them go.
+
 Run it standalone: ``python -m lcrag.llm.faultserver --port 8799``.
 """
 
@@ -71,14 +78,26 @@ def reasoning_reply(req: dict, content: str, text: str, n_request: int) -> tuple
 
 
 class _State:
-    def __init__(self, hang_s: float, delay_s: float, reasoning_models: tuple[str, ...] = ("fault-reasoning",)):
+    def __init__(self, hang_s: float, delay_s: float, reasoning_models: tuple[str, ...] = ("fault-reasoning",),
+                 default: str = "ok"):
         self.reasoning_models = reasoning_models
         self.bodies: list[dict] = []  # request parameters received (without messages), in order
         self.hang_s = hang_s
         self.delay_s = delay_s
+        self.default = default
         self.attempts: dict[str, int] = {}
         self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.arrivals: list[float] = []
+        self.gate = threading.Event()  # cleared by FaultServer.hold(): requests wait until release()
+        self.gate.set()
         self.lock = threading.Lock()
+
+    def stats(self) -> dict:
+        with self.lock:
+            return {"requests": self.requests, "in_flight": self.in_flight, "max_in_flight": self.max_in_flight,
+                    "arrivals": list(self.arrivals)}
 
 
 def _handler(state: _State):
@@ -99,12 +118,26 @@ def _handler(state: _State):
                 pass
 
         def do_GET(self):
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/stats"):
+                self._send(200, json.dumps(state.stats()).encode())
+            elif self.path.rstrip("/").endswith("/models"):
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "fault-model", "object": "model"}]}).encode())
             else:
                 self._send(404, b'{"error": "not found"}')
 
         def do_POST(self):
+            with state.lock:
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+                state.arrivals.append(time.time())
+            try:
+                state.gate.wait()
+                self._chat()
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _chat(self):
             n = int(self.headers.get("Content-Length") or 0)
             try:
                 req = json.loads(self.rfile.read(n) or b"{}")
@@ -123,8 +156,9 @@ def _handler(state: _State):
                 state.attempts[content] = attempt + 1
             m = _DIRECTIVE.search(content)
             action = "ok"
-            if m:
-                sched = m.group(1).split(",")
+            spec = m.group(1) if m else (state.default if state.default != "ok" else None)
+            if spec:
+                sched = spec.split(",")
                 step = sched[min(attempt, len(sched) - 1)]
                 action = step
             if state.delay_s:
@@ -201,8 +235,8 @@ class FaultServer:
     """Context manager running the server in a thread on 127.0.0.1 (``port=0`` picks a free port)."""
 
     def __init__(self, port: int = 0, *, hang_s: float = 5.0, delay_s: float = 0.0,
-                 reasoning_models: tuple[str, ...] = ("fault-reasoning",)):
-        self.state = _State(hang_s, delay_s, reasoning_models)
+                 reasoning_models: tuple[str, ...] = ("fault-reasoning",), default: str = "ok"):
+        self.state = _State(hang_s, delay_s, reasoning_models, default)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -219,11 +253,19 @@ class FaultServer:
     def requests(self) -> int:
         return self.state.requests
 
+    def hold(self) -> None:
+        """Hold every chat request (received and counted, not answered) until :meth:`release`."""
+        self.state.gate.clear()
+
+    def release(self) -> None:
+        self.state.gate.set()
+
     def __enter__(self) -> "FaultServer":
         self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self.release()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -232,9 +274,10 @@ def main() -> None:  # pragma: no cover - manual use
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8799)
     ap.add_argument("--hang-s", type=float, default=5.0)
-    ap.add_argument("--delay-s", type=float, default=0.0)
+    ap.add_argument("--delay-s", type=float, default=0.0, help="fixed latency of every chat request")
+    ap.add_argument("--default", default="ok", help="schedule for messages without a FAULT: directive (e.g. 500)")
     a = ap.parse_args()
-    srv = FaultServer(a.port, hang_s=a.hang_s, delay_s=a.delay_s)
+    srv = FaultServer(a.port, hang_s=a.hang_s, delay_s=a.delay_s, default=a.default)
     print(f"fault server on {srv.base_url}", flush=True)
     srv.httpd.serve_forever()
 

@@ -100,6 +100,10 @@ def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) ->
     profile = spec if isinstance(spec, ReaderProfile) else load_profile(spec, **overrides)
     if isinstance(spec, ReaderProfile) and overrides:
         profile = spec.model_copy(update=overrides)
+    from .server import local_url
+
+    if local_url(profile.base_url) != profile.base_url:  # inside serve_for: this run's own local server
+        profile = profile.model_copy(update={"base_url": local_url(profile.base_url)})
     try:
         cls = _REGISTRY[profile.kind]
     except KeyError:

