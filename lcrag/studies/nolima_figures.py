@@ -185,13 +185,32 @@ TABLE12_CAPTION = ("Table 12 · NoLiMa LC, Ans* (answer-only) vs Ans (EBG) per m
                    "(4 needles x 4 depths); Δ = Ans − Ans*; N/A = no run (over the context window); two decimals")
 
 
-def table12(long: pd.DataFrame, panels: dict = TABLE12_PANELS) -> dict[str, pd.DataFrame]:
+def snap_sixteenths(v: float, tol: float = 0.051) -> float:
+    """A one-decimal recorded percentage of an n = 16 cell back to its exact value
+    (93.8 -> 93.75 = 15/16); values that are not within ``tol`` of a sixteenth stay as they are
+    (e.g. 86.7 = 13/15 when one case is missing)."""
+    if pd.isna(v):
+        return v
+    k = round(v * 16 / 100)
+    exact = k * 100 / 16
+    return exact if abs(v - exact) <= tol else v
+
+
+def table12(long: pd.DataFrame, panels: dict = TABLE12_PANELS, *, snap: bool = True) -> dict[str, pd.DataFrame]:
     """The paper's Table 12 laid out: one frame per panel, rows ``(Model, Hop)``, columns
     ``(length, [Ans*, Ans, Δ])``, values in pp rounded to two decimals ("N/A" kept as NaN).
 
     ``long`` is :func:`fig1_table` output (``ans_ebg`` = Ans, ``ans_answer_only`` = Ans*, ``delta``).
+    The recorded LC tables store one decimal; with ``snap`` (default) each value is first put
+    back on its sixteenth (:func:`snap_sixteenths`, n = 16 cases per cell) and Δ recomputed, so
+    two decimals are meaningful (93.75 − 81.25 = 12.50, not 93.8 − 81.2 = 12.60).
     """
     out = {}
+    long = long.copy()
+    if snap:
+        long["ans_ebg"] = long["ans_ebg"].map(snap_sixteenths)
+        long["ans_answer_only"] = long["ans_answer_only"].map(snap_sixteenths)
+        long["delta"] = long["ans_ebg"] - long["ans_answer_only"]
     m = long.set_index(["reader", "hop", "context_length"])
     readers = _order(long["reader"].unique())
     for name, lengths in panels.items():

@@ -86,6 +86,10 @@ def test_table12_recorded_has_every_model_and_hop():
     a = t["(a) 10K–100K"]
     assert len(a) == 16 and a.loc[("GPT-5", "onehop"), ("10K", "Ans")] == 100.0
     assert math.isnan(t["(c) 800K–1M"].loc[("GPT-4o", "onehop"), ("1M", "Ans")])  # over GPT-4o's window: N/A
+    # one-decimal recorded values go back to sixteenths: GPT-4o one-hop 30K Ans* 93.8 -> 93.75, Ans 81.2 -> 81.25
+    cell = a.loc[("GPT-4o", "onehop"), "30K"]
+    assert (cell["Ans*"], cell["Ans"], cell["Δ"]) == (93.75, 81.25, -12.5)
+    assert F.snap_sixteenths(86.7) == 86.7 and F.snap_sixteenths(6.2) == 6.25
 
 
 # ---------------------------------------------------------------- 15 Figure 7
