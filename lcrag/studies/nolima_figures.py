@@ -11,8 +11,14 @@ percentage points, ready for ``lcrag.report.save_table`` and ``lcrag.plots``:
 * :func:`fig12_table` — Figure 12: Δ = Ans_RAG − Ans_LC per model x budget with a paired
   bootstrap interval over the same 8 items (4 needles x 2 hops, same seed in every cell).
 
+* :func:`fig5_table` — Figure 5: Ans+Evid per model x length, one hop.
+* :func:`table12` — Table 12 laid out (three panels, Ans*/Ans/Δ, two decimals).
+* :func:`fig7_table` — Figure 7: Ans − Ans^c (CoT) and Ans − Ans^ce (CoT-EBG).
+* :func:`fig2_paper_gap` — Figure 2's rates beside the values the paper's text states.
+
 Recorded per-row tables are averaged with equal weight per recorded row (the CSVs do not
-carry per-row response counts), so a few model means differ from the paper's text by 1–2 pp.
+carry per-row response counts), so some model means differ from the paper's text: up to
+3.0 pp for Figure 2 (Sonnet-4.5's secondary rate), see :func:`fig2_paper_gap`.
 """
 
 from __future__ import annotations
