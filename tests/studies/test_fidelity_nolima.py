@@ -202,3 +202,16 @@ def test_fig2_measured_gap_to_the_papers_text():
     assert gap.loc["GPT-5", "abs_diff_primary"] < 0.05 and gap.loc["Gemini-3-Fl", "abs_diff_secondary"] < 0.05
     text = json.dumps(json.load(open(NB / "04_nolima_two_needle_citation.ipynb")))
     assert "1–2 pp" not in text and "about 3 pp" in text
+
+
+def test_figure8_marks_tied_cells():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ranks = {(100, "x_onehop"): _hits([2.0, 0, 0, 0, 0, 1.0], needle_at=3), (100, "y_onehop"): _hits([0.5, 3.0, 0.1], needle_at=1)}
+    fig = nc.figure8({"bm25": nc.needle_rank_table(ranks, [100])}, source_note="t", tied={"bm25": nc.interval_table(ranks, [100])})
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert "5*" in texts and "1" in texts and "k*" in fig.axes[0].get_title()
+    plt.close(fig)
