@@ -83,18 +83,59 @@ def _lazy_shuffle(n: int, rng: random.Random):
         yield vj
 
 
-def fill_to_length(pool: Sequence[str], length: int, rng: random.Random) -> list[str]:
-    """Shuffle ``pool`` and accumulate facts while the joined text stays within ``length`` characters.
+STOPPING_RULES = ("authors", "lcrag")
 
-    Follows LC-EBG's rule (data README §6.1): accumulate until >= L, then drop the last fact, so
-    the distractor text (joined by newlines) is at most ``length`` characters.
+
+def n_facts_kept(lengths: Sequence[int], length: int, rule: str = "authors") -> int:
+    """How many of the facts (in shuffled order, of character ``lengths``) fill an L-character haystack.
+
+    ``"authors"`` follows LC-EBG ``long_context/Synthetic-based/experiments.py::add_random_facts``:
+    add ``len(fact) + 1`` per fact while the running total is below L, then drop the last fact
+    added (also when the pool ran out first). ``"lcrag"`` (lcrag's former rule): keep facts while
+    the newline-joined text stays within L characters — one fact more than the authors whenever
+    the joined text reaches exactly L − 1 or L characters.
+    """
+    if rule not in STOPPING_RULES:
+        raise ValueError(f"stopping rule must be one of {STOPPING_RULES}, got {rule!r}")
+    if rule == "authors":
+        total, index = 0, 0
+        while total < length and index < len(lengths):
+            total += lengths[index] + 1
+            index += 1
+        return max(index - 1, 0)
+    total, n = 0, 0
+    for ln in lengths:
+        add = ln + (1 if n else 0)
+        if total + add > length:
+            break
+        total += add
+        n += 1
+    return n
+
+
+def fill_to_length(pool: Sequence[str], length: int, rng: random.Random, *, rule: str = "lcrag") -> list[str]:
+    """Shuffle ``pool`` and accumulate facts to fill ``length`` characters (:func:`n_facts_kept`).
+
+    ``rule="lcrag"`` (the current synthetic study): keep facts while the joined text (newlines)
+    stays within ``length`` characters; ``rule="authors"``: LC-EBG's ``add_random_facts``
+    stopping rule (data README §6.1), one fact fewer when the joined text would reach L − 1 or L.
     """
     if length <= 0:
         raise ValueError(f"haystack length must be positive, got {length}")
+    if rule not in STOPPING_RULES:
+        raise ValueError(f"stopping rule must be one of {STOPPING_RULES}, got {rule!r}")
     out: list[str] = []
     total = 0
+    authors_total = 0
     for idx in _lazy_shuffle(len(pool), rng):
         fact = pool[idx]
+        if rule == "authors":
+            authors_total += len(fact) + 1
+            if authors_total >= length:  # this fact reaches L: it and nothing after it is kept
+                total = length
+                break
+            out.append(fact)
+            continue
         add = len(fact) + (1 if out else 0)
         if total + add > length:
             break

@@ -18,18 +18,23 @@ def _resp(qid="q1", refs=("d1", "d2"), cites=((0,), (1,))):
                        list(refs), [AnswerSentence(f"s{i}.", list(c)) for i, c in enumerate(cites)])
 
 
-def test_roundtrip_normalises_int_ids(tmp_path):
+def test_roundtrip_keeps_id_types_and_extra_fields(tmp_path):
     p = tmp_path / "run.jsonl"
-    p.write_text(json.dumps({"metadata": {"narrative_id": 7}, "references": [123, "456"],
-                             "answer": [{"text": "x", "citations": [0, 1]}]}) + "\n\n")
+    line = {"metadata": {"narrative_id": 7, "team_id": "t", "run_id": "r", "type": "automatic", "x_note": "kept"},
+            "references": [123, "456"], "response_length": 9,
+            "answer": [{"text": "x", "citations": [0, 1], "score": 0.5}]}
+    p.write_text(json.dumps(line) + "\n\n")
     (r,) = read_run(p)
-    assert r.query_id == "7" and r.references == ["123", "456"]
+    assert r.query_id == "7" and r.references == ["123", "456"]  # compared as strings inside lcrag
     out = tmp_path / "out.jsonl"
     r.provenance = {"sentences": [{"sources": [{"doc_id": "123", "start": 0, "end": 3}]}]}
     write_run(out, [r], provenance_path=tmp_path / "prov.jsonl")
-    assert json.loads(out.read_text()) == {"metadata": {"narrative_id": "7"}, "references": ["123", "456"],
-                                           "answer": [{"text": "x", "citations": [0, 1]}]}
+    assert json.loads(out.read_text()) == line  # ids keep their types, unknown fields survive
     assert json.loads((tmp_path / "prov.jsonl").read_text())["sentences"][0]["sources"][0]["doc_id"] == "123"
+    # lcrag's former variant, by name: every id a string, extra fields dropped
+    write_run(out, [r], normalise_ids=True)
+    assert json.loads(out.read_text()) == {"metadata": {**line["metadata"], "narrative_id": "7"}, "references": ["123", "456"],
+                                           "answer": [{"text": "x", "citations": [0, 1]}]}
 
 
 @pytest.mark.parametrize("line, field", [

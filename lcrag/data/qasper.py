@@ -72,7 +72,16 @@ class Question:
 
     @property
     def answer_type(self) -> str:
-        """Type of the first annotation (used for stratified sampling and the answerability split)."""
+        """Question type = the most common annotation type, ties to the type met first (follows
+        LC-EBG ``multidocument_qa/qasper_mp/build_haystack.py::build``:
+        ``Counter(types).most_common(1)``); used for stratified sampling and the answerability split."""
+        from collections import Counter
+
+        return Counter(r.type for r in self.references).most_common(1)[0][0]
+
+    @property
+    def first_answer_type(self) -> str:
+        """lcrag's former rule, kept by name: the type of the first annotation."""
         return self.references[0].type
 
     @property

@@ -39,11 +39,24 @@ def contains_match(answer: str | None, expected: Iterable[str] | str) -> float:
 _QUOTES = "\"'`“”‘’"
 
 
-def normalize_multihop(text: str) -> str:
+def normalize_multihop(text: str, rule: str = "authors") -> str:
     """MultiHop-RAG answer normalisation (EBG paper App. D.1, data README §6.3).
 
-    Trim, strip '.' and quotes, lowercase, map y/yes -> yes and n/no -> no.
+    ``rule="authors"`` (default) follows LC-EBG ``multidocument_qa/multihop_rag/run_baseline.py::
+    normalize_answer`` exactly: one pass of strip whitespace, strip ``.``, strip ``"``, strip
+    ``'``, lowercase; ``yes``/``yes.``/``y`` -> yes, ``no``/``no.``/``n`` -> no. Curly quotes are
+    kept and nested wrappings (``"'Yes'."``) are peeled only as far as that one pass goes.
+    ``rule="lcrag"``: lcrag's former rule, repeated until stable and also stripping curly quotes.
     """
+    if rule == "authors":
+        t = str(text).strip().strip(".").strip('"').strip("'").lower()
+        if t in ("yes", "yes.", "y"):
+            return "yes"
+        if t in ("no", "no.", "n"):
+            return "no"
+        return t
+    if rule != "lcrag":
+        raise ValueError(f"rule must be 'authors' or 'lcrag', got {rule!r}")
     t = str(text).strip()
     prev = None
     while prev != t:
@@ -57,16 +70,19 @@ def normalize_multihop(text: str) -> str:
     return t
 
 
-def multihop_match(answer: str | None, gold: str) -> float:
-    """MultiHop-RAG answer match (data README §6.3).
+def multihop_match(answer: str | None, gold: str, rule: str = "authors") -> float:
+    """MultiHop-RAG answer match (data README §6.3; LC-EBG ``run_baseline.py::answer_match``).
 
-    After ``normalize_multihop``: equal -> 1; else if gold has <= 30 characters the gold must be a
-    substring of the prediction; else the prediction must start with the first 40 gold characters.
+    After ``normalize_multihop``: an empty prediction never matches; equal -> 1; else if gold has
+    <= 30 characters the gold must be a substring of the prediction; else the prediction must
+    start with the first 40 gold characters. A null answer (None) is no match — the authors' code
+    turns a JSON ``null`` into the text "None", which contains "no" and so would match the gold
+    "No"; the paper's rule (a missing answer is wrong) is followed instead.
     """
     if answer is None:
         return 0.0
-    p, g = normalize_multihop(answer), normalize_multihop(gold)
-    if not g:
+    p, g = normalize_multihop(answer, rule), normalize_multihop(gold, rule)
+    if not p or not g:
         return 0.0
     if p == g:
         return 1.0

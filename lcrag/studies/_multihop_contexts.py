@@ -14,6 +14,14 @@ Follows EBG paper App. D and data README §3.4 / §6.3:
   normalised characters occur in the fact. Gold lines = the sorted set. A fact with no such
   line (in RAG: not retrieved) has no gold line and is recorded as ``None`` in
   ``Context.metadata["fact_lines"]``.
+
+**Authors' rules (default, ``RULES = "authors"``).** Sentence splitting and fact location follow
+LC-EBG's code (:mod:`lcrag.studies._multihop_authors`): ``split_into_lines`` instead of the shared
+splitter, and ``find_fact_lines`` (case-sensitive 60/40-character head over all rendered lines,
+headers included; the fact's gold line is its first hit, as ``build_haystack.py::build`` and
+``build_rag_haystack.py::build_per_query`` take ``hits[0]``); a RAG chunk's gold facts are
+``embed_and_rank.py::find_gold_chunk_ids`` (any corpus chunk containing the space-stripped fact).
+Set ``RULES = "lcrag"`` (module attribute, or ``set_rules("lcrag")``) for lcrag's former rules above.
 """
 
 from __future__ import annotations
@@ -49,8 +57,27 @@ def header_text(doc: Document) -> str:
     return f"[DOC] {doc.title} | {doc.metadata.get('source', '')} | {m.group(0) if m else pub}"
 
 
+RULES = "authors"
+
+
+def set_rules(rules: str) -> None:
+    """Switch splitting / fact location between ``"authors"`` (default) and ``"lcrag"``."""
+    global RULES
+    if rules not in ("authors", "lcrag"):
+        raise ValueError(f"rules must be 'authors' or 'lcrag', got {rules!r}")
+    RULES = rules
+    _cached_sentence_rows.cache_clear()
+    _doc_rows_cached.cache_clear()
+
+
 def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[SourceLine]:
-    """Sentence-per-line rows of ``text`` (paragraphs = ``\\n`` lines, then the shared splitter)."""
+    """Sentence-per-line rows of ``text`` (authors' ``split_into_lines``, or with ``RULES = "lcrag"``
+    paragraphs = ``\\n`` lines, then the shared splitter)."""
+    if RULES == "authors":
+        from ._multihop_authors import split_lines, split_spans
+
+        return [Row(t, doc_id, offset + s if s >= 0 else -1, offset + e if e >= 0 else -1, i)
+                for i, (t, (s, e)) in enumerate(zip(split_lines(text), split_spans(text)))]
     return [Row(text[s:e], doc_id, offset + s, offset + e, i) for i, (s, e) in enumerate(split_sentences(text))]
 
 
@@ -94,10 +121,21 @@ def locate_fact(fact: str, lines: Sequence[Line], *, normalized: list[tuple[int,
     return None
 
 
+def authors_fact_line(fact: str, lines: Sequence[Line]) -> int | None:
+    """Rendered number of the fact's first ``find_fact_lines`` hit over all lines, or None."""
+    from ._multihop_authors import find_fact_lines
+
+    hits = find_fact_lines(fact, [ln.text for ln in lines])
+    return lines[hits[0]].number if hits else None
+
+
 def with_gold(ctx: Context, facts: Sequence[Fact]) -> Context:
     """``ctx`` with ``gold_lines`` and ``metadata["fact_lines"]`` filled from ``facts``."""
-    normalized = normalized_lines(ctx.lines)
-    fact_lines = [locate_fact(f.fact, ctx.lines, normalized=normalized) for f in facts]
+    if RULES == "authors":
+        fact_lines = [authors_fact_line(f.fact, ctx.lines) for f in facts]
+    else:
+        normalized = normalized_lines(ctx.lines)
+        fact_lines = [locate_fact(f.fact, ctx.lines, normalized=normalized) for f in facts]
     gold = tuple(sorted({n for n in fact_lines if n is not None}))
     meta = {**ctx.metadata, "fact_lines": fact_lines, "n_facts": len(facts),
             "n_facts_located": sum(n is not None for n in fact_lines)}
@@ -165,6 +203,11 @@ def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], 
 
 def _all_located(query: Query, docs: dict[str, Document], order: Sequence[str]) -> bool:
     """Whether the §6.3 rule finds a line for every fact in the haystack of ``order``."""
+    if RULES == "authors":
+        from ._multihop_authors import find_fact_lines
+
+        texts = [r.text for title in order for r in _doc_rows_cached(docs[title])[0]]
+        return all(find_fact_lines(f.fact, texts) for f in query.facts)
     normed = [t for title in order for t in _doc_rows_cached(docs[title])[1]]
     fake = [(i, t) for i, t in enumerate(normed)]
     return all(locate_fact(f.fact, (), normalized=fake) is not None for f in query.facts)
@@ -244,11 +287,25 @@ def chunks_by_doc(chunks: Sequence[Chunk]) -> dict[str, list[int]]:
 
 
 def chunk_fact_sets(query: Query, chunks: Sequence[Chunk], by_doc: dict[str, list[int]] | None = None,
-                    line_cache: dict[int, tuple[Line, ...]] | None = None) -> list[list[int]]:
-    """Per fact, indices of the chunks of the fact's own article that contain it (§6.3 rule
-    applied to the chunk's own lines). Copies of a fact in other articles are not credited."""
-    by_doc = by_doc if by_doc is not None else chunks_by_doc(chunks)
+                    line_cache: dict | None = None) -> list[list[int]]:
+    """Per fact, indices of its gold chunks. ``RULES = "authors"``: every corpus chunk whose
+    space-stripped text contains the space-stripped fact (``find_gold_chunk_ids``); ``"lcrag"``:
+    the chunks of the fact's own article that contain it by the §6.3 rule applied to the chunk's
+    own lines (copies in other articles not credited)."""
     cache = line_cache if line_cache is not None else {}
+    if RULES == "authors":
+        from ._multihop_authors import gold_chunk_ids, match_norm
+
+        if "__norm__" not in cache:
+            cache["__norm__"] = [match_norm(c.text) for c in chunks]
+        out = []
+        for f in query.facts:
+            key = ("__fact__", f.fact)
+            if key not in cache:
+                cache[key] = gold_chunk_ids(f.fact, cache["__norm__"])
+            out.append(list(cache[key]))
+        return out
+    by_doc = by_doc if by_doc is not None else chunks_by_doc(chunks)
     out = []
     for f in query.facts:
         hit = []

@@ -4,14 +4,28 @@ Follows EBG paper App. E.1 and E.4:
 
 * **Layout.** Each paper renders as ``<paper>``, ``<title>T</title>``, ``<abstract>A</abstract>``,
   then per section ``<section>name</section>`` and one line per non-empty paragraph, then
-  ``</paper>``. All lines are numbered ``"<n>: <line>"`` from 0; every tag line (and RAG's
+  ``</paper>``. By default as LC-EBG ``build_haystack.py::render_paper`` (``renderer="authors"``):
+  title and paragraphs stripped (title falls back to the paper id), the abstract line only when
+  the stripped abstract is non-empty, a section line for **every** section whose stripped name is
+  non-empty — also a parent section without paragraphs and a name repeated by the next section —
+  and none for an empty name; a paragraph's inner newlines become spaces (one numbered line
+  each; theirs keeps them inside the line). ``renderer="lcrag"`` is lcrag's former layout (inner
+  whitespace collapsed, always an abstract line, a section line only before its first paragraph
+  and when the name changes). All lines are numbered ``"<n>: <line>"`` from 0; every tag line (and RAG's
   ``[CHUNK r | title]`` and ``...`` lines) is **structural: numbered but not citable**
   (``Line.citable=False``). ``Context.metadata["para_text"]`` maps each paragraph line number to
   the paragraph's original text (what Evidence-F1 compares).
-* **Gold lines.** A reference evidence string maps to the gold paper's paragraph line whose
-  text equals it (exact, else whitespace-normalised); ``gold_lines`` is the union over
-  annotators, ``metadata["gold_by_ref"]`` keeps them per annotator.
-* **Cues** (App. E.1): the cue type is chosen by the parity of sha256(question_id): even ->
+* **Gold lines.** A reference evidence string maps to a line of the gold paper's region as
+  LC-EBG ``build_haystack.py::find_paragraph``: exact match of the stripped string, else the
+  string inside a line, else a non-empty line inside the string, else a line starting with its
+  first 80 characters; ``gold_lines`` is the union over annotators, ``metadata["gold_by_ref"]``
+  keeps them per annotator and ``metadata["gold_texts_by_ref"]`` the mapped lines' **rendered
+  texts** (theirs ``evidence_texts``), which Evidence-F1 compares with the rendered texts of the
+  cited lines (``run_baseline.py``: ``paragraph_texts[i]``), so whitespace never separates a
+  cited gold line from its evidence. An annotator whose evidence strings all fail to map is left
+  out (``metadata["kept_refs"]``), as theirs skips that annotation.
+* **Cues** (App. E.1): the cue type is chosen by the parity of md5(question_id) (LC-EBG
+  ``disambiguate_questions_v2.py::use_author``; ``cue_hash="sha256"`` is lcrag's former rule): even ->
   author cue ("Smith" / "Smith and Doe" / "Smith et al."), odd -> title cue, a verbatim 2–3 word
   substring of the title picked by the same hash among candidates that neither start nor end
   with a stopword and, when possible, do not occur in another paper's title (the paper let
@@ -42,6 +56,13 @@ _EDGE = " \t:;,.!?()[]{}\"'“”‘’"
 
 def qhash(question_id: str) -> int:
     return int(hashlib.sha256(question_id.encode("utf-8")).hexdigest(), 16)
+
+
+def cue_parity_hash(question_id: str, cue_hash: str = "md5") -> int:
+    """The integer whose parity picks the cue type: md5 as the authors' code (default), or sha256."""
+    if cue_hash not in ("md5", "sha256"):
+        raise ValueError(f"cue_hash must be 'md5' or 'sha256', got {cue_hash!r}")
+    return int(hashlib.new(cue_hash, question_id.encode("utf-8")).hexdigest(), 16)
 
 
 def surname(name: str) -> str:
@@ -99,9 +120,10 @@ def _lower_first(q: str) -> str:
     return q[0].lower() + q[1:] if len(w) > 1 and w[0].isupper() and w[1:].islower() else q
 
 
-def make_cue(q: Question, paper: Paper, authors: Sequence[str] | None, other_titles: Sequence[str] = ()) -> dict:
+def make_cue(q: Question, paper: Paper, authors: Sequence[str] | None, other_titles: Sequence[str] = (), *,
+             cue_hash: str = "md5") -> dict:
     """``{cue_type, cue, question}`` with the disambiguated question (App. E.1)."""
-    want = "author" if qhash(q.question_id) % 2 == 0 else "title"
+    want = "author" if cue_parity_hash(q.question_id, cue_hash) % 2 == 0 else "title"
     if want == "author" and authors:
         cue = author_cue(authors)
         return {"cue_type": "author", "cue": cue, "question": f"In {cue}, {_lower_first(q.question)}"}
@@ -114,8 +136,42 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: bool = False) -> list[SourceLine]:
-    """Rows of one paper; ``paragraphs`` restricts to those indices (structured RAG)."""
+def _authors_paper_rows(paper: Paper) -> list[SourceLine]:
+    """Full-paper rows as LC-EBG ``render_paper`` (module doc). Paragraph ``source_line`` is the
+    paper-wide index of :meth:`Paper.paragraphs` (non-empty paragraphs in order)."""
+    pid = paper.paper_id
+    rows = [Row("<paper>", pid, citable=False, role="paper"),
+            Row(f"<title>{(paper.title or pid).strip()}</title>", pid, citable=False, role="title")]
+    if (paper.abstract or "").strip():
+        rows.append(Row(f"<abstract>{paper.abstract.strip()}</abstract>", pid, citable=False, role="abstract"))
+    k = 0
+    for sec in paper.sections:
+        name = (sec.name or "").strip()
+        if name:
+            rows.append(Row(f"<section>{name}</section>", pid, citable=False, role="section"))
+        for par in sec.paragraphs:
+            if par.strip():
+                rows.append(Row(_para_line(par), pid, source_line=k, role="paragraph"))
+                k += 1
+    rows.append(Row("</paper>", pid, citable=False, role="paper"))
+    return rows
+
+
+RENDERERS = ("authors", "lcrag")
+
+
+def _para_line(text: str) -> str:
+    """A paragraph as one line the authors' way: stripped, inner line breaks as spaces."""
+    return text.strip().replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: bool = False,
+               renderer: str = "authors") -> list[SourceLine]:
+    """Rows of one paper; ``paragraphs`` restricts to those indices (structured RAG, lcrag layout)."""
+    if renderer not in RENDERERS:
+        raise ValueError(f"renderer must be one of {RENDERERS}, got {renderer!r}")
+    if renderer == "authors" and paragraphs is None:
+        return _authors_paper_rows(paper)
     rows = [Row("<paper>", paper.paper_id, citable=False, role="paper"),
             Row(f"<title>{_one_line(paper.title)}</title>", paper.paper_id, citable=False, role="title"),
             Row(f"<abstract>{_one_line(paper.abstract)}</abstract>", paper.paper_id, citable=False, role="abstract")]
@@ -129,32 +185,49 @@ def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: b
         if sec != section:
             rows.append(Row(f"<section>{_one_line(sec)}</section>", paper.paper_id, citable=False, role="section"))
             section = sec
-        rows.append(Row(_one_line(text), paper.paper_id, source_line=k, role="paragraph"))
+        rows.append(Row(_para_line(text) if renderer == "authors" else _one_line(text), paper.paper_id, source_line=k,
+                        role="paragraph"))
         prev = k
     rows.append(Row("</paper>", paper.paper_id, citable=False, role="paper"))
     return rows
 
 
+def find_paragraph(ev: str, region: Sequence[tuple[int, str]]) -> int | None:
+    """Line number of evidence string ``ev`` among ``region`` = ``(number, rendered text)`` of the
+    gold paper's lines, in order (follows LC-EBG ``build_haystack.py::find_paragraph``): exact
+    match of the stripped string, ``ev`` inside a line, a non-empty line inside ``ev``, a line
+    starting with ``ev``'s first 80 characters; None when nothing matches or ``ev`` is blank."""
+    e = ev.strip()
+    if not e:
+        return None
+    for test in (lambda t: t == e, lambda t: e in t, lambda t: bool(t) and t in e, lambda t: t.startswith(e[:80])):
+        for n, t in region:
+            if test(t):
+                return n
+    return None
+
+
 def _finish(rows: list[SourceLine], q: Question, papers: dict[str, Paper], condition: str, meta: dict):
     ctx = render(rows, condition=condition, metadata=meta)
-    para, texts = {}, {}
-    for ln in ctx.lines:
-        if ln.role == "paragraph":
-            if ln.doc_id not in texts:
-                texts[ln.doc_id] = {k: t for k, _, t in papers[ln.doc_id].paragraphs()}
-            para[ln.number] = texts[ln.doc_id][ln.source_line]
-    gold_by_ref, unmapped = [], 0
-    gold_para = {n: t for n, t in para.items() if ctx.line(n).doc_id == q.paper_id}
-    for ref in q.references:
+    # Evidence-F1 compares rendered line texts on both sides (module doc)
+    para = {ln.number: ln.text for ln in ctx.lines if ln.role == "paragraph"}
+    region = [(ln.number, ln.text) for ln in ctx.lines if ln.doc_id == q.paper_id]
+    gold_by_ref, texts_by_ref, kept, unmapped = [], [], [], 0
+    for i, ref in enumerate(q.references):
         lines = []
         for ev in ref.evidence:
-            hit = [n for n, t in gold_para.items() if t == ev] or \
-                  [n for n, t in gold_para.items() if _one_line(t) == _one_line(ev)]
-            lines.extend(hit[:1])
-            unmapped += not hit
+            n = find_paragraph(ev, region)
+            if n is None:
+                unmapped += 1
+            else:
+                lines.append(n)
         gold_by_ref.append(sorted(set(lines)))
+        texts_by_ref.append([ctx.line(n).text for n in lines])
+        if not (ref.evidence and not lines):  # theirs: evidence given but none mapped -> annotation skipped
+            kept.append(i)
     gold = tuple(sorted({n for g in gold_by_ref for n in g}))
-    ctx.metadata.update(para_text=para, gold_by_ref=gold_by_ref, unmapped_evidence=unmapped)
+    ctx.metadata.update(para_text=para, gold_by_ref=gold_by_ref, gold_texts_by_ref=texts_by_ref,
+                        kept_refs=kept, unmapped_evidence=unmapped)
     return type(ctx)(ctx.text, ctx.lines, gold, ctx.numbering_base, ctx.condition, ctx.metadata)
 
 
@@ -194,7 +267,7 @@ def rag_context(q: Question, papers: dict[str, Paper], hits: Sequence[Chunk], k:
         rows = []
         for r, c in enumerate(hits, 1):
             rows.append(Row(f"[CHUNK {r} | {_one_line(c.title)}]", c.doc_id, citable=False, role="chunk_header"))
-            rows.append(Row(_one_line(c.text), c.doc_id, source_line=c.metadata["para"], role="paragraph"))
+            rows.append(Row(_para_line(c.text), c.doc_id, source_line=c.metadata["para"], role="paragraph"))
     elif layout == "struct":
         order: dict[str, list[int]] = {}
         for c in hits:

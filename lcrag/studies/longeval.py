@@ -25,7 +25,7 @@ from ..scoring.citations import cited_doc_ids, citation_precision
 from ..scoring.text import answer_text, rouge_f1
 from ..trec import RagResponse, ValidationReport, validate_run, write_run
 from .longeval_evidence import select_evidence
-from .longeval_generate import extractive_answer, llm_answer
+from .longeval_generate import extractive_answer, llm_answer, load_team_prompt
 from .longeval_retrieve import build_passages, select_passages
 from .longeval_variants import Variant
 
@@ -45,7 +45,9 @@ def run_query(corpus: LongEvalCorpus, qid: str, variant: Variant, *, reader=None
         sents, sent_prov = extractive_answer(items, n)
         generator = "extractive (no model)"
     else:
-        sents, sent_prov, call = llm_answer(reader, q.id, q.text, items, n, cache=cache)
+        team_prompt = load_team_prompt() if variant.params.get("method_mode") == "team-code" else None
+        sents, sent_prov, call = llm_answer(reader, q.id, q.text, items, n, cache=cache, prompt=team_prompt)
+        call = {**call, "prompt": "team verbatim (task4_rag/prompts)" if team_prompt else "lcrag (params/longeval_prompts.yaml)"}
         generator = reader.label
     meta = {"team_id": team_id, "run_id": run_id or variant.name, "type": "automatic", "narrative_id": q.id, "narrative": q.text}
     prov = {

@@ -61,13 +61,35 @@ def load_prompt(path: str | Path | None = None) -> dict[str, str]:
     return yaml.safe_load(Path(path or params_dir() / "longeval_prompts.yaml").read_text(encoding="utf-8"))
 
 
+TEAM_PROMPTS_REL = "longeval2026task4/task4_rag/prompts"
+
+
+def load_team_prompt(data_dir: str | Path | None = None) -> dict[str, Any] | None:
+    """The team's verbatim generation prompts (``task4_rag/prompts/rag_system_prompt.txt`` and
+    ``rag_user_prompt_template.txt``, read from the data directory, never copied into lcrag), as a
+    :func:`build_messages` prompt: the system text unstripped, the user template's
+    ``{narrative_id}``/``{narrative}`` mapped to ``{query_id}``/``{query}`` (the team fills them with
+    ``str.format``: query id and narrative; evidence JSON ``indent=2``, as here). None when absent."""
+    from ..config import data_dir as _data_dir
+
+    root = _data_dir(data_dir)
+    d = root / TEAM_PROMPTS_REL if root is not None else None
+    if d is None or not (d / "rag_system_prompt.txt").is_file() or not (d / "rag_user_prompt_template.txt").is_file():
+        return None
+    user = (d / "rag_user_prompt_template.txt").read_text(encoding="utf-8")
+    user = user.replace("{narrative_id}", "{query_id}").replace("{narrative}", "{query}")
+    return {"version": "team-code-verbatim", "system": (d / "rag_system_prompt.txt").read_text(encoding="utf-8"),
+            "user": user, "strip": False}
+
+
 def build_messages(query_id: str, query: str, items: Sequence[EvidenceItem], max_sentences: int, prompt: dict | None = None) -> list[dict[str, str]]:
     """Chat messages for one query (system + user with the evidence JSON)."""
     prompt = prompt or load_prompt()
     ev = json.dumps([{"evidence_id": it.evidence_id, "doc_id": it.doc_id, "text": it.text} for it in items], indent=2, ensure_ascii=False)
     user = (prompt["user"].replace("{query_id}", query_id).replace("{query}", query)
             .replace("{max_answer_sentences}", str(max_sentences)).replace("{evidence_json}", ev))
-    return [{"role": "system", "content": prompt["system"].strip()}, {"role": "user", "content": user}]
+    system = prompt["system"].strip() if prompt.get("strip", True) else prompt["system"]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def parse_evidence_answer(raw: str) -> tuple[list[dict[str, Any]], str]:
@@ -111,12 +133,15 @@ def map_llm_answer(parsed: list[dict], items: Sequence[EvidenceItem], max_senten
     return out, prov
 
 
-def llm_answer(reader, query_id: str, query: str, items: Sequence[EvidenceItem], max_sentences: int = 5, *, cache=None) -> tuple[list[AnswerSentence], list[dict], dict]:
-    """Generate with ``reader`` (``lcrag.llm.readers``); returns sentences, provenance, call record."""
+def llm_answer(reader, query_id: str, query: str, items: Sequence[EvidenceItem], max_sentences: int = 5, *, cache=None,
+               prompt: dict | None = None) -> tuple[list[AnswerSentence], list[dict], dict]:
+    """Generate with ``reader`` (``lcrag.llm.readers``); returns sentences, provenance, call record.
+    ``prompt``: a :func:`build_messages` prompt (default lcrag's ``params/longeval_prompts.yaml``;
+    :func:`load_team_prompt` for the team's verbatim prompts)."""
     from ..llm.cache import ResponseCache, cache_key
     from ..llm.readers import ReadRequest
 
-    prompt = load_prompt()
+    prompt = prompt or load_prompt()
     messages = build_messages(query_id, query, items, max_sentences, prompt)
     request = {"reader": reader.identity(), "messages": messages, "prompt_version": prompt.get("version"), "json": True}
     key = cache_key(request)

@@ -9,6 +9,12 @@ Selection by retrieval mode:
 * ``rrf`` — :func:`lcrag.retrieval.candidate_constrained_search` (query variants, PRF, RRF k 60,
   preselect 24, rerank with citation prior and temporal adjustment when ``rerank``, near-dup filter).
 
+Method mode (constant ``method_mode``): ``team-code`` (default) ranks ``bm25``/``rrf`` variants as
+the team's code does (:mod:`lcrag.retrieval.team_code`: title-aware BM25 fusion with title boost
+0.15 in the lexical lists of the RRF variants, the reranker's coverage / title / phrase terms,
+the team's IDF, word lists and first-40-token near-duplicate rule); ``paper-formula`` is the
+pipeline as the paper's §3 formulas state it (below).
+
 Then the top ``top_k_passages`` (20) are kept. Temporal coverage (§3.6, our reading): for a
 temporally phrased query with ``rerank`` and ``temporal_coverage`` on, the best passage of the
 earliest and of the latest dated document in the preselected list is forced in (replacing the
@@ -24,6 +30,7 @@ from ..chunking.semantic import chunk_semantic, chunk_topic_shift
 from ..chunking.windows import chunk_rule_windows
 from ..retrieval import BM25Retriever, PipelineConfig, candidate_constrained_search
 from ..retrieval.priors import is_temporal_query, parse_year
+from ..retrieval.team_code import TeamConfig, team_select
 from ..types import Chunk, Document
 from .longeval_variants import Variant
 
@@ -78,6 +85,11 @@ def select_passages(query: str, passages: Sequence[Chunk], variant: Variant, *,
         return []
     if variant.retrieval == "concat":
         return [SelectedPassage(c, i, 0.0, {"mode": "concat"}) for i, c in enumerate(passages[:k])]
+    mode = variant.params.get("method_mode", "paper-formula")
+    if mode not in METHOD_MODES:
+        raise ValueError(f"variant {variant.name!r}: method_mode must be one of {METHOD_MODES}, got {mode!r}")
+    if mode == "team-code":
+        return _team_select(query, passages, variant, k, citation_prior, timestamps)
     retriever = BM25Retriever(passages, k1=variant.p("bm25_k1"), b=variant.p("bm25_b"))
     if variant.retrieval == "bm25":
         hits = retriever.search(query, k=k, idf_from="subset")
@@ -90,6 +102,33 @@ def select_passages(query: str, passages: Sequence[Chunk], variant: Variant, *,
     return [SelectedPassage(h.chunk, i, h.score, {"mode": "rrf", "rrf": h.rrf, "citation": h.citation,
                                                   "temporal": h.temporal, "ranks": dict(h.ranks)})
             for i, h in enumerate(chosen)]
+
+
+METHOD_MODES = ("team-code", "paper-formula")
+
+
+def team_config(v: Variant) -> TeamConfig:
+    """The team's per-variant retrieval settings (``task4_rag/configs/task4_*.yaml``): the RRF
+    variants use title boost 0.15, expansion/PRF/rerank by switch; ``single-query-bm25`` is plain
+    body BM25 (title boost 0, one query, no rerank)."""
+    rrf = v.retrieval == "rrf"
+    return TeamConfig(
+        method="rrf" if rrf else "bm25", query_expansion=v.query_expansion, prf=v.prf,
+        prf_top_passages=v.p("prf_top_passages"), query_variant_limit=v.p("query_variant_limit") if rrf else 1,
+        rrf_k=v.p("rrf_k"), preselect_k=v.p("preselect_k"), rerank_top_n=v.p("preselect_k"), rerank=v.rerank,
+        title_boost=v.params.get("title_boost", 0.15) if rrf else 0.0,
+        temporal_boost=v.p("temporal_boost") if v.rerank else 0.0,
+        citation_boost=v.p("citation_graph_boost") if (v.rerank and v.citation_prior) else 0.0,
+        per_doc_limit=v.p("per_doc_limit"))
+
+
+def _team_select(query, passages, variant, k, citation_prior, timestamps) -> list[SelectedPassage]:
+    hits = team_select(query, passages, k, team_config(variant), timestamps=timestamps, citation_prior=citation_prior)
+    return [SelectedPassage(h.chunk, i, h.score, {"mode": f"team-code:{variant.retrieval}", "rrf": h.rrf, "lexical": h.lexical,
+                                                  "citation": h.terms.get("citation", 0.0), "temporal": h.terms.get("temporal", 0.0),
+                                                  "coverage": h.terms.get("coverage", 0.0), "title": h.terms.get("title", 0.0),
+                                                  "phrase": h.terms.get("phrase", 0.0)})
+            for i, h in enumerate(hits)]
 
 
 def _force_temporal_coverage(ranked: list, chosen: list, timestamps: Mapping[str, object], k: int) -> list:

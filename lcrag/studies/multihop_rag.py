@@ -18,11 +18,16 @@ Pipeline (each step a plain function; notebooks 10–12 call them):
    optionally per query type.
 
 Metrics (README §6.3; App. D.1): ``ans_star`` (answer-only prompt) and ``ans`` (EBG prompt) =
-``lcrag.scoring.answer.multihop_match``; ``evid_strict`` = every gold fact has a gold line in the
-context and every gold line is cited (extra citations allowed); ``evid_recall`` = cited gold
-lines / (distinct gold lines + facts without a line); ``joint`` = ans AND evid_strict. In the LC
-condition every fact has a line, so these equal README §6.3 exactly; in RAG an unretrieved fact
-counts as not cited (App. D.4: all-needles coverage upper-bounds faithful joint accuracy).
+``lcrag.scoring.answer.multihop_match``; as LC-EBG ``run_baseline.py::evidence_score`` the gold
+lines are those of the facts that can be located in the context (in RAG: retrieved facts only):
+``evid_strict`` = every such gold line is cited (extra citations allowed; 0 when no fact is
+located), ``evid_recall`` = cited gold lines / gold lines; ``joint`` = ans AND evid_strict;
+``n_facts_unlocated`` counts the facts left out per query. lcrag's stricter measures are kept by
+name: ``evid_strict_incl_unretrieved`` (0 whenever a fact was not retrieved),
+``evid_recall_incl_unretrieved`` (divided by gold lines + missing facts) and
+``joint_incl_unretrieved`` (App. D.4: all-needles coverage upper-bounds faithful joint accuracy).
+In the LC condition every fact has a line, so both rules agree. Ans* uses the authors' JSON
+answer-only prompt (``params/prompts/answer_only_json.yaml``).
 """
 
 from __future__ import annotations
@@ -100,9 +105,15 @@ def fingerprint(data: MultihopData) -> str:
     return h.hexdigest()[:10]
 
 
-def chunk_corpus(docs: Sequence[Document], method: str = "tok256", size: int = 256, stride: int | None = None) -> list[Chunk]:
-    """Chunks of every article: ``"tok256"`` = cl100k windows of ``size`` tokens (stride = size
-    unless given; App. D), ``"sentence"`` = one chunk per sentence (the Table 4 alternative)."""
+def chunk_corpus(docs: Sequence[Document], method: str = "tok256", size: int = 256, stride: int | None = None,
+                 overlap: float = 0.1) -> list[Chunk]:
+    """Chunks of every article: ``"tok256"`` = cl100k windows of ``size`` tokens every
+    ``stride = int(size * (1 - overlap))`` tokens (256 / 230: 10% overlap, follows LC-EBG
+    ``embed_and_rank.py::chunk_tokens``; the last window ends at the article's end; the paper's
+    6,296 chunks), unless ``stride`` is given (``stride=size`` is lcrag's former non-overlapping
+    variant); ``"sentence"`` = one chunk per sentence (the Table 4 alternative)."""
+    if stride is None:
+        stride = max(1, int(size * (1.0 - overlap)))
     if method == "sentence":
         from ..chunking.sentences import chunk_sentences
 
@@ -122,8 +133,12 @@ def make_retriever(name: str, chunks: Sequence[Chunk]):
 
 
 def fact_ranks(queries: Sequence[Query], chunks: Sequence[Chunk], retriever, *, batch: int = 128) -> pd.DataFrame:
-    """Rank (1-based; descending score, ties by chunk index) of the best chunk containing each
-    gold fact (App. D.3). NaN when no chunk of the fact's article contains it."""
+    """Rank (1-based; descending score, ties by chunk index) of the best gold chunk of each fact
+    (App. D.3; gold chunks per ``_multihop_contexts.chunk_fact_sets``). ``mapped`` is False for a
+    fact no chunk contains: with the authors' rules such a fact leaves the query's all-gold set
+    (and is counted, ``n_facts_unmapped``); with lcrag's rules it stays and the query can never
+    reach full coverage."""
+    from . import _multihop_contexts as MC
     by_doc, cache = chunks_by_doc(chunks), {}
     rows = []
     for b in range(0, len(queries), batch):
@@ -136,14 +151,16 @@ def fact_ranks(queries: Sequence[Query], chunks: Sequence[Chunk], retriever, *, 
                 if hits:
                     rank = float(min(int((s > s[c]).sum() + ((s == s[c]) & (idx < c)).sum()) + 1 for c in hits))
                 rows.append({"qid": q.qid, "question_type": q.question_type, "fact": j, "title": q.facts[j].title,
-                             "rank": rank})
-    return pd.DataFrame(rows, columns=["qid", "question_type", "fact", "title", "rank"])
+                             "rank": rank, "mapped": bool(hits) or MC.RULES == "lcrag"})
+    return pd.DataFrame(rows, columns=["qid", "question_type", "fact", "title", "rank", "mapped"])
 
 
 def rank_items(fr: pd.DataFrame, question_type: str | None = None) -> dict:
     """``{qid: [first-hit rank or None per fact]}`` (the input of ``lcrag.scoring.retrieval``)."""
     if question_type is not None:
         fr = fr[fr.question_type == question_type]
+    if "mapped" in fr:  # authors' rule: facts mapped to no chunk leave the all-gold set
+        fr = fr[fr["mapped"].astype(bool)]
     return {qid: [None if pd.isna(r) else int(r) for r in g["rank"]] for qid, g in fr.groupby("qid", sort=False)}
 
 
@@ -155,9 +172,21 @@ def query_ranks(fr: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["qid", "question_type", "rank_any", "full_coverage_k"])
 
 
+AUTHORS_KS = (1, 4, 10, 50, 100, 500)
+"""Hits@k grid of LC-EBG ``embed_and_rank.py`` (with MAP@10 and MRR@10: ``retrieval_metrics``)."""
+
+
+def retrieval_metrics(fr: pd.DataFrame, ks: Sequence[int] = AUTHORS_KS) -> pd.DataFrame:
+    """Hits@k any/all at the authors' grid, MAP@10, MRR@10 and unmapped facts
+    (``_multihop_authors.retrieval_metrics_table``)."""
+    from ._multihop_authors import retrieval_metrics_table
+
+    return retrieval_metrics_table(fr, ks)
+
+
 def hits_table(fr: pd.DataFrame, ks: Sequence[int] = (1, 5, 10, 25, 50, 100), *, by_type: bool = False) -> pd.DataFrame:
     """Hits@k any / all (App. D.3, Table 4) via ``lcrag.scoring.retrieval.hits_curve``, overall
-    and optionally per query type."""
+    and optionally per query type (lcrag's grid; :func:`retrieval_metrics` gives the authors')."""
     groups = [("all types", None)] + ([(t, t) for t in QUESTION_TYPES] if by_type else [])
     frames = []
     for name, t in groups:
@@ -174,7 +203,7 @@ def coverage_table(fr: pd.DataFrame, ks: Sequence[int] = K_VALUES) -> pd.DataFra
     return needle_coverage(rank_items(fr), ks)
 
 
-def build_tasks(pilot: Sequence[LCRecord], *, prompts: Sequence[str] = ("answer_only", "ebg"),
+def build_tasks(pilot: Sequence[LCRecord], *, prompts: Sequence[str] = ("answer_only_json", "ebg"),
                 retriever=None, chunks: Sequence[Chunk] | None = None, ks: Sequence[int] = K_VALUES,
                 pool_matched: bool = True, include_lc: bool = True) -> list:
     """Runner tasks: ``LC`` and, with a retriever, ``RAG@K`` and ``RAGpool@K`` for each prompt."""
@@ -204,14 +233,20 @@ def score(task, response: Response) -> dict[str, float]:
     from ..llm.prompts import load_prompt
 
     ans = multihop_match(response.answer, task.item.answers[0])
-    if not load_prompt(task.prompt).expects_json:
+    if _is_answer_only(task.prompt):
         return {"ans_star": ans}
     fl = task.context.metadata.get("fact_lines", [])
     gold = sorted({n for n in fl if n is not None})
     missing = sum(n is None for n in fl)
-    strict = evid_all_cited(response.lines, gold) if missing == 0 else 0.0
-    recall = evid_recall(response.lines, gold) * len(gold) / (len(gold) + missing) if gold else 0.0
-    return {"ans": ans, "evid_strict": strict, "evid_recall": recall, "joint": float(ans == 1.0 and strict == 1.0)}
+    # authors (run_baseline.py::evidence_score): gold = lines of the facts located in the context
+    strict = evid_all_cited(response.lines, gold) if gold else 0.0
+    recall = evid_recall(response.lines, gold) if gold else 0.0
+    # lcrag's stricter measure, by name: unretrieved facts count as uncited
+    strict_all = strict if missing == 0 else 0.0
+    recall_all = recall * len(gold) / (len(gold) + missing) if gold else 0.0
+    return {"ans": ans, "evid_strict": strict, "evid_recall": recall, "joint": float(ans == 1.0 and strict == 1.0),
+            "evid_strict_incl_unretrieved": strict_all, "evid_recall_incl_unretrieved": recall_all,
+            "joint_incl_unretrieved": float(ans == 1.0 and strict_all == 1.0), "n_facts_unlocated": float(missing)}
 
 
 def run(tasks: Sequence, reader, *, run_name: str, results_path: str | Path, **kw) -> pd.DataFrame:
@@ -293,6 +328,8 @@ def table_lc_vs_rag(df: pd.DataFrame, metric: str, *, n_boot: int = 200) -> pd.D
 
 
 def _is_answer_only(prompt: str) -> bool:
+    """Answer-only prompts: free text (``expects_json: false``) or a name starting ``answer_only``
+    (the authors' JSON answer-only prompt)."""
     from ..llm.prompts import load_prompt
 
-    return not load_prompt(prompt).expects_json
+    return prompt.startswith("answer_only") or not load_prompt(prompt).expects_json

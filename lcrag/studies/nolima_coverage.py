@@ -105,18 +105,75 @@ def needle_rank_table(ranks: dict[tuple[int, str], pd.DataFrame], lengths: Itera
     return pd.DataFrame([[cells.get((q, n), np.nan) for n in lengths] for q in qids], index=qids, columns=list(lengths))
 
 
-def coverage_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Tables 13/14 layout: per retriever and length, vectors, one-/two-hop k and character budget."""
+BOOK_SCOPE = "book 1 only"
+"""Tables 13/14 here cover ``rand_book_1`` only: the paper's Table 13 averages three books, but
+books 2–3 are not in the data directory (they are only distributed with the NoLiMa release)."""
+
+
+def needle_rank_bounds(hits: pd.DataFrame) -> tuple[int, int, int]:
+    """``(first, last, store_order)`` rank of the question's needle in a hit list.
+
+    A needle whose score ties with other lines (BM25 gives 0 to every line that shares no query
+    term, so a NoLiMa needle can tie with thousands) has no single rank: ``first`` puts it before
+    all its ties (1 + lines scoring strictly higher), ``last`` after all of them (lines scoring
+    higher or equal, itself included); ``store_order`` is the rank the stable sort gave (ties in
+    store order, the value reported by default). ``first == last`` when nothing ties."""
+    s = hits["score"].to_numpy(float)
+    i = int(np.flatnonzero(hits["chunk_type"].to_numpy() == "needle")[0])
+    ns = s[i]
+    greater = int((s > ns).sum())
+    equal = int((s == ns).sum())
+    return greater + 1, greater + equal, int(hits["rank"].iloc[i])
+
+
+def k_intervals(ranks: dict[tuple[int, str], pd.DataFrame]) -> pd.DataFrame:
+    """Per (length, hop): the full-coverage k (max needle rank over the hop's questions) in store
+    order and its tie interval ``[k_first, k_last]`` (max of the per-question bounds), and how many
+    of the hop's questions have a tied needle (App. G.1 / Figure 8 / Table 14 for BM25)."""
+    rows = {}
+    for (n, q), df in ranks.items():
+        hop = q.rsplit("_", 1)[1]
+        a, b, st = needle_rank_bounds(df)
+        r = rows.setdefault((n, hop), {"length": int(n), "hop": hop, "k": 0, "k_first": 0, "k_last": 0, "n_tied": 0})
+        r["k"], r["k_first"], r["k_last"] = max(r["k"], st), max(r["k_first"], a), max(r["k_last"], b)
+        r["n_tied"] += int(a != b)
+    return pd.DataFrame(sorted(rows.values(), key=lambda r: (r["length"], r["hop"])))
+
+
+def interval_table(ranks: dict[tuple[int, str], pd.DataFrame], lengths: Iterable[int]) -> pd.DataFrame:
+    """Figure 8 companion: per question and length ``"k"`` or, when the needle ties,
+    ``"k [first–last]"`` (k = store-order rank)."""
+    cells = {}
+    for (n, q), df in ranks.items():
+        a, b, st = needle_rank_bounds(df)
+        cells[(q, n)] = f"{st}" if a == b else f"{st} [{a}–{b}]"
+    qids = sorted({q for q, _ in cells})
+    return pd.DataFrame([[cells.get((q, n), "N/A") for n in lengths] for q in qids], index=qids, columns=list(lengths))
+
+
+def coverage_summary(tables: dict[str, pd.DataFrame], ranks: dict[str, dict] | None = None) -> pd.DataFrame:
+    """Tables 13/14 layout: per retriever and length, vectors, one-/two-hop k and character budget.
+
+    Every row says ``books = "book 1 only"`` (:data:`BOOK_SCOPE`). With ``ranks`` (the hit lists
+    per retriever) each hop also gets ``<hop>_k_first`` / ``<hop>_k_last`` (tie interval of k,
+    :func:`k_intervals`) and ``<hop>_tied`` (questions whose needle ties); ``<hop>_k`` stays the
+    store-order value. The character budget is that of the store-order k."""
     rows = []
     for name, t in tables.items():
         if t.empty:
             continue
+        iv = k_intervals(ranks[name]).set_index(["length", "hop"]) if ranks and ranks.get(name) else None
         for n, g in t.groupby("haystack_chars", sort=True):
-            row = {"retriever": name, "length": int(n), "n_vectors": int(g.n_total_chunks.iloc[0])}
+            row = {"retriever": name, "books": BOOK_SCOPE, "length": int(n), "n_vectors": int(g.n_total_chunks.iloc[0])}
             for hop in ("onehop", "twohop"):
                 h = g[g.question_key == hop]
                 row[f"{hop}_k"] = int(h.max_rank.iloc[0]) if len(h) else np.nan
                 row[f"{hop}_chars"] = int(h.chars.iloc[0]) if len(h) else np.nan
+                if iv is not None:
+                    ok = (int(n), hop) in iv.index
+                    row[f"{hop}_k_first"] = int(iv.loc[(int(n), hop), "k_first"]) if ok else np.nan
+                    row[f"{hop}_k_last"] = int(iv.loc[(int(n), hop), "k_last"]) if ok else np.nan
+                    row[f"{hop}_tied"] = int(iv.loc[(int(n), hop), "n_tied"]) if ok else np.nan
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -130,18 +187,26 @@ def all_coverage_tables(data: NoLiMaData, lengths: Iterable[int], dense_lengths:
 
 
 def lexical_overlap(data: NoLiMaData) -> pd.DataFrame:
-    """Shared non-stopword tokens of each question and its needle (NoLiMa = "no literal matching"):
-    when empty, BM25 scores the needle 0 and its rank is set by the tie order alone."""
+    """Tokens each question shares with its needle (NoLiMa = "no literal matching").
+
+    ``shared_tokens``: shared non-stopword tokens; ``shared_any``: every shared token, stopwords
+    included — BM25 here indexes stopwords, so a needle scores above 0 exactly when
+    ``shared_any`` is non-empty (e.g. the 0402 two-hop needles through "a"); when it is empty
+    the needle scores 0 and its rank is set by the tie order alone (:func:`needle_rank_bounds`)."""
     from ..retrieval import STOPWORDS, tokenize
 
     qs = questions(data)
-    shared = [sorted((set(tokenize(q)) & set(tokenize(n))) - STOPWORDS) for q, n in zip(qs.question, qs.needle)]
-    return pd.DataFrame({"q_id": qs.q_id, "question": qs.question, "shared_tokens": [" ".join(s) or "-" for s in shared]})
+    both = [set(tokenize(q)) & set(tokenize(n)) for q, n in zip(qs.question, qs.needle)]
+    return pd.DataFrame({"q_id": qs.q_id, "question": qs.question,
+                         "shared_tokens": [" ".join(sorted(s - STOPWORDS)) or "-" for s in both],
+                         "shared_any": [" ".join(sorted(s)) or "-" for s in both]})
 
 
-def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str):
+def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str, tied: dict[str, pd.DataFrame] | None = None):
     """Figure 8: one heatmap per retriever of the needle rank (= full-coverage k) per question and
-    length; colour on a log10 scale, cells annotated with k, N/A where a retriever was not run."""
+    length; colour on a log10 scale, cells annotated with k, N/A where a retriever was not run.
+    With ``tied`` (retriever -> :func:`interval_table`), a cell whose needle ties with other
+    lines is marked ``k*`` (its rank is only defined up to the tie interval)."""
     import matplotlib.pyplot as plt
 
     from ..plots import fmt_length, heatmap
@@ -153,10 +218,17 @@ def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str):
         t = rank_tables[name].copy()
         t.columns = [fmt_length(c) for c in t.columns]
         annot = t.map(lambda v: "N/A" if pd.isna(v) else str(int(v)))
+        if tied and name in tied:
+            star = tied[name].map(lambda c: "[" in str(c)).reindex(index=rank_tables[name].index, columns=rank_tables[name].columns)
+            star.columns = t.columns
+            annot = annot.where(~star.fillna(False).astype(bool), annot + "*")
+        note = " — N/A: length not run in this profile" if t.isna().any().any() else ""
+        if tied and name in tied and tied[name].map(lambda c: "[" in str(c)).any().any():
+            note += " — k*: needle tied with other lines, k in store order (interval in the table)"
         heatmap(np.log10(t.astype(float)), ax=ax, vmin=0.0, vmax=vmax, cmap="rocket_r", annot=annot, cbar_label="log10 k",
-                title=RETRIEVER_LABELS.get(name, name) + (" — N/A: length not run in this profile" if t.isna().any().any() else ""))
+                title=RETRIEVER_LABELS.get(name, name) + note)
         ax.set_xlabel("haystack length (characters)")
         ax.set_ylabel("question")
-    fig.suptitle(f"Minimum full-coverage top-k per question (NoLiMa-RAG, lower is better) — {source_note}", fontsize=11)
+    fig.suptitle(f"Minimum full-coverage top-k per question (NoLiMa-RAG, {BOOK_SCOPE}, lower is better) — {source_note}", fontsize=11)
     fig.tight_layout()
     return fig

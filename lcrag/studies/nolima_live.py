@@ -6,7 +6,12 @@
   the data directory is present; seeded positions for the generated stand-in) ranked by
   lcrag's own retriever, top-``k`` in similarity order, 1-based ids.
 * :func:`score` — NoLiMa ``contains`` rule (README §6.2); TN/CTN report ``primary_cited`` and
-  ``secondary_cited`` separately and Evid = both cited.
+  ``secondary_cited`` separately and Evid = both cited. Replies are read under a named reply
+  rule (:mod:`lcrag.scoring.replies`): by default the authors' (first JSON object; empty or
+  unparseable replies are *unusable* — NaN metrics, left out of denominators, counted in
+  ``unusable``), or ``reply_rule="lcrag"`` (last object, such replies score 0).
+* Prompts: ``ebg``, ``answer_only`` (the needle set's templates, as LC-EBG) and the EBG paper's
+  App. A ``cot`` / ``cot_ebg`` templates (``params/prompts``) for Figure 7.
 * :func:`run` — every reader over the tasks with ``lcrag.runner.run_tasks`` (cache, resume,
   context-window guard -> N/A rows); :func:`answer_frame` / :func:`two_needle_frame` turn the
   results into the recorded frames' layout so the figure functions take either.
@@ -30,27 +35,39 @@ from ..runner import Task, run_tasks
 from ..scoring.answer import contains_match
 from ..scoring.attribution import gold_in_context
 from ..scoring.evidence import evid_all_cited, evid_contains
+from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule, read_reply
 from ..types import Response
 from .nolima_lc import DEPTHS, HOPS, answer_only_messages, ebg_messages, lc_cases
 from .nolima_rag import build_store, rag_context, rank_store, store_positions
 
-PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only"}
+PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only", "cot": "nolima-cot", "cot_ebg": "nolima-cot-ebg"}
+
+
+def _template_messages(name: str):
+    from ..llm.prompts import load_prompt
+
+    tpl = load_prompt(name)
+    return (lambda group, haystack, question: tpl.messages(haystack, question)), tpl.expects_json
 
 
 def _task(item, ctx, group, prompt: str, condition: str, extra: dict | None = None) -> Task:
-    build = ebg_messages if prompt == "ebg" else answer_only_messages
+    if prompt in ("cot", "cot_ebg"):
+        build, expects_json = _template_messages(prompt)
+    else:
+        build, expects_json = (ebg_messages if prompt == "ebg" else answer_only_messages), True
     meta = {**item.metadata, **(extra or {}), "needle_in_context": gold_in_context(ctx)}
     return Task(item=item, context=ctx, prompt=PROMPTS[prompt], condition=condition,
-                messages=build(group, ctx.text, item.question), expects_json=True, meta=meta)
+                messages=build(group, ctx.text, item.question), expects_json=expects_json, meta=meta)
 
 
 def lc_tasks(data: NoLiMaData, lengths: Sequence[int], *, settings: Sequence[str] = ("SN", "TN", "CTN"),
              prompts: Sequence[str] = ("ebg",), hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS) -> list[Task]:
-    """LC tasks; answer-only is asked for SN only (as in the paper's RQ2 runs)."""
+    """LC tasks; answer-only, CoT and CoT-EBG are asked for SN only (as in the paper's RQ2 runs
+    and App. F.5–F.6)."""
     out = []
     for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths):
         for p in prompts:
-            if p == "answer_only" and item.metadata["setting"] != "SN":
+            if p != "ebg" and item.metadata["setting"] != "SN":
                 continue
             out.append(_task(item, ctx, group, p, "LC"))
     return out
@@ -102,20 +119,34 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
     return out
 
 
-def score(task: Task, resp: Response) -> dict[str, float]:
-    """``contains`` answer rule; SN evidence = needle line cited; TN/CTN = both needles cited."""
-    ans = contains_match(resp.answer, task.item.answers)
-    if task.prompt == PROMPTS["answer_only"]:
-        return {"ans": ans}
+def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
+    """``contains`` answer rule; SN evidence = needle line cited; TN/CTN = both needles cited.
+
+    The reply is read under ``reply_rule`` (:func:`lcrag.scoring.replies.read_reply`); an
+    unusable reply gives NaN metrics and ``unusable = 1`` (``"authors"`` rule only)."""
+    if check_rule(reply_rule) == "lcrag":  # the runner already parsed with lcrag's parser
+        usable, answer, lines = True, resp.answer, list(resp.lines)
+    else:
+        usable, answer, lines = read_reply(resp.raw, expects_json=task.expects_json, rule=reply_rule)
+    answer_only = task.prompt in (PROMPTS["answer_only"], PROMPTS["cot"])
+    names = ["ans"] if answer_only else ["ans", "evid", "ans_evid"]
     m = task.meta
+    if m.get("setting") in ("TN", "CTN") and not answer_only:
+        names += ["primary_cited", "secondary_cited"]
+    if not usable:
+        return {**{k: float("nan") for k in names}, "unusable": 1.0}
+    flag = {} if reply_rule == "lcrag" else {"unusable": 0.0}
+    ans = contains_match(answer, task.item.answers)
+    if answer_only:
+        return {"ans": ans, **flag}
     if m.get("setting") in ("TN", "CTN"):
-        p = evid_contains(resp.lines, m["primary_line"])
-        s = evid_contains(resp.lines, m["secondary_line"])
-        ev = evid_all_cited(resp.lines, [m["primary_line"], m["secondary_line"]])
-        return {"ans": ans, "evid": ev, "ans_evid": ans * ev, "primary_cited": p, "secondary_cited": s}
+        p = evid_contains(lines, m["primary_line"])
+        s = evid_contains(lines, m["secondary_line"])
+        ev = evid_all_cited(lines, [m["primary_line"], m["secondary_line"]])
+        return {"ans": ans, "evid": ev, "ans_evid": ans * ev, "primary_cited": p, "secondary_cited": s, **flag}
     gold = m.get("gold_store_line", m.get("needle_line"))
-    ev = evid_contains(resp.lines, gold) if task.meta.get("needle_in_context", True) else 0.0
-    return {"ans": ans, "evid": ev, "ans_evid": ans * ev}
+    ev = evid_contains(lines, gold) if task.meta.get("needle_in_context", True) else 0.0
+    return {"ans": ans, "evid": ev, "ans_evid": ans * ev, **flag}
 
 
 def _reader(spec):
@@ -126,15 +157,23 @@ def _reader(spec):
 
 
 def run(tasks: Sequence[Task], readers: Sequence, results_path: str | Path, *, run_name: str,
-        progress: bool = False, budget_usd: float | None = None) -> pd.DataFrame:
-    """Run every reader over ``tasks``; tidy frame (``lcrag.results.to_frame``) with ``reader_label``."""
+        progress: bool = False, budget_usd: float | None = None, reply_rule: str = DEFAULT_REPLY_RULE) -> pd.DataFrame:
+    """Run every reader over ``tasks``; tidy frame (``lcrag.results.to_frame``) with ``reader_label``.
+
+    ``reply_rule`` names how replies are read and whether unusable ones count
+    (:mod:`lcrag.scoring.replies`; default: the authors' rule)."""
+    from functools import partial
+
     from ..llm.server import serve_for
+
+    check_rule(reply_rule)
+    scorer = partial(score, reply_rule=reply_rule)
 
     rows = []
     names = [r["profile"] if isinstance(r, dict) else r for r in readers]
     with serve_for(names):
         for spec in readers:
-            rows += run_tasks(list(tasks), _reader(spec), run=run_name, results_path=results_path, scorer=score,
+            rows += run_tasks(list(tasks), _reader(spec), run=run_name, results_path=results_path, scorer=scorer,
                               progress=progress, budget_usd=budget_usd)
     df = to_frame(rows)
     if len(df):
@@ -147,8 +186,10 @@ def answer_frame(df: pd.DataFrame) -> pd.DataFrame:
     d = df[df["meta.setting"] == "SN"]
     keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.hop"]
     ok = d["outcome"] == "ok"
-    g = d.assign(_ok=ok, _na=d["outcome"] == "na", _ans=d["ans"].where(ok) if "ans" in d else None).groupby(keys)
-    out = g.agg(n=("_ok", "sum"), n_na=("_na", "sum"), ans=("_ans", "mean")).reset_index()
+    ans = d["ans"].where(ok) if "ans" in d else pd.Series(float("nan"), index=d.index)
+    unusable = (d["unusable"].fillna(0) > 0) & ok if "unusable" in d else pd.Series(False, index=d.index)
+    g = d.assign(_ok=ok & ans.notna(), _na=d["outcome"] == "na", _un=unusable, _ans=ans).groupby(keys)
+    out = g.agg(n=("_ok", "sum"), n_na=("_na", "sum"), n_unusable=("_un", "sum"), ans=("_ans", "mean")).reset_index()
     return out.rename(columns={"reader_label": "reader", "meta.context_length": "context_length", "meta.hop": "hop"})
 
 

@@ -263,3 +263,31 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
                        _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
     full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
     return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
+
+
+def per_item_frame(live: pd.DataFrame) -> pd.DataFrame:
+    """Live SN EBG rows as ``lc_per_needle_frame`` columns (``reader, hop, context_length,
+    needle_id, depth, ans, evid, ans_evid``); N/A and unusable rows are dropped (not scored)."""
+    d = live[(live["meta.setting"] == "SN") & (live["prompt"] == "nolima-ebg") & (live["outcome"] == "ok")]
+    d = d.dropna(subset=["ans_evid"]) if "ans_evid" in d else d.iloc[0:0]
+    return pd.DataFrame({"reader": d["reader_label"], "hop": d["meta.hop"], "context_length": d["meta.context_length"],
+                         "needle_id": d["meta.needle_id"], "depth": d["meta.depth"], "ans": d["ans"], "evid": d["evid"],
+                         "ans_evid": d["ans_evid"]})
+
+
+def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000,),
+               results_path: str | Path = "../runs/nolima_cot.jsonl", reply_rule: str = "authors") -> tuple[pd.DataFrame, str]:
+    """Figure 7 inputs: ``readers`` answer the SN cases at ``lengths`` under EBG, CoT and CoT-EBG
+    (EBG paper App. A prompts); returns (:func:`lcrag.studies.nolima_live.answer_frame`, label).
+
+    The paper's CoT runs are not published, so Figure 7 is always a live run: with paid readers
+    (``params/readers``) it is the paper's study; offline it shows what the offline readers give,
+    and the label says which readers and data those were."""
+    from . import nolima_live as LV
+
+    data = load_nolima(data_dir)
+    df = LV.run(LV.lc_tasks(data, list(lengths), settings=("SN",), prompts=("ebg", "cot", "cot_ebg")), list(readers),
+                results_path, run_name="nolima-cot", reply_rule=reply_rule)
+    labels = ", ".join(sorted(df["reader_label"].unique()))
+    where = "rand_book_1 (LC-EBG data)" if data.source == "data" else GENERATED_NOTE
+    return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"

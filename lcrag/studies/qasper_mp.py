@@ -164,9 +164,15 @@ def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
 def score(task, response: Response) -> dict[str, float]:
     """Scorer for ``lcrag.runner.run_tasks`` (see module doc)."""
     refs = task.item.metadata["references"]
+    meta = task.context.metadata
+    kept = meta.get("kept_refs")
+    if kept:  # annotators whose evidence could not be located are left out, as the authors' builder does
+        refs = [refs[i] for i in kept]
     af1, _ = answer_f1(response.answer, refs)
     pred, bad = predicted_evidence(task.context, response.lines)
-    return {"answer_f1": af1, "evidence_f1": evidence_f1(pred, refs), "refusal": float(is_unanswerable(response.answer)),
+    gold_texts = meta.get("gold_texts_by_ref")
+    ev_refs = [gold_texts[i] for i in kept] if (kept and gold_texts is not None) else refs
+    return {"answer_f1": af1, "evidence_f1": evidence_f1(pred, ev_refs), "refusal": float(is_unanswerable(response.answer)),
             "structural_citation_rate": bad / len(pred) if pred else 0.0}
 
 

@@ -117,10 +117,11 @@ def test_trace_citations_catches_a_broken_span(corpus):
 
 @needs_data
 def test_citation_prior_enters_the_rerank(corpus):
-    """With a citation network, G(d) moves a document's passages up (0.05 >> RRF gaps); without rerank it is ignored."""
+    """Paper-formula mode: with a citation network, G(d) moves a document's passages up (0.05 >> RRF gaps);
+    without rerank it is ignored."""
     from lcrag.studies.longeval import run_query
 
-    v = load_variants()
+    v = load_variants(method_mode="paper-formula")
     base = run_query(corpus, SMALLEST, v["default"])
     assert base.provenance["citation_prior"] == "none"
     target = base.provenance["passages"][-1]["doc_id"]

@@ -22,17 +22,18 @@ def cache_env(tmp_path, monkeypatch):
 
 
 def test_scorer_contains_rule_and_two_needle_citations():
+    # lcrag's reply rule scores the runner's parsed fields (named option "lcrag")
     tn = [t for t in LV.lc_tasks(GEN, [2000], settings=("TN",)) if t.meta["depth"] == 0][0]
     p, s = tn.meta["primary_line"], tn.meta["secondary_line"]
     ch = tn.item.answers[0]
-    assert LV.score(tn, Response(answer=f"It is {ch.lower()}.", lines=[p])) == \
+    assert LV.score(tn, Response(answer=f"It is {ch.lower()}.", lines=[p]), "lcrag") == \
         {"ans": 1.0, "evid": 0.0, "ans_evid": 0.0, "primary_cited": 1.0, "secondary_cited": 0.0}
-    assert LV.score(tn, Response(answer=ch, lines=[s, p, 99]))["ans_evid"] == 1.0
+    assert LV.score(tn, Response(answer=ch, lines=[s, p, 99]), "lcrag")["ans_evid"] == 1.0
     sn = LV.lc_tasks(GEN, [2000], settings=("SN",), prompts=("ebg", "answer_only"))
     ebg = [t for t in sn if t.prompt == "nolima-ebg"][0]
-    assert LV.score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]])) == {"ans": 0.0, "evid": 1.0, "ans_evid": 0.0}
+    assert LV.score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]]), "lcrag") == {"ans": 0.0, "evid": 1.0, "ans_evid": 0.0}
     ao = [t for t in sn if t.prompt == "nolima-answer-only"][0]
-    assert LV.score(ao, Response(answer=ao.item.answers[0])) == {"ans": 1.0}
+    assert LV.score(ao, Response(answer=ao.item.answers[0]), "lcrag") == {"ans": 1.0}
     assert "lines" not in ao.messages[1]["content"] and ao.messages[0]["content"].endswith("from the context.")
 
 

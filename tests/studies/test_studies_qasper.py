@@ -8,7 +8,7 @@ import pytest
 
 from lcrag.data.qasper import Paper, Question, Reference, Section
 from lcrag.studies import qasper_mp as qm
-from lcrag.studies._qasper_contexts import (author_cue, make_cue, paper_rows, qhash, surname,
+from lcrag.studies._qasper_contexts import (author_cue, cue_parity_hash, make_cue, paper_rows, qhash, surname,
                                             title_candidates, title_cue)
 from lcrag.types import Response
 
@@ -58,7 +58,7 @@ def test_cue_type_is_split_by_hash_parity_and_falls_back_without_authors():
     q = lambda qid: Question(qid, "p1", "What dataset is used?", (Reference("x", "extractive", ()),))  # noqa: E731
     kinds = collections.Counter(make_cue(q(f"{i:040x}"), paper, ["Jane Smith"])["cue_type"] for i in range(400))
     assert set(kinds) == {"author", "title"} and 150 < kinds["author"] < 250
-    even = next(f"{i:040x}" for i in range(100) if qhash(f"{i:040x}") % 2 == 0)
+    even = next(f"{i:040x}" for i in range(100) if cue_parity_hash(f"{i:040x}") % 2 == 0)  # md5, as the authors
     c = make_cue(q(even), paper, ["Jane Smith", "John Doe", "A B"])
     assert c == {"cue_type": "author", "cue": "Smith et al.", "question": "In Smith et al., what dataset is used?"}
     c = make_cue(q(even), paper, None)
