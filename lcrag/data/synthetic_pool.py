@@ -175,7 +175,7 @@ def generate_genre_pool(size: int, seed: int, *, reserved_words: Iterable[str] =
     out: list[str] = []
     misses = 0
     while len(out) < size:
-        fact = rng.choice(templates)()
+        fact = rng.choice(templates)().replace("..", ".")  # "… Inc.." at a sentence end
         if fact in seen:
             misses += 1
             if misses > size:

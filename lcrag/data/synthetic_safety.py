@@ -6,7 +6,7 @@ inserted needles". lcrag makes that a checked property of the pool *and* the nee
 Definitions:
 
 * A needle's **names** are the capitalised spans of its two facts (``The`` and other leading
-  stopwords dropped, a possessive ``'s`` dropped). Generic words (organisation kinds such as
+  stopwords dropped, a possessive ``'s`` dropped). Acronyms of up to 4 letters (``AI``) and generic words (organisation kinds such as
   ``Labs``/``Inc.``, role titles such as ``CEO``, ``University``, cuisines) are not names.
 * A span is a **person** when it is two words and the first is a first name of the shared
   distributions (``lcrag.data.synthetic_vocab.FIRST_NAMES``): a person is matched by the full
@@ -81,7 +81,7 @@ def name_terms(facts: Iterable[str], answers: Iterable[str] = ()) -> list[NameTe
     for fact in facts:
         for span in _spans(fact):
             words = span.split()
-            core = [w for w in words if w.lower().rstrip(".") not in GENERIC]
+            core = [w for w in words if w.lower().rstrip(".") not in GENERIC and not (w.isupper() and len(w) <= 4)]
             if not core:
                 continue
             if len(words) == 2 and words[0] in _FIRST and words[1][:1].isupper() and not core[-1].lower() in GENERIC \

@@ -32,7 +32,7 @@ from ..types import Context, Evidence, Item, Response
 from .conditions import NO_CONTEXT, ORACLE, no_context, oracle_evidence
 from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, rag_context
 
-METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2"]
+METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
 LC = "LC"
 RAG_CONDITIONS = tuple(f"RAG-{r}-{m}" for r in RETRIEVERS for m in QUERY_MODES)
 ALL_CONDITIONS = (LC, NO_CONTEXT, ORACLE) + RAG_CONDITIONS
@@ -59,6 +59,13 @@ class SyntheticConfig:
     conditions: tuple[str, ...] = (LC,)
     rag_budget: int = 2_000
     reader_conditions: dict[str, list[str]] = field(default_factory=dict)
+    dense_lengths: list[int] | None = None  # lengths with MiniLM (None = all); embedding is slow on CPU
+    dense_trials: int | None = None  # trials with MiniLM per length (None = all)
+
+    def dense_ok(self, length: int, trial: int) -> bool:
+        """Whether MiniLM conditions/ranks are computed for this haystack."""
+        return (self.dense_lengths is None or int(length) in {int(x) for x in self.dense_lengths}) and \
+            (self.dense_trials is None or trial < int(self.dense_trials))
 
     def validate(self) -> None:
         if not self.lengths or any(int(x) <= 0 for x in self.lengths):
@@ -115,6 +122,8 @@ def trial_contexts(cfg: SyntheticConfig, item: Item, ctx: Context, index: Synthe
             out[cond] = oracle_evidence(ctx)
         else:
             _, retriever, mode = cond.split("-")
+            if retriever == "minilm" and not cfg.dense_ok(ctx.metadata["length"], ctx.metadata["trial"]):
+                continue
             out[cond] = rag_context(index, ctx, item.question, retriever, mode, min(int(cfg.rag_budget), ctx.metadata["length"]),
                                     rows=rows)
     return out
@@ -141,7 +150,8 @@ def score(task: Task, resp: Response) -> dict[str, float]:
 
     Gold = both needle lines of the haystack (also in RAG contexts that miss one, and in the
     no-context condition): strict Evid needs exactly both. ``cite_hop1``/``cite_hop2`` = the
-    first-/second-hop line is among the cited lines.
+    first-/second-hop line is among the cited lines; ``ctx_hop1``/``ctx_hop2`` = it is in the
+    context shown (retrieval coverage; 1 in LC and oracle, 0 with no context).
     """
     ans = exact_match(resp.answer, task.item.answers)
     if task.prompt in ("answer_only", "cot"):
@@ -154,6 +164,9 @@ def score(task: Task, resp: Response) -> dict[str, float]:
         cited = set(resp.lines or ())
         out["cite_hop1"] = float(hops[0] in cited)
         out["cite_hop2"] = float(hops[1] in cited)
+        shown = {ln.number for ln in task.context.lines}
+        out["ctx_hop1"] = float(hops[0] in shown)
+        out["ctx_hop2"] = float(hops[1] in shown)
     return out
 
 

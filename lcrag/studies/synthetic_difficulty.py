@@ -53,6 +53,8 @@ def difficulty(cfg: SyntheticConfig, retrievers: Sequence[str] = RETRIEVERS, *, 
                    "lines": len(ctx.lines)}
             hay_rows = index.rows(ctx)
             for r in retrievers:
+                if r == "minilm" and not cfg.dense_ok(length, t):
+                    continue
                 nr = needle_ranks(index, ctx, item.question, hops, r, rows=hay_rows)
                 rows.append({"retriever": r, "length": int(length), "trial": t, "needle": item.metadata["needle"],
                              "rank_hop1": nr.rank_hop1, "rank_hop2": nr.rank_hop2, "full_k": nr.full_coverage_k, **lex})
