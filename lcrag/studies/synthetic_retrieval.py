@@ -67,15 +67,18 @@ class SyntheticIndex:
         self.texts = list(pool) + [f for f in dict.fromkeys(needle_facts) if f not in in_pool]
         self.row_of = {t: i for i, t in enumerate(self.texts)}
         self.bm25 = BM25Matrix([tokenize(t) for t in self.texts])
-        self._emb: np.ndarray | None = None
+        self._emb: dict[int, np.ndarray] = {}
 
-    def embeddings(self) -> np.ndarray:
-        if self._emb is None:
-            from ..embeddings import embed_texts
+    def embeddings(self, rows: np.ndarray) -> np.ndarray:
+        """Unit-norm MiniLM vectors of ``rows``; each fact is embedded once (and cached on disk)."""
+        from ..embeddings import embed_texts
 
-            e = embed_texts(self.texts).astype(np.float32)
-            self._emb = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
-        return self._emb
+        todo = [int(r) for r in dict.fromkeys(rows.tolist()) if int(r) not in self._emb]
+        if todo:
+            e = embed_texts([self.texts[r] for r in todo]).astype(np.float32)
+            e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+            self._emb.update(zip(todo, e))
+        return np.stack([self._emb[int(r)] for r in rows])
 
     def rows(self, ctx: Context) -> np.ndarray:
         return np.asarray([self.row_of[ln.text] for ln in ctx.lines], dtype=np.int64)
@@ -89,7 +92,7 @@ class SyntheticIndex:
 
             q = embed_texts(list(queries)).astype(np.float32)
             q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
-            return (self.embeddings()[rows] @ q.T).T.astype(np.float64)
+            return (self.embeddings(rows) @ q.T).T.astype(np.float64)
         raise ValueError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
 
 
