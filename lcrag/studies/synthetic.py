@@ -14,6 +14,7 @@ denominators.
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,12 +80,32 @@ class SyntheticConfig:
             raise ValueError(f"rag_budget must be a positive character count, got {self.rag_budget}")
 
 
+_TRIALS: "OrderedDict[tuple, tuple[Item, Context]]" = OrderedDict()
+_TRIALS_MAX = 512
+
+
 def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needles: tuple[TwoHopNeedle, ...]) -> tuple[Item, Context]:
-    """One haystack and its item; deterministic in (length, trial, seed).
+    """One haystack and its item; deterministic in (length, trial, seed, pool, needles).
+
+    Memoised (last 512 haystacks, keyed by the pool's and needles' contents), so the
+    difficulty report ranks the very haystacks the readers saw without rebuilding them.
 
     ``item.metadata["hop_lines"]`` = (first-hop line, second-hop line) numbers in the haystack
     (:func:`lcrag.data.synthetic.hop_order`).
     """
+    key = (int(length), int(trial), int(seed), len(pool), hash(tuple(pool)), tuple(needles))
+    hit = _TRIALS.get(key)
+    if hit is not None:
+        _TRIALS.move_to_end(key)
+        return hit
+    out = _build_trial(int(length), int(trial), int(seed), pool, needles)
+    _TRIALS[key] = out
+    if len(_TRIALS) > _TRIALS_MAX:
+        _TRIALS.popitem(last=False)
+    return out
+
+
+def _build_trial(length: int, trial: int, seed: int, pool, needles) -> tuple[Item, Context]:
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
     facts = fill_to_length(pool, length, rng)
