@@ -105,6 +105,7 @@ def register(subparsers) -> None:
     ps.add_argument("--needles", default="all", help="needle set the pool must be safe for (lcrag, paper, all)")
     ps.add_argument("--batch", type=int, default=50, help="facts asked per call")
     ps.add_argument("--base-url", default=None, help="override the profile's base_url")
+    ps.add_argument("--instructions", default="", help="text appended to the prompt's user message")
     ps.set_defaults(func=_cmd_synth_pool)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
 
@@ -119,7 +120,7 @@ def _cmd_synth_pool(args) -> int:
     with serve_for([] if args.base_url else [args.reader]):
         reader = make_reader(args.reader, **over)
         facts, st = generate_llm_pool(reader, args.n, seed=args.seed, needles=needle_set(args.needles),
-                                      batch_facts=args.batch)
+                                      batch_facts=args.batch, instructions=args.instructions)
     path = write_pool(facts, args.out)
     print(f"{path}: {st.kept} facts ({st.calls} calls, {st.cached} cached; {st.lines} reply lines: {st.duplicates} "
           f"duplicates, {st.rejected} not a fact, {st.unsafe} unsafe for the needles dropped)")

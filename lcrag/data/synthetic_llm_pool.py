@@ -52,10 +52,11 @@ def clean_line(line: str) -> str | None:
 
 
 def generate_llm_pool(reader: Reader, n: int, *, seed: int = 0, needles=(), examples: list[str] | tuple[str, ...] = (),
-                      batch_facts: int = 50, max_calls: int | None = None, cache: ResponseCache | None = None
-                      ) -> tuple[list[str], PoolStats]:
+                      batch_facts: int = 50, max_calls: int | None = None, cache: ResponseCache | None = None,
+                      instructions: str = "") -> tuple[list[str], PoolStats]:
     """Up to ``n`` facts written by ``reader`` (module doc); stops after ``max_calls`` batches
-    (default ``2 * ceil(n / batch_facts) + 2``) even when fewer facts were kept."""
+    (default ``2 * ceil(n / batch_facts) + 2``) even when fewer facts were kept.
+    ``instructions`` is appended to the user message (e.g. a topic to prefer)."""
     if isinstance(reader, ExtractiveReader):
         raise ValueError("synth-pool needs a live model reader; the extractive baselines cannot write facts")
     if n <= 0:
@@ -76,7 +77,7 @@ def generate_llm_pool(reader: Reader, n: int, *, seed: int = 0, needles=(), exam
         k = min(batch_facts, max(1, n - len(out)))
         ex = rng.sample(list(examples), min(20, len(examples)))
         messages = [{"role": "system", "content": SYSTEM.format(k=k, examples="\n".join(ex))},
-                    {"role": "user", "content": USER.format(k=k)}]
+                    {"role": "user", "content": USER.format(k=k) + (("\n" + instructions) if instructions else "")}]
         request = {"reader": ident, "messages": messages, "expects_json": False, "template": "synth-pool"}
         key = cache_key(request)
         hit = cache.get(key, description=f"{reader.name} / synth-pool batch {batch}")
