@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..textio import iter_jsonl, iter_lines, read_json
 from .synthetic_needles import LCRAG_NEEDLES, PAPER_NEEDLE_NAMES, TwoHopNeedle
 from .synthetic_pool import generate_genre_pool
-from .synthetic_safety import assert_safe, check_pool, needle_names, reserved_words
+from .synthetic_safety import assert_safe, check_pool, reserved_words
 
 __all__ = ["LCRAG_NEEDLES", "TwoHopNeedle", "PAPER_POOL_SIZE", "generate_pool", "default_pool", "load_pool_file",
            "check_pool", "assert_safe", "check_not_confusable", "hop_order", "load_paper_needles", "needles"]

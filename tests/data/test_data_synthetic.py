@@ -123,6 +123,7 @@ def test_pool_file_text_and_jsonl(tmp_path):
     ("missing.jsonl", '{"fact": "ok fact."}\n\n{"other": "x"}\n', 3, "fact"),
     ("syntax.jsonl", '{"fact": "ok fact."}\n{"fact": "unterminated}\n', 2, None),
     ("empty.jsonl", '{"fact": "   "}\n', 1, "fact"),
+    ("multiline.jsonl", '{"fact": "ok fact."}\n{"text": "one.\\ntwo."}\n', 2, "text"),
 ])
 def test_pool_file_errors_name_file_and_line(tmp_path, name, content, line, field):
     p = tmp_path / name
