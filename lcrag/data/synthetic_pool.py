@@ -45,9 +45,13 @@ class _Names:
         self.first = [f for f in V.FIRST_NAMES if f.lower() not in reserved_words]
         self.last = [x for x in V.LAST_NAMES if x.lower() not in reserved_words]
 
-    def person(self) -> str:
+        self.female = [f for f in self.first if f in V.FEMALE_FIRST]
+        self.male = [f for f in self.first if f not in V.FEMALE_FIRST and f not in V.UNISEX_FIRST]
+
+    def person(self, gender: str = "") -> str:
+        firsts = self.female if gender == "f" else self.male if gender == "m" else self.first
         while True:
-            p = f"{self.rng.choice(self.first)} {self.rng.choice(self.last)}"
+            p = f"{self.rng.choice(firsts)} {self.rng.choice(self.last)}"
             if p.lower() not in self.rp:
                 return p
 
@@ -145,10 +149,10 @@ def _templates(n: _Names) -> list:
         lambda: f"{n.org()} specializes in {c(V.FIELDS)}.",
         lambda: f"{n.org()} is known for its work in {c(V.FIELDS)}.",
         # family
-        lambda: f"{n.person()} is the only son of {n.person()}.",
-        lambda: f"{n.person()} is the only daughter of {n.person()}.",
-        lambda: f"{n.person()} is the sister of {n.person()}.",
-        lambda: f"{n.person()} is the brother of {n.person()}.",
+        lambda: f"{n.person('m')} is the only son of {n.person()}.",
+        lambda: f"{n.person('f')} is the only daughter of {n.person()}.",
+        lambda: f"{n.person('f')} is the sister of {n.person()}.",
+        lambda: f"{n.person('m')} is the brother of {n.person()}.",
         lambda: f"{n.person()} is married to {n.person()}.",
         # the paper's descriptor-led events (App. B excerpt)
         lambda: f"{c(V.PERSON_DESCRIPTORS)} {n.person()} {c(V.EVENTS).format(topic=c(V.TOPICS))}.",

@@ -20,6 +20,13 @@ Laura Leah Leo Lily Lina Lucas Lucia Luis Maria Mark Marta Martin Maya Mei Micha
 Noah Olga Omar Oscar Paolo Paul Pedro Peter Priya Rachel Rafael Ravi Rosa Ryan Sam Sara Sean Sergio Sofia Sonia Stefan
 Tara Thomas Tom Uma Victor Viktor Wei William Yara Yusuf Zara Zoe""".split()
 
+# first names read as female (for "sister"/"daughter" facts); the rest of FIRST_NAMES serve "brother"/"son"
+FEMALE_FIRST = frozenset("""Abigail Adriana Aisha Alice Amara Ana Andrea Angela Anna Beatriz Bianca Camila Carla Carmen Carol
+Chloe Claire Diana Elena Emily Emma Eva Farah Fatima Fiona Grace Hana Hannah Helen Irene Jana Julia Karen Kate Laila Laura
+Leah Lily Lina Lucia Maria Marta Maya Mei Mina Nadia Naomi Nina Olga Priya Rachel Rosa Sara Sofia Sonia Tara Uma Yara Zara
+Zoe""".split())
+UNISEX_FIRST = frozenset({"Ari", "Chen", "Eli", "Hiro", "Jin", "Sam", "Wei"})
+
 LAST_NAMES = """Adams Ahmed Ali Alvarez Andersen Baker Banerjee Becker Bennett Berg Brooks Brown Campbell Carter Castro Chan
 Chen Clark Cohen Costa Cruz Das Davies Diaz Dubois Edwards Evans Fernandez Fischer Fleming Garcia Gomez Gonzalez Green
 Gupta Hall Hansen Harris Hayes Hernandez Hill Hoffmann Hughes Ibrahim Ito Jacobs Jensen Johnson Jones Kang Khan Kim King
