@@ -6,8 +6,8 @@ one needle drawn uniformly, its two facts inserted at independent random positio
 rendered ``i: fact`` from 0, the two fact lines recorded as gold. Every reader answers the
 same haystack under the answer-only prompt (-> Ans*) and the EBG prompt (-> Ans, Evid,
 Ans+Evid), in the long-context condition and, beyond the paper, with no context, with the
-oracle evidence and in four RAG conditions (``lcrag.studies.synthetic_retrieval``). Scoring follows data README §6.1: exact case-sensitive answer after stripping
-'.', strict evidence (cited set == gold set), joint = both; failed calls are excluded from
+oracle evidence and in four RAG conditions (``lcrag.studies.synthetic_retrieval``). Scoring
+follows data README §6.1: exact case-sensitive answer after stripping '.', strict evidence (cited set == gold set), joint = both; failed calls are excluded from
 denominators.
 """
 
