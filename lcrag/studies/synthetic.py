@@ -7,8 +7,8 @@ rendered ``i: fact`` from 0, the two fact lines recorded as gold. Every reader a
 same haystack under the answer-only prompt (-> Ans*) and the EBG prompt (-> Ans, Evid,
 Ans+Evid), in the long-context condition and, beyond the paper, with no context, with the
 oracle evidence and in four RAG conditions (``lcrag.studies.synthetic_retrieval``). Scoring
-follows data README §6.1: exact case-sensitive answer after stripping '.', strict evidence (cited set == gold set), joint = both; failed calls are excluded from
-denominators.
+follows data README §6.1: exact case-sensitive answer after stripping '.', strict evidence
+(cited set == gold set), joint = both; failed calls are excluded from denominators.
 """
 
 from __future__ import annotations
