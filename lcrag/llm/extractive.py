@@ -6,6 +6,9 @@ Two hops of lexical matching over the context's citable lines:
 2. hop 2 = the best other line for the question expanded with hop 1's entities (names and
    numbers), if it shares any term with that expanded query.
 
+With ``passes=1`` (the **single-pass** baseline) hop 2 is simply the next-best line for the
+question alone (top lines for the question, no bridge expansion).
+
 It cites those lines (at most ``cite_k``) and answers with the entity or number found in the
 cited lines that is not in the question and not shared between the hops (the bridge entity);
 failing that, the first such entity of hop 1; failing that, "NA". It is a weak,
@@ -75,8 +78,14 @@ class LineIndex:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
 
-def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2) -> tuple[str, list[int]]:
-    """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc)."""
+def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2, passes: int = 2) -> tuple[str, list[int]]:
+    """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc).
+
+    ``passes=2``: hop 2 is searched with the question expanded by hop 1's entities (bridging);
+    ``passes=1``: hop 2 is the next-best line for the question alone.
+    """
+    if passes not in (1, 2):
+        raise ValueError(f"passes must be 1 or 2, got {passes}")
     index = lines if isinstance(lines, LineIndex) else LineIndex(lines)
     citable = index.citable
     if not citable:
@@ -89,7 +98,7 @@ def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2) -
     cited = [h1]
     e1 = entities(by_num[h1].text)
     if cite_k > 1:
-        q2 = q + Counter(t for e in e1 for t in tokens(e))
+        q2 = q + Counter(t for e in e1 for t in tokens(e)) if passes == 2 else q
         h2, _ = _best_line(index, q2, {h1})
         if h2 is not None:
             cited.append(h2)

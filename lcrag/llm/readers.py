@@ -67,6 +67,8 @@ class ChatReader(Reader):
 class ExtractiveReader(Reader):
     """Model-free baseline; answers JSON prompts with ``{"lines", "answer"}`` and others with text."""
 
+    passes = 2  # two lexical passes, the second expanded with hop 1's entities
+
     def __init__(self, profile: ReaderProfile):
         self.profile = profile
 
@@ -82,12 +84,19 @@ class ExtractiveReader(Reader):
         if index is None:  # built once per context, shared by the prompts asked over it
             index = LineIndex(ctx.lines)
             object.__setattr__(ctx, "_extractive_index", index)
-        answer, lines = extract(index, request.question, cite_k=self.profile.cite_k)
+        answer, lines = extract(index, request.question, cite_k=self.profile.cite_k, passes=self.passes)
         text = json.dumps({"lines": lines, "answer": answer}) if request.expects_json else answer
         return CallResult(True, text=text, attempts=1)
 
 
-_REGISTRY: dict[str, type[Reader]] = {"openai": ChatReader, "extractive": ExtractiveReader}
+class SinglePassExtractiveReader(ExtractiveReader):
+    """The single-pass lexical baseline: cites the top lines for the question alone (no bridging)."""
+
+    passes = 1
+
+
+_REGISTRY: dict[str, type[Reader]] = {"openai": ChatReader, "extractive": ExtractiveReader,
+                                      "extractive-single": SinglePassExtractiveReader}
 
 
 def register_reader_kind(kind: str, cls: type[Reader]) -> None:

@@ -5,21 +5,23 @@ trial-specific RNG and accumulated up to L characters (``lcrag.haystack.fill_to_
 one needle drawn uniformly, its two facts inserted at independent random positions, lines
 rendered ``i: fact`` from 0, the two fact lines recorded as gold. Every reader answers the
 same haystack under the answer-only prompt (-> Ans*) and the EBG prompt (-> Ans, Evid,
-Ans+Evid). Scoring follows data README §6.1: exact case-sensitive answer after stripping
-'.', strict evidence (cited set == gold set), joint = both; failed calls are excluded from
-denominators.
+Ans+Evid), in the long-context condition and, beyond the paper, with no context, with the
+oracle evidence and in four RAG conditions (``lcrag.studies.synthetic_retrieval``). Scoring
+follows data README §6.1: exact case-sensitive answer after stripping '.', strict evidence
+(cited set == gold set), joint = both; failed calls are excluded from denominators.
 """
 
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from .. import provenance
-from ..data.synthetic import TwoHopNeedle, default_pool, needles as needle_set
+from ..data.synthetic import PAPER_POOL_SIZE, TwoHopNeedle, assert_safe, hop_order, needles as needle_set, resolve_pool
 from ..haystack import SourceLine, fill_to_length, insert_at_random, render_numbered
 from ..llm.cache import ResponseCache
 from ..llm.readers import make_reader
@@ -29,30 +31,82 @@ from ..runner import Task, run_tasks
 from ..scoring.answer import exact_match
 from ..scoring.evidence import evid_recall, evid_strict
 from ..types import Context, Evidence, Item, Response
+from .conditions import NO_CONTEXT, ORACLE, no_context, oracle_evidence
+from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, rag_context
 
-METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid"]
+METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
+LC = "LC"
+RAG_CONDITIONS = tuple(f"RAG-{r}-{m}" for r in RETRIEVERS for m in QUERY_MODES)
+ALL_CONDITIONS = (LC, NO_CONTEXT, ORACLE) + RAG_CONDITIONS
 
 
 @dataclass
 class SyntheticConfig:
+    """One synthetic sweep. ``conditions``: any of :data:`ALL_CONDITIONS` — ``LC`` (the paper's
+    long-context haystack), ``no-context`` (question alone), ``oracle`` (the two gold lines,
+    numbered as in the haystack) and ``RAG-<bm25|minilm>-<single|bridge>`` at ``rag_budget``
+    characters (``lcrag.studies.synthetic_retrieval``). ``pool``: ``None`` = lcrag's generated
+    pool of ``pool_size`` facts, or a pool file (text or JSONL). ``reader_conditions`` limits a
+    reader to some conditions (e.g. a slow local model to ``[LC]``)."""
+
     lengths: list[int] = field(default_factory=lambda: [10_000, 20_000, 50_000])
     trials: int = 10
     seed: int = 0
     needles: str = "lcrag"
-    pool_size: int = 60_000
+    pool_size: int = PAPER_POOL_SIZE
+    pool: str | None = None
     readers: list[str] = field(default_factory=lambda: ["extractive"])
-    prompts: tuple[str, str] = ("answer_only", "ebg")
+    prompts: tuple[str, ...] = ("answer_only", "ebg")
     reader_trials: dict[str, int] = field(default_factory=dict)  # cap trials per reader (slow local models)
+    conditions: tuple[str, ...] = (LC,)
+    rag_budget: int = 2_000
+    reader_conditions: dict[str, list[str]] = field(default_factory=dict)
+    dense_lengths: list[int] | None = None  # lengths with MiniLM (None = all); embedding is slow on CPU
+    dense_trials: int | None = None  # trials with MiniLM per length (None = all)
+
+    def dense_ok(self, length: int, trial: int) -> bool:
+        """Whether MiniLM conditions/ranks are computed for this haystack."""
+        return (self.dense_lengths is None or int(length) in {int(x) for x in self.dense_lengths}) and \
+            (self.dense_trials is None or trial < int(self.dense_trials))
 
     def validate(self) -> None:
         if not self.lengths or any(int(x) <= 0 for x in self.lengths):
             raise ValueError(f"lengths must be positive character counts, got {self.lengths}")
         if self.trials <= 0:
             raise ValueError(f"trials must be positive, got {self.trials}")
+        bad = [c for c in self.conditions if c not in ALL_CONDITIONS]
+        if bad or not self.conditions:
+            raise ValueError(f"unknown conditions {bad or self.conditions}; choose from {', '.join(ALL_CONDITIONS)}")
+        if int(self.rag_budget) <= 0:
+            raise ValueError(f"rag_budget must be a positive character count, got {self.rag_budget}")
+
+
+_TRIALS: "OrderedDict[tuple, tuple[Item, Context]]" = OrderedDict()
+_TRIALS_MAX = 512
 
 
 def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needles: tuple[TwoHopNeedle, ...]) -> tuple[Item, Context]:
-    """One haystack and its item; deterministic in (length, trial, seed)."""
+    """One haystack and its item; deterministic in (length, trial, seed, pool, needles).
+
+    Memoised (last 512 haystacks, keyed by the pool's and needles' contents), so the
+    difficulty report ranks the very haystacks the readers saw without rebuilding them.
+
+    ``item.metadata["hop_lines"]`` = (first-hop line, second-hop line) numbers in the haystack
+    (:func:`lcrag.data.synthetic.hop_order`).
+    """
+    key = (int(length), int(trial), int(seed), len(pool), hash(tuple(pool)), tuple(needles))
+    hit = _TRIALS.get(key)
+    if hit is not None:
+        _TRIALS.move_to_end(key)
+        return hit
+    out = _build_trial(int(length), int(trial), int(seed), pool, needles)
+    _TRIALS[key] = out
+    if len(_TRIALS) > _TRIALS_MAX:
+        _TRIALS.popitem(last=False)
+    return out
+
+
+def _build_trial(length: int, trial: int, seed: int, pool, needles) -> tuple[Item, Context]:
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
     facts = fill_to_length(pool, length, rng)
@@ -61,33 +115,81 @@ def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needl
     lines = insert_at_random(base, nd, rng)
     ctx = render_numbered(lines, base=0, condition=f"LC-{length}",
                           metadata={"length": length, "trial": trial, "seed": seed, "needle": needle.id})
+    num = {ln.source_line: ln.number for ln in ctx.lines if ln.role == "needle"}
+    first, second = hop_order(needle)
     item = Item(id=f"L{length}-t{trial:03d}-{needle.id}", question=needle.question, answers=needle.answers,
                 evidence=tuple(Evidence(doc_id=needle.id, text=f, label=f"fact{j + 1}") for j, f in enumerate(needle.facts)),
-                metadata={"needle": needle.id, "length": length, "trial": trial})
+                metadata={"needle": needle.id, "length": length, "trial": trial, "hop_lines": (num[first], num[second])})
     return item, ctx
 
 
-def build_tasks(cfg: SyntheticConfig) -> list[Task]:
-    cfg.validate()
-    pool = default_pool(cfg.pool_size, cfg.seed)
+def sweep_inputs(cfg: SyntheticConfig) -> tuple[tuple[str, ...], tuple[TwoHopNeedle, ...]]:
+    """The pool and needle set of a sweep, after the safety check (raises ``UnsafePoolError``)."""
+    pool = resolve_pool(cfg.pool, cfg.pool_size, cfg.seed)
     nds = needle_set(cfg.needles)
+    assert_safe(pool, nds, source=str(cfg.pool or "generated pool"))
+    return pool, nds
+
+
+def trial_contexts(cfg: SyntheticConfig, item: Item, ctx: Context, index: SyntheticIndex | None) -> dict[str, Context]:
+    """The configured conditions' contexts of one haystack."""
+    out: dict[str, Context] = {}
+    rows = index.rows(ctx) if index is not None and any(c in RAG_CONDITIONS for c in cfg.conditions) else None
+    for cond in cfg.conditions:
+        if cond == LC:
+            out[cond] = ctx
+        elif cond == NO_CONTEXT:
+            out[cond] = no_context(ctx)
+        elif cond == ORACLE:
+            out[cond] = oracle_evidence(ctx)
+        else:
+            _, retriever, mode = cond.split("-")
+            if retriever == "minilm" and not cfg.dense_ok(ctx.metadata["length"], ctx.metadata["trial"]):
+                continue
+            out[cond] = rag_context(index, ctx, item.question, retriever, mode, min(int(cfg.rag_budget), ctx.metadata["length"]),
+                                    rows=rows)
+    return out
+
+
+def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) -> list[Task]:
+    cfg.validate()
+    pool, nds = sweep_inputs(cfg)
+    if index is None and any(c in RAG_CONDITIONS for c in cfg.conditions):
+        index = SyntheticIndex(pool, [f for n in nds for f in n.facts])
     tasks = []
     for length in cfg.lengths:
         for t in range(cfg.trials):
             item, ctx = build_trial(int(length), t, cfg.seed, pool, nds)
-            for prompt in cfg.prompts:
-                tasks.append(Task(item=item, context=ctx, prompt=prompt, condition=ctx.condition, meta={"length": int(length)}))
+            for cond, c in trial_contexts(cfg, item, ctx, index).items():
+                for prompt in cfg.prompts:
+                    tasks.append(Task(item=item, context=c, prompt=prompt, condition=cond,
+                                      meta={"length": int(length), "cond": cond}))
     return tasks
 
 
 def score(task: Task, resp: Response) -> dict[str, float]:
-    """README §6.1 rules. Answer-only prompts give ``ans_star``; EBG prompts the four EBG metrics."""
+    """README §6.1 rules. Answer-only prompts give ``ans_star``; EBG prompts the EBG metrics.
+
+    Gold = both needle lines of the haystack (also in RAG contexts that miss one, and in the
+    no-context condition): strict Evid needs exactly both. ``cite_hop1``/``cite_hop2`` = the
+    first-/second-hop line is among the cited lines; ``ctx_hop1``/``ctx_hop2`` = it is in the
+    context shown (retrieval coverage; 1 in LC and oracle, 0 with no context).
+    """
     ans = exact_match(resp.answer, task.item.answers)
     if task.prompt in ("answer_only", "cot"):
         return {"ans_star": ans}
-    gold = task.context.gold_lines
+    gold = tuple(task.context.metadata.get("gold_all") or task.context.gold_lines)
     ev = evid_strict(resp.lines, gold)
-    return {"ans": ans, "evid_strict": ev, "evid_recall": evid_recall(resp.lines, gold), "ans_evid": float(ans and ev)}
+    out = {"ans": ans, "evid_strict": ev, "evid_recall": evid_recall(resp.lines, gold), "ans_evid": float(ans and ev)}
+    hops = task.item.metadata.get("hop_lines")
+    if hops:
+        cited = set(resp.lines or ())
+        out["cite_hop1"] = float(hops[0] in cited)
+        out["cite_hop2"] = float(hops[1] in cited)
+        shown = {ln.number for ln in task.context.lines}
+        out["ctx_hop1"] = float(hops[0] in shown)
+        out["ctx_hop2"] = float(hops[1] in shown)
+    return out
 
 
 def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache | None = None, progress: bool = True,
@@ -101,27 +203,33 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
         for name in cfg.readers:
             reader = make_reader(name)
             cap = cfg.reader_trials.get(name)
-            mine = [t for t in tasks if cap is None or t.item.metadata["trial"] < cap]
+            conds = cfg.reader_conditions.get(name)
+            mine = [t for t in tasks if (cap is None or t.item.metadata["trial"] < cap) and (conds is None or t.condition in conds)]
             rows += run_tasks(mine, reader, run=f"synthetic-s{cfg.seed}-{cfg.needles}", results_path=results_path,
                               scorer=score, cache=cache, progress=progress, budget_usd=budget_usd)
     df = to_frame(rows)
     df["length"] = df["meta.length"].astype(int)
     df["reader_label"] = df["meta.reader_label"]
+    df["condition"] = df["meta.cond"] if "meta.cond" in df else df["condition"]
     return df
 
 
 def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
-    """Per reader × length: Ans*, Ans, Evid (strict/recall), Ans+Evid with n and 95% CIs."""
-    star = aggregate(df[df["prompt"] == "answer_only"], ["reader_label", "length"], ["ans_star"], seed=seed)
-    ebg = aggregate(df[df["prompt"] == "ebg"], ["reader_label", "length"], METRICS_EBG, seed=seed)
+    """Per reader × condition × length: Ans*, Ans, Evid (strict/recall), Ans+Evid, per-hop
+    citation rates, with n and 95% CIs."""
+    keys = ["reader_label", "condition", "length"]
+    star = aggregate(df[df["prompt"] == "answer_only"], keys, ["ans_star"], seed=seed)
+    ebg_rows = df[df["prompt"] == "ebg"]
+    ebg = aggregate(ebg_rows, keys, [m for m in METRICS_EBG if m in ebg_rows], seed=seed)
     star = star.rename(columns={"n": "n_answer_only", "n_failed": "n_failed_answer_only", "n_na": "n_na_answer_only",
                                 "parse_fail_rate": "parse_fail_rate_answer_only"})
-    return star.merge(ebg, on=["reader_label", "length"], how="outer").sort_values(["reader_label", "length"]).reset_index(drop=True)
+    return star.merge(ebg, on=keys, how="outer").sort_values(keys).reset_index(drop=True)
 
 
 def effective_lengths(summary_df: pd.DataFrame, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:
-    """Per reader: the effective context length on ``metric`` (``lcrag.scoring.effective_length``:
-    the longest length whose score stays >= ``ratio`` x the shortest length's score, NoLiMa's rule)."""
+    """Per reader × condition: the effective context length on ``metric``
+    (``lcrag.scoring.effective_length``: the longest length whose score stays >= ``ratio`` x the
+    shortest length's score, NoLiMa's rule)."""
     from ..scoring.effective_length import effective_length_table
 
-    return effective_length_table(summary_df, length="length", score=metric, by="reader_label", ratio=ratio)
+    return effective_length_table(summary_df, length="length", score=metric, by=["reader_label", "condition"], ratio=ratio)

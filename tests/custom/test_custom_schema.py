@@ -111,8 +111,8 @@ def test_converters_load(tmp_path):
     sp = write_study_data(tmp_path / "syn2", *from_synthetic(pool_size=200))
     syn = load_items(sp["items"], sp["corpus"])
     lc01 = next(si for si in syn.items if si.item.id == "lc01")
-    assert [e.text for e in lc01.item.evidence] == ["Zephyrine Dubrovka founded Quorvex Robotics.",
-                                                     "Quorvex Robotics builds underwater drones."]
+    assert [e.text for e in lc01.item.evidence] == ["Rosa Nakamura is the CEO of Brightforge Robotics.",
+                                                     "Rosa Nakamura is 58 years old."]
     # the paraphrased fixture query cannot be located in its article and is skipped
     assert len(mh[1]) < 48
 

@@ -1,0 +1,110 @@
+"""Synthetic study: reference conditions, RAG conditions, difficulty report, the two lexical baselines."""
+
+import json
+
+import numpy as np
+import pytest
+
+from lcrag.data.synthetic import LCRAG_NEEDLES, default_pool
+from lcrag.haystack import SourceLine, render_numbered
+from lcrag.llm.readers import ReadRequest, make_reader
+from lcrag.studies import synthetic
+from lcrag.studies.conditions import no_context, oracle_evidence
+from lcrag.studies.synthetic_difficulty import difficulty, difficulty_summary
+from lcrag.studies.synthetic_retrieval import SyntheticIndex, bridge_query, expected_rank, rag_context
+from lcrag.types import Response
+
+
+@pytest.fixture(scope="module")
+def index():
+    pool = default_pool()
+    return SyntheticIndex(pool, [f for n in LCRAG_NEEDLES for f in n.facts])
+
+
+def test_expected_rank_splits_ties():
+    s = np.array([3.0, 1.0, 1.0, 1.0, 0.0])
+    assert expected_rank(s, 0) == 1.0
+    assert expected_rank(s, 2) == 3.0  # 1 higher + 2 equal others / 2
+    assert expected_rank(s, 4) == 5.0
+
+
+def test_no_context_and_oracle_keep_haystack_numbers():
+    item, ctx = synthetic.build_trial(20_000, 3, 0, default_pool(), LCRAG_NEEDLES)
+    nc = no_context(ctx)
+    assert nc.text == "" and nc.lines == () and nc.gold_lines == ctx.gold_lines and nc.condition == "no-context"
+    orc = oracle_evidence(ctx)
+    assert [ln.number for ln in orc.lines] == list(ctx.gold_lines)
+    assert orc.text.splitlines() == [f"{ln.number}: {ln.text}" for ln in ctx.lines if ln.number in ctx.gold_lines]
+    assert set(item.metadata["hop_lines"]) == set(ctx.gold_lines)
+
+
+def test_bridge_query_adds_only_new_names():
+    q, bridge = bridge_query("How old is the CEO of Brightforge Robotics?", "Rosa Nakamura is the CEO of Brightforge Robotics.")
+    assert bridge == ["Rosa Nakamura"] and q.endswith("Rosa Nakamura")
+
+
+def test_rag_contexts_budget_numbers_and_bridge_coverage(index):
+    pool = default_pool()
+    single_hits = bridge_hits = 0
+    for t in range(8):
+        item, ctx = synthetic.build_trial(100_000, t, 0, pool, LCRAG_NEEDLES)
+        hop2 = item.metadata["hop_lines"][1]
+        texts = {ln.number: ln.text for ln in ctx.lines}
+        for mode in ("single", "bridge"):
+            rc = rag_context(index, ctx, item.question, "bm25", mode, 2000)
+            assert len("\n".join(ln.text for ln in rc.lines)) <= 2000
+            assert all(texts[ln.number] == ln.text for ln in rc.lines)  # haystack numbering
+            assert rc.metadata["gold_all"] == list(ctx.gold_lines)
+            hit = hop2 in {ln.number for ln in rc.lines}
+            single_hits += hit and mode == "single"
+            bridge_hits += hit and mode == "bridge"
+    # measured on this pool: the bridge query keeps the second hop, the question alone mostly loses it
+    assert bridge_hits == 8 and single_hits <= 4
+
+
+def test_difficulty_second_hop_sinks_with_length(index):
+    cfg = synthetic.SyntheticConfig(lengths=[10_000, 100_000], trials=8)
+    df = difficulty(cfg, retrievers=["bm25"], index=index)
+    assert len(df) == 16 and df["full_k"].ge(df[["rank_hop1", "rank_hop2"]].max(axis=1)).all()
+    s = difficulty_summary(df).set_index("length")
+    assert s.loc[100_000, "median_rank_hop2"] > s.loc[10_000, "median_rank_hop2"]
+    assert s.loc[100_000, "hop2_outside_top10"] > 0.5
+    assert s.loc[100_000, "hop1_in_top10"] >= 0.75
+    assert (df["overlap_hop1"] > df["overlap_distractor_mean"]).all()
+
+
+def test_build_tasks_conditions_and_dense_limits():
+    cfg = synthetic.SyntheticConfig(lengths=[3_000], trials=2, conditions=("LC", "no-context", "oracle", "RAG-bm25-single",
+                                    "RAG-bm25-bridge", "RAG-minilm-single"), dense_lengths=[], prompts=("ebg",))
+    tasks = synthetic.build_tasks(cfg)
+    assert sorted({t.condition for t in tasks}) == ["LC", "RAG-bm25-bridge", "RAG-bm25-single", "no-context", "oracle"]
+    assert len(tasks) == 2 * 5
+    with pytest.raises(ValueError, match="unknown conditions"):
+        synthetic.SyntheticConfig(conditions=("RAG-tfidf-single",)).validate()
+
+
+def test_score_per_hop_metrics():
+    item, ctx = synthetic.build_trial(5_000, 0, 0, default_pool(), LCRAG_NEEDLES)
+    h1, h2 = item.metadata["hop_lines"]
+    task = synthetic.Task(item=item, context=ctx, prompt="ebg", condition="LC")
+    m = synthetic.score(task, Response(answer=item.answers[0], lines=(h1,)))
+    assert m == {"ans": 1.0, "evid_strict": 0.0, "evid_recall": 0.5, "ans_evid": 0.0, "cite_hop1": 1.0, "cite_hop2": 0.0,
+                 "ctx_hop1": 1.0, "ctx_hop2": 1.0}
+    task_nc = synthetic.Task(item=item, context=no_context(ctx), prompt="ebg", condition="no-context")
+    m = synthetic.score(task_nc, Response(answer="NA", lines=(h1, h2)))
+    assert m["evid_strict"] == 1.0 and m["ctx_hop2"] == 0.0
+
+
+def _lines(*texts):
+    return render_numbered([SourceLine(t) for t in texts])
+
+
+def test_single_pass_vs_two_pass_baselines():
+    ctx = _lines("Rosa Nakamura is the CEO of Brightforge Robotics.", "Omar Khan is 41 years old.",
+                 "Ana Silva is 33 years old.", "Rosa Nakamura is 58 years old.", "Ravi Park is the CEO of Ironpath Labs.")
+    q = "How old is the CEO of Brightforge Robotics?"
+    two = json.loads(make_reader("extractive").read(ReadRequest(messages=[], expects_json=True, context=ctx, question=q)).text)
+    one = json.loads(make_reader("extractive-single").read(ReadRequest(messages=[], expects_json=True, context=ctx, question=q)).text)
+    assert sorted(two["lines"]) == [0, 3] and two["answer"] == "58"
+    assert one["lines"][0] == 0 and 3 not in one["lines"]  # the question alone does not reach the bridge line
+    assert make_reader("extractive-single").label.startswith("single-pass")
