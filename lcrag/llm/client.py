@@ -38,6 +38,7 @@ class CallResult:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    retryable: bool = False  # a failure that another attempt (or another endpoint of a pool) may cure
 
 
 def is_loopback(url: str | None) -> bool:
@@ -128,6 +129,7 @@ class ChatClient:
             except Exception as exc:  # classified below; never escapes
                 retry, last = _retryable(exc)
                 if not retry or attempt == self.profile.max_retries:
-                    return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0)
+                    return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0,
+                                      retryable=retry)
                 self._sleep(self.backoff(attempt))
         return CallResult(False, error=last or "no attempt made", attempts=self.profile.max_retries + 1)

@@ -27,6 +27,9 @@ class ReaderProfile(BaseModel):
     label: str = ""
     model: str = ""
     base_url: str | None = None
+    base_urls: list[str] = Field(default_factory=list)  # endpoint pool (replicas); see lcrag.llm.pool
+    breaker_failures: int = Field(3, ge=1)  # pool: consecutive failures that take an endpoint out
+    breaker_cooldown_s: float = Field(10.0, ge=0.0)  # pool: seconds out before a probe request
     api_key_env: str | None = "OPENAI_API_KEY"
     family: str = "openai-compatible"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
@@ -50,6 +53,15 @@ class ReaderProfile(BaseModel):
     def _no_credentials_in_url(cls, v: str | None) -> str | None:
         if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
             raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
+        return v
+
+    @field_validator("base_urls")
+    @classmethod
+    def _no_credentials_in_urls(cls, v: list[str]) -> list[str]:
+        for u in v:
+            cls._no_credentials_in_url(u)
+        if len(set(v)) != len(v):
+            raise ValueError("base_urls lists an endpoint twice")
         return v
 
     @property
