@@ -20,7 +20,21 @@ def register(sub) -> None:
     p.add_argument("--check", action="store_true", help="validate the study and its items, then stop (nothing is sent)")
     p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local (default: one process) or ray (shard the calls over a Ray cluster; needs lcrag[ray]; "
+                        "see docs/scale_out.md)")
+    p.add_argument("--address", help="Ray cluster address (e.g. auto or ray://head:10001); default: start a local Ray")
+    p.add_argument("--workers", type=int, default=2, help="Ray executor: shards (workers) per reader (default 2)")
+    p.add_argument("--budget-cap-usd", type=float,
+                   help="Ray executor: hard cap on actual spend, shared by all workers (default: --budget-usd)")
     p.set_defaults(func=run)
+
+
+def _executor(args):
+    """None for a local run, else the keyword arguments of ``lcrag.executors.ray_executor.run_tasks_ray``."""
+    if args.executor != "ray":
+        return None
+    return {"address": args.address, "workers": args.workers, "cap_usd": args.budget_cap_usd}
 
 
 def run(args) -> int:
@@ -32,7 +46,8 @@ def run(args) -> int:
               f"readers {', '.join(r.name for r in prep.readers)}; run directory {prep.run_dir}")
         return 0
     res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
-                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None)
+                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
+                    executor=_executor(args))
     df = res.frame
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")

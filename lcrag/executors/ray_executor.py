@@ -95,6 +95,12 @@ def run_shard(i: int, tasks: list[Task], reader_spec: Any, run: str, results_pat
     return st.as_dict()
 
 
+def _first_line(e: Exception) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    cause = next((ln for ln in reversed(lines) if "Error" in ln), lines[-1] if lines else "")
+    return cause[:300]
+
+
 def run_tasks_ray(
     tasks: Sequence[Task],
     reader: Reader,
@@ -183,7 +189,7 @@ def run_tasks_ray(
             try:
                 st = ray.get(ref)
             except Exception as e:  # a dead worker (RayTaskError, WorkerCrashedError …): keep what it finished
-                errors.append(f"shard {i}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                errors.append(f"shard {i}: {type(e).__name__}: {_first_line(e)}")
                 continue
             for k in ("done", "cached", "failed", "na"):
                 setattr(stats, k, getattr(stats, k) + st[k])
