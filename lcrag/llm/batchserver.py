@@ -7,8 +7,8 @@ Implements, as a real HTTP server on 127.0.0.1 (stdlib ``http.server``), what
   ``GET /v1/files/{id}/content``;
 * ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``.
 
-A batch moves one status per ``GET /v1/batches/{id}``: ``validating`` → ``in_progress`` →
-its final status, chosen by ``FakeBatchServer.outcome`` when the batch was created:
+A batch moves one status per ``GET /v1/batches/{id}`` (each poll sees the status, then the
+batch moves on): ``validating`` → ``in_progress`` → its final status, chosen by ``FakeBatchServer.outcome`` when the batch was created:
 
 * ``completed`` — every line answered; a line whose last user message carries a fault
   directive ``FAULT:<code>`` (as in :mod:`lcrag.llm.faultserver`, e.g. ``FAULT:500``) fails
@@ -173,12 +173,13 @@ def _handler(state: _State):
                 if len(parts) == 3 and parts[1] == "batches" and parts[2] in state.batches:
                     state.retrieves += 1
                     b = state.batches[parts[2]]
+                    seen = _public(b)  # this poll sees the current status; the batch then moves one step
                     if b["status"] == "validating":
                         b["status"] = "in_progress"
                         b["in_progress_at"] = int(time.time())
                     elif b["status"] == "in_progress":
                         _finish(state, b)
-                    return self._send(200, _public(b))
+                    return self._send(200, seen)
             self._not_found()
 
         def do_POST(self):
