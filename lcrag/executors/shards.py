@@ -1,10 +1,12 @@
 """Sharding a task list, and merging per-shard caches and results back into one run.
 
-Sharding (:func:`shard_tasks`) is deterministic: tasks are ordered by (prompt length in
-characters, cache key) and dealt to shards in a snake order (0, 1, …, n−1, n−1, …, 0, …), so
-every shard gets the same mix of short and long prompts — a shard never holds all the 1M-char
-contexts — and the same task list always gives the same shards. The shard of a task therefore
-depends only on its cache key and length.
+Sharding (:func:`shard_tasks`) is deterministic: tasks are ordered longest prompt first
+(characters of all messages; ties by cache key) and each goes to the shard with the fewest
+characters so far (ties: fewest tasks, then lowest shard id) — longest-processing-time
+scheduling. Lengths are thereby interleaved: every shard gets the same mix of short and long
+prompts (a shard never holds all the 1M-character contexts), shard totals differ by at most
+one prompt, and the same task list always gives the same shards, whatever its order: the
+shard of a task depends only on the cache keys and lengths of the list.
 
 Each shard writes its own files in the run's shard directory ``<results>.shards/``:
 ``results-NNN.jsonl`` (the runner's append-only results format) and ``cache-NNN.sqlite`` (a
@@ -52,11 +54,15 @@ def shard_tasks(tasks: Sequence[Task], reader: Reader, n_shards: int) -> list[li
     """Split ``tasks`` into ``n_shards`` length-balanced lists (see module doc); empty shards are dropped."""
     if n_shards < 1:
         raise ValueError("n_shards must be at least 1")
-    order = sorted(tasks, key=lambda t: (prompt_chars(t), task_key(t, reader)))
+    import heapq
+
+    sized = sorted(((prompt_chars(t), task_key(t, reader), t) for t in tasks), key=lambda x: (-x[0], x[1]))
     shards: list[list[Task]] = [[] for _ in range(n_shards)]
-    for i, t in enumerate(order):
-        rnd, pos = divmod(i, n_shards)
-        shards[pos if rnd % 2 == 0 else n_shards - 1 - pos].append(t)
+    heap = [(0, 0, i) for i in range(n_shards)]  # (characters so far, tasks so far, shard)
+    for chars, _key, t in sized:  # longest first, each to the lightest shard
+        total, count, i = heapq.heappop(heap)
+        shards[i].append(t)
+        heapq.heappush(heap, (total + chars, count + 1, i))
     return [s for s in shards if s]
 
 
