@@ -53,11 +53,19 @@ def require_ray():
 def init_ray(address: str | None = None, num_cpus: int | None = None):
     """Connect to ``address`` (a running cluster, e.g. ``ray://head:10001`` or ``auto``) or start a local instance."""
     ray = require_ray()
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
+    if ray.is_initialized():
+        return ray
+    if address:
+        ray.init(address=address, log_to_driver=False)
+        return ray
+    for attempt in range(3):  # Ray waits a fixed 30 s for a new raylet; a busy machine can miss it: retry
+        try:
             ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+            return ray
+        except Exception as e:
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(e):
+                raise
     return ray
 
 

@@ -17,7 +17,7 @@ ray = pytest.importorskip("ray", reason="the Ray executor tests need the optiona
 
 from lcrag.errors import LcragError  # noqa: E402
 from lcrag.executors.governor import BUDGET_REFUSED  # noqa: E402
-from lcrag.executors.ray_executor import run_tasks_ray  # noqa: E402
+from lcrag.executors.ray_executor import init_ray, run_tasks_ray  # noqa: E402
 from lcrag.executors.shards import shard_dir  # noqa: E402
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.runner import RunStats, run_tasks  # noqa: E402
@@ -30,14 +30,7 @@ def local_ray():
     import scale_helpers
 
     ray.cloudpickle.register_pickle_by_value(scale_helpers)  # workers do not have tests/ on their path
-    for attempt in range(3):  # a raylet that misses Ray's fixed 30 s start-up window on a loaded machine: retry
-        try:
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-            break
-        except Exception:
-            ray.shutdown()
-            if attempt == 2:
-                raise
+    init_ray(num_cpus=2)  # a local instance with the machine's 2 CPUs (start-up retried on a loaded machine)
     try:
         yield ray
     finally:
