@@ -178,3 +178,40 @@ def test_parallel_workers_embed_into_one_cache_then_index(local_ray, tmp_path, m
     path = build_index(tmp_path / "i.faiss", embed_batches(texts, lambda part: emb.embed_texts(part, "minilm", cache=store), batch=16))
     scores, ids = FaissIndex(path).search(direct[[2, 7]], 1)
     assert ids[:, 0].tolist() == [2, 7] and np.allclose(scores[:, 0], 1.0, atol=1e-5)
+
+
+STUDY = """
+name: t-ray
+data:
+  example: {n_companies: 4, n_towns: 4}
+prompts: [ebg]
+lc:
+  budgets: [1500, full]
+rag:
+  chunkers: [sentences]
+  retrievers: [bm25]
+  k: [2]
+readers: [extractive]
+scorers: [contains, evid_strict]
+"""
+
+
+def test_cli_run_with_ray_executor_matches_the_local_run(local_ray, tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    from lcrag.cli import main as cli
+
+    (tmp_path / "study.yaml").write_text(STUDY)
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache-local"))
+    assert cli(["run", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "local"), "--quiet"]) == 0
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache-ray"))
+    assert cli(["run", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "ray"), "--quiet",
+                "--executor", "ray", "--workers", "2"]) == 0
+    cols = ["item_id", "condition", "reader", "prompt", "outcome", "answer", "lines", "metrics.contains", "metrics.evid_strict"]
+    local = pd.read_csv(tmp_path / "local" / "results.csv")
+    ray_run = pd.read_csv(tmp_path / "ray" / "results.csv")
+    assert len(local) > 20
+    key = ["item_id", "condition"]
+    pd.testing.assert_frame_equal(local[cols].sort_values(key).reset_index(drop=True),
+                                  ray_run[cols].sort_values(key).reset_index(drop=True))
+    assert ResponseCache(tmp_path / "cache-ray" / "responses.sqlite").stats()["entries"] == len(ray_run)
