@@ -122,7 +122,7 @@ def main(argv=None) -> int:
         print(f"lcrag overhead per call: {oh['inproc_ms']:.2f} ms in process; {oh['overhead_ms']:.2f} ms over a bare "
               f"openai call ({oh['bare_http_ms']:.2f} ms) at zero latency", flush=True)
         rows.append({"config": "overhead", **{k: round(v, 3) for k, v in oh.items()}})
-        init_ray(num_cpus=2)
+        init_ray(num_cpus=2, attempts=10)
         try:
             per_worker = min(a.threads, a.capacity)
             with endpoints(max(a.endpoints), a.latency, a.capacity) as eps:

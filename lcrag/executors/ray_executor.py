@@ -50,21 +50,25 @@ def require_ray():
     return ray
 
 
-def init_ray(address: str | None = None, num_cpus: int | None = None):
-    """Connect to ``address`` (a running cluster, e.g. ``ray://head:10001`` or ``auto``) or start a local instance."""
+def init_ray(address: str | None = None, num_cpus: int | None = None, attempts: int = 3):
+    """Connect to ``address`` (a running cluster, e.g. ``ray://head:10001`` or ``auto``) or start a local instance.
+
+    A local start is tried up to ``attempts`` times: Ray gives a new node a fixed 30 s to come
+    up, which a heavily loaded machine can miss.
+    """
     ray = require_ray()
     if ray.is_initialized():
         return ray
     if address:
         ray.init(address=address, log_to_driver=False)
         return ray
-    for attempt in range(3):  # Ray waits a fixed 30 s for a new raylet; a busy machine can miss it: retry
+    for attempt in range(attempts):
         try:
             ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
             return ray
         except Exception as e:
             ray.shutdown()
-            if attempt == 2 or "timed out during startup" not in str(e):
+            if attempt == attempts - 1 or "timed out during startup" not in str(e):
                 raise
     return ray
 

@@ -52,7 +52,7 @@ class SharedLimits(Protocol):
 class Endpoint:
     """One replica and its health, as seen from this process."""
 
-    url: str
+    url: str | None  # None: the provider's default endpoint (hosted API)
     client: ChatClient
     in_flight: int = 0
     calls: int = 0
@@ -62,6 +62,11 @@ class Endpoint:
     open_until: float = 0.0  # time.monotonic(); > now means the circuit is open
     trips: int = 0  # times the circuit opened in a row (doubles the cool-down)
     probing: bool = False  # a half-open probe is in flight
+
+    @property
+    def key(self) -> str:
+        """Name of the endpoint in shared cool-downs."""
+        return self.url or "default"
 
     def stats(self) -> dict[str, Any]:
         return {"url": self.url, "calls": self.calls, "failures": self.failures, "rate_limited": self.rate_limited,
@@ -80,11 +85,7 @@ class PooledChatClient:
 
     def __init__(self, profile: ReaderProfile, *, governor: SharedLimits | None = None, sleep=time.sleep,
                  rng: random.Random | None = None, clock=time.monotonic):
-        urls = list(profile.base_urls) or ([profile.base_url] if profile.base_url else [])
-        if not urls:
-            from ..errors import ConfigError
-
-            raise ConfigError(f"reader profile {profile.name}", "an endpoint pool needs base_url or base_urls", field="base_urls")
+        urls: list[str | None] = list(profile.base_urls) or [profile.base_url]  # None: the provider's default endpoint
         self.profile = profile
         self.governor = governor
         self._sleep = sleep
@@ -115,7 +116,7 @@ class PooledChatClient:
         wall = time.time()
         with self._lock:
             now = self._clock()
-            closed = [e for e in self.endpoints if e.open_until <= now and not e.probing and shared.get(e.url, 0) <= wall]
+            closed = [e for e in self.endpoints if e.open_until <= now and not e.probing and shared.get(e.key, 0) <= wall]
             half_open = [e for e in closed if e.trips > 0]  # cool-down over, not yet proven: one probe at a time
             healthy = [e for e in closed if e.trips == 0]
             cands = [e for e in healthy if e is not avoid] or healthy
@@ -125,7 +126,7 @@ class PooledChatClient:
                 cands = half_open[:1]
             if not cands:  # everything is out: probe the endpoint whose cool-down ends first
                 free = [e for e in self.endpoints if not e.probing] or self.endpoints
-                cands = [min(free, key=lambda e: max(e.open_until - now, shared.get(e.url, 0) - wall))]
+                cands = [min(free, key=lambda e: max(e.open_until - now, shared.get(e.key, 0) - wall))]
             ep = min(cands, key=lambda e: (e.in_flight, e.calls))
             if ep.trips > 0:
                 ep.probing = True
@@ -154,7 +155,7 @@ class PooledChatClient:
                 ep.open_until = self._clock() + self.profile.breaker_cooldown_s * factor
                 ep.consecutive_failures = 0
         if rate_limited and self.governor is not None:
-            self.governor.rate_limited(ep.url, self.profile.breaker_cooldown_s)
+            self.governor.rate_limited(ep.key, self.profile.breaker_cooldown_s)
 
     def _has_other_healthy(self, ep: Endpoint) -> bool:
         now = self._clock()
@@ -166,14 +167,15 @@ class PooledChatClient:
         p = self.profile
         return self._rng.uniform(0, min(p.backoff_max_s, p.backoff_base_s * (2**attempt)))
 
-    def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
+    def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False, **kw: Any) -> CallResult:
+        """One call (``ChatClient.chat`` semantics; extra keyword arguments are passed to each endpoint's client)."""
         t0 = time.perf_counter()
         res = CallResult(False, error="no attempt made")
         avoid: Endpoint | None = None
         for attempt in range(self.profile.max_retries + 1):
             ep = self._pick(avoid)
             try:
-                res = ep.client.chat(messages, expects_json=expects_json)
+                res = ep.client.chat(messages, expects_json=expects_json, **kw)
             except BaseException:
                 with self._lock:
                     ep.in_flight -= 1
