@@ -157,8 +157,9 @@ def main(argv=None) -> int:
                         print(json.dumps(rows[-1]), flush=True)
         finally:
             ray.shutdown()
-    for r in rows:
-        r.update({"latency_s": a.latency, "capacity": a.capacity, "threads": a.threads, "calls": a.calls})
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    rows = [{**{k: r.get(k) for k in fields}, "latency_s": a.latency, "capacity": a.capacity, "threads": a.threads,
+             "calls": a.calls} for r in rows]
     path = write("scale", rows)
     print(f"rows appended to {path}")
     return 0
