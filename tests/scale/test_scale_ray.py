@@ -30,7 +30,7 @@ def local_ray():
     import scale_helpers
 
     ray.cloudpickle.register_pickle_by_value(scale_helpers)  # workers do not have tests/ on their path
-    init_ray(num_cpus=2)  # a local instance with the machine's 2 CPUs (start-up retried on a loaded machine)
+    init_ray(num_cpus=2, attempts=6)  # a local instance with the machine's 2 CPUs (start-up retried on a loaded machine)
     try:
         yield ray
     finally:
@@ -125,8 +125,12 @@ def test_killed_worker_then_rerun_loses_and_duplicates_nothing(local_ray, tmp_pa
     assert all(r.outcome == "ok" for r in rows)
     counts, final = _lines_per_task(res)
     assert len(final) == 600 and set(counts.values()) == {1}  # nothing lost, nothing written twice
-    # the re-run sent only what was missing; at most the killed worker's in-flight requests are sent twice
-    assert second == 600 - len(partial)
+    # the re-run sent only what was missing; a call the killed worker had cached but not yet written as a row
+    # comes from its merged cache shard; at most the killed worker's in-flight requests are sent twice
+    done_before = {r.item_id for r in partial}
+    from_shard_cache = sum(1 for r in rows if r.item_id not in done_before and r.meta["cached"])
+    assert from_shard_cache <= 4
+    assert second == 600 - len(partial) - from_shard_cache
     assert first + second <= 600 + 4
 
 
@@ -207,7 +211,7 @@ def test_cli_run_with_ray_executor_matches_the_local_run(local_ray, tmp_path, mo
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache-ray"))
     assert cli(["run", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "ray"), "--quiet",
                 "--executor", "ray", "--workers", "2"]) == 0
-    cols = ["item_id", "condition", "reader", "prompt", "outcome", "answer", "lines", "metrics.contains", "metrics.evid_strict"]
+    cols = ["item_id", "condition", "reader", "prompt", "outcome", "answer", "lines", "contains", "evid_strict"]
     local = pd.read_csv(tmp_path / "local" / "results.csv")
     ray_run = pd.read_csv(tmp_path / "ray" / "results.csv")
     assert len(local) > 20
