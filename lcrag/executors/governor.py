@@ -12,6 +12,9 @@ spend never exceeds it. After the call the reservation is replaced by the actual
 reply's usage (0 for a failed call). Refused calls become ``error`` rows
 (``budget cap … reached``) that a later run with a higher cap retries.
 
+The module imports nothing of lcrag beyond the standard library, so the actor's process starts
+quickly; :mod:`.governed` wraps a reader so its calls pass the governor.
+
 Rate limits: a worker whose endpoint answered HTTP 429 records a shared cool-down for that
 endpoint; every pool (:class:`lcrag.llm.pool.PooledChatClient`) avoids it until then.
 """
@@ -20,12 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
-
-from ..llm.client import CallResult
-from ..llm.readers import Reader, ReadRequest
-from ..llm.tokens import count_messages
 
 BUDGET_REFUSED = "budget cap reached"
 
@@ -96,35 +94,3 @@ class RemoteGovernor:
 
     def state(self) -> dict[str, Any]:
         return self._get(self.handle.state.remote())
-
-
-def price(reader: Reader, tokens_in: int, tokens_out: int) -> float:
-    p = reader.profile
-    return tokens_in / 1e6 * p.price_input_per_1m + tokens_out / 1e6 * p.price_output_per_1m
-
-
-@dataclass
-class GovernedReader(Reader):
-    """A reader whose calls are admitted by a governor's budget (same name, identity and cache keys)."""
-
-    inner: Reader
-    governor: Any
-
-    def __post_init__(self):
-        self.profile = self.inner.profile
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def read(self, request: ReadRequest) -> CallResult:
-        worst = price(self, count_messages(request.messages), self.profile.max_tokens)
-        if not self.governor.reserve(worst):
-            return CallResult(False, error=f"{BUDGET_REFUSED}: this call's worst case ${worst:.6f} would pass the "
-                              "sweep's shared budget cap; re-run with a higher budget to finish")
-        res = None
-        try:
-            res = self.inner.read(request)
-        finally:
-            actual = price(self, res.input_tokens, res.output_tokens) if (res is not None and res.ok) else 0.0
-            self.governor.settle(worst, actual)
-        return res

@@ -38,7 +38,8 @@ from ..llm.readers import ChatReader, Reader
 from ..llm.tokens import count_messages
 from ..runner import RunStats, Scorer, Task, read_results, run_tasks
 from ..types import task_id
-from .governor import Governor, GovernedReader, RemoteGovernor, price
+from .governed import GovernedReader, price
+from .governor import Governor, RemoteGovernor
 from .shards import FINISHED, merge_shards, shard_paths, shard_tasks, task_key
 
 
