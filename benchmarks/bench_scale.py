@@ -11,9 +11,8 @@ governor actor, shard caches and results, merge — and is reported as a ratio t
 measured in the same run, beside the ideal ratio ``min(workers·threads, endpoints·capacity)
 / min(threads, capacity)`` and the efficiency measured/ideal (goal ≥ 0.8 while the endpoints
 are not the limit). ``fixed_s`` is the fixed cost of one sweep (a run of one call per worker,
-minus one latency: Ray scheduling, the governor actor, merge); ``steady_ratio`` and
-``steady_efficiency`` are the same figures with that fixed cost taken out, i.e. what a sweep
-of many more calls approaches.
+minus one latency: Ray scheduling, the governor actor, merge), measured separately; it is
+variable on a loaded machine, so no "steady-state" figure is derived from it.
 
 lcrag's own overhead per call is reported twice: ``run_tasks`` with an in-process reader that
 answers at once (prompt build, cache lookup and store, parse, score, results row), and one
@@ -159,12 +158,9 @@ def main(argv=None) -> int:
                         assert sum(r.outcome == "ok" for r in out) == a.calls
                         ideal = min(w * a.threads, e * a.capacity) / per_worker
                         ratio = thr / base
-                        steady = a.calls / max(1e-9, a.calls / thr - fixed)
                         rows.append({"config": "ray", "workers": w, "endpoints": e, "calls_per_s": round(thr, 2),
                                      "ratio": round(ratio, 3), "ideal_ratio": round(ideal, 3),
                                      "efficiency": round(ratio / ideal, 3), "fixed_s": round(fixed, 2),
-                                     "steady_ratio": round(steady / base, 3),
-                                     "steady_efficiency": round(steady / base / ideal, 3),
                                      "limit": "endpoints" if e * a.capacity < w * a.threads else "workers"})
                         print(json.dumps(rows[-1]), flush=True)
         finally:
