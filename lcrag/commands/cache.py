@@ -6,10 +6,12 @@ import json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("cache", help="inspect, export or import the response cache",
-                       description="Inspect the response cache, or move it to another machine as JSONL (keys re-verified on import).")
-    p.add_argument("action", choices=["stats", "export", "import"])
-    p.add_argument("file", nargs="?", help="JSONL file to write (export) or read (import)")
+    p = sub.add_parser("cache", help="inspect, export, import or merge the response cache",
+                       description="Inspect the response cache, move it to another machine as JSONL (keys re-verified on "
+                                   "import), or merge cache shards written by Ray workers into it (keys re-verified).")
+    p.add_argument("action", choices=["stats", "export", "import", "merge"])
+    p.add_argument("file", nargs="*", help="JSONL file to write (export) or read (import); cache shards "
+                                           "(.sqlite files or shard directories) to merge")
     p.add_argument("--db", help="cache database (default: $LCRAG_CACHE_DIR/responses.sqlite)")
     p.set_defaults(func=run)
 
@@ -23,10 +25,21 @@ def run(args) -> int:
         return 0
     if not args.file:
         raise ValueError(f"'lcrag cache {args.action}' needs a FILE argument")
+    if args.action == "merge":
+        from pathlib import Path
+
+        from ..executors.shards import merge_caches
+
+        files = [q for f in args.file for q in (sorted(Path(f).glob("cache-*.sqlite")) if Path(f).is_dir() else [Path(f)])]
+        n = merge_caches(files, cache)
+        print(f"merged {n} responses from {len(files)} shard(s) into {cache.path}")
+        return 0
+    if len(args.file) != 1:
+        raise ValueError(f"'lcrag cache {args.action}' takes one FILE")
     if args.action == "export":
-        n = cache.export_jsonl(args.file)
-        print(f"exported {n} responses to {args.file}")
+        n = cache.export_jsonl(args.file[0])
+        print(f"exported {n} responses to {args.file[0]}")
     else:
-        n = cache.import_jsonl(args.file)
-        print(f"imported {n} responses from {args.file}")
+        n = cache.import_jsonl(args.file[0])
+        print(f"imported {n} responses from {args.file[0]}")
     return 0

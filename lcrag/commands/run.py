@@ -29,7 +29,21 @@ def register(sub) -> None:
     p.add_argument("--max-error-rate", type=float, default=0.5, metavar="SHARE",
                    help="exit with status 1 when the share of error rows is above this (default 0.5) or every row "
                         "is an error; the most common reasons are printed")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local (default: one process) or ray (shard the calls over a Ray cluster; needs lcrag[ray]; "
+                        "see docs/scale_out.md)")
+    p.add_argument("--address", help="Ray cluster address (e.g. auto or ray://head:10001); default: start a local Ray")
+    p.add_argument("--workers", type=int, default=2, help="Ray executor: shards (workers) per reader (default 2)")
+    p.add_argument("--budget-cap-usd", type=float,
+                   help="Ray executor: hard cap on actual spend, shared by all workers (default: --budget-usd)")
     p.set_defaults(func=run)
+
+
+def _executor(args):
+    """None for a local run, else the keyword arguments of ``lcrag.executors.ray_executor.run_tasks_ray``."""
+    if args.executor != "ray":
+        return None
+    return {"address": args.address, "workers": args.workers, "cap_usd": args.budget_cap_usd}
 
 
 def run(args) -> int:
@@ -48,7 +62,7 @@ def run(args) -> int:
 
     res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
-                    wait=args.wait)
+                    wait=args.wait, executor=_executor(args))
     df = res.frame
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")

@@ -204,12 +204,23 @@ def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
-              wait: bool = False) -> StudyRun:
+              wait: bool = False, executor: dict | None = None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
 
     Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
     live run on the same directory makes this raise ``RunLocked``, or wait with ``wait=True``.
+
+    ``executor``: None runs each reader in this process; a dict of keyword arguments of
+    :func:`lcrag.executors.ray_executor.run_tasks_ray` (``address``, ``workers``, ``cap_usd`` …)
+    shards each reader's calls over Ray workers instead (same rows, same cache).
     """
+    runner = run_tasks
+    if executor is not None:
+        import functools
+
+        from ..executors.ray_executor import run_tasks_ray
+
+        runner = functools.partial(run_tasks_ray, **executor)
     log = log or (lambda s: print(s, file=sys.stderr))
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
     cfg = prep.cfg
@@ -240,7 +251,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        rows += run_tasks(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                        rows += runner(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
                                           budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
                                           allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
                                           progress=progress, log=log, stats=st)

@@ -7,8 +7,15 @@ OpenAI, no rate limits). Requests already cached or over the reader's window are
 
 Three steps, each usable alone:
     ``prepare(tasks, reader, path)``   write the batch input JSONL (returns the pending keys);
-    ``submit(path, reader)`` / ``wait(batch_id, reader)``   upload, create and poll (live API);
-    ``collect(output_jsonl, requests, cache)``   store successful lines in the cache, return failures.
+    ``submit(path, reader)`` / ``wait(batch_id, reader, out)``   upload, create, poll, download the
+        output and error files (a ``BatchOutcome``);
+    ``collect(files, requests, cache)`` / ``collect_outcome(outcome, requests, cache)``   store
+        successful lines in the cache, return ``{custom_id: reason}`` for the rest.
+
+Statuses: ``validating`` → ``in_progress`` → ``completed`` | ``failed`` (input rejected, no
+files) | ``expired`` (the window ran out: finished lines in the output file, the rest in the
+error file as ``batch_expired``) | ``cancelled``. Tested end to end against the loopback fake
+:mod:`lcrag.llm.batchserver` through the real ``openai`` client.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,52 +60,104 @@ def prepare(tasks: Sequence[Any], reader: Reader, path: str | Path, cache: Respo
 
 
 def submit(path: str | Path, reader: Reader, *, completion_window: str = "24h") -> str:
-    """Upload the input file and create the batch; returns the batch id (needs a live API)."""
+    """Upload the input file and create the batch; returns the batch id."""
     client = ChatClient(reader.profile)._client
-    up = client.files.create(file=open(path, "rb"), purpose="batch")
+    with open(path, "rb") as fh:
+        up = client.files.create(file=fh, purpose="batch")
     batch = client.batches.create(input_file_id=up.id, endpoint=ENDPOINT, completion_window=completion_window)
     return batch.id
 
 
-def wait(batch_id: str, reader: Reader, out: str | Path, *, poll_s: float = 30.0, timeout_s: float = 86_400, log=print) -> Path:
-    """Poll until the batch ends, then download its output JSONL to ``out``."""
+FINAL = ("completed", "failed", "expired", "cancelled")
+
+
+@dataclass
+class BatchOutcome:
+    """How a batch ended and where its files were saved.
+
+    ``output`` holds the answered lines, ``errors`` the failed ones (HTTP errors per line, and
+    ``batch_expired`` for lines an expired batch never ran); either is None when the service
+    produced no such file. A ``failed`` batch (input rejected) has neither, and ``messages``
+    says why.
+    """
+
+    batch_id: str
+    status: str
+    output: Path | None = None
+    errors: Path | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)  # every status seen while polling, in order
+
+    @property
+    def files(self) -> list[Path]:
+        return [p for p in (self.output, self.errors) if p is not None]
+
+
+def wait(batch_id: str, reader: Reader, out: str | Path, *, poll_s: float = 30.0, timeout_s: float = 86_400, log=print,
+         sleep=time.sleep) -> BatchOutcome:
+    """Poll until the batch ends; save its output file to ``out`` and its error file to ``<out>.errors.jsonl``."""
     client = ChatClient(reader.profile)._client
     deadline = time.monotonic() + timeout_s
+    seen: list[str] = []
     while True:
         b = client.batches.retrieve(batch_id)
         counts = getattr(b, "request_counts", None)
+        if not seen or seen[-1] != b.status:
+            seen.append(b.status)
         log(f"[lcrag] batch {batch_id}: {b.status} {counts}")
-        if b.status in ("completed", "failed", "expired", "cancelled"):
+        if b.status in FINAL:
             break
         if time.monotonic() > deadline:
             raise TimeoutError(f"batch {batch_id} still {b.status} after {timeout_s:.0f} s")
-        time.sleep(poll_s)
-    if not b.output_file_id:
-        raise RuntimeError(f"batch {batch_id} ended {b.status} without an output file")
-    Path(out).write_bytes(client.files.content(b.output_file_id).read())
-    return Path(out)
+        sleep(poll_s)
+    out = Path(out)
+    res = BatchOutcome(batch_id, b.status, statuses=seen,
+                       counts={k: int(getattr(counts, k, 0) or 0) for k in ("total", "completed", "failed")} if counts else {})
+    errs = getattr(getattr(b, "errors", None), "data", None) or []
+    res.messages = [f"{getattr(e, 'code', '')}: {getattr(e, 'message', '')}" for e in errs]
+    if getattr(b, "output_file_id", None):
+        out.write_bytes(client.files.content(b.output_file_id).read())
+        res.output = out
+    if getattr(b, "error_file_id", None):
+        res.errors = out.with_name(out.stem + ".errors.jsonl")
+        res.errors.write_bytes(client.files.content(b.error_file_id).read())
+    return res
 
 
-def collect(output_jsonl: str | Path, pending: dict[str, dict[str, Any]], cache: ResponseCache) -> dict[str, str]:
+def collect_outcome(outcome: BatchOutcome, pending: dict[str, dict[str, Any]], cache: ResponseCache) -> dict[str, str]:
+    """``collect`` over a finished batch's files; a batch with no file fails every request with its reason."""
+    if not outcome.files:
+        why = "; ".join(outcome.messages) or "no output file"
+        return {cid: f"batch {outcome.status}: {why}" for cid in pending}
+    return collect(outcome.files, pending, cache)
+
+
+def collect(output_jsonl: str | Path | Sequence[str | Path], pending: dict[str, dict[str, Any]], cache: ResponseCache) -> dict[str, str]:
     """Store each successful batch result in the cache; returns ``{custom_id: reason}`` for failures.
 
-    Lines whose ``custom_id`` is not among ``pending`` are refused (they belong to another batch).
-    The whole file is checked before anything is stored, so a bad line stores nothing.
+    ``output_jsonl`` is the output file, or the output and error files together. Lines whose
+    ``custom_id`` is not among ``pending`` are refused (they belong to another batch). Every
+    file is checked before anything is stored, so a bad line stores nothing. Only successful
+    lines are stored, as for live calls: a failed request stays uncached and a later run sends it.
     """
     failures: dict[str, str] = {}
-    path = Path(output_jsonl)
+    paths = [Path(output_jsonl)] if isinstance(output_jsonl, (str, Path)) else [Path(p) for p in output_jsonl]
     seen = set()
     results = []
-    for lineno, rec in iter_jsonl(path):
+    for path, lineno, rec in ((p, n, r) for p in paths for n, r in iter_jsonl(p)):
         cid = rec.get("custom_id")
         if not isinstance(cid, str) or cid not in pending:
             raise InputError(path, f"custom_id {cid!r} is not a request of this batch", line=lineno, field="custom_id")
         seen.add(cid)
-        resp = rec.get("response") or {}
+        resp = rec.get("response")
+        resp = {} if resp is None else resp
         if not isinstance(resp, dict):
             raise InputError(path, f"expected an object, got {type(resp).__name__}", line=lineno, field="response")
         if rec.get("error") or resp.get("status_code") != 200:
-            failures[cid] = str(rec.get("error") or f"HTTP {resp.get('status_code')}")
+            err = rec.get("error")
+            failures[cid] = (f"{err.get('code')}: {err.get('message')}" if isinstance(err, dict) else str(err)) if err \
+                else f"HTTP {resp.get('status_code')}"
             continue
         body = resp.get("body") or {}
         try:

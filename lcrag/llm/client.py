@@ -51,6 +51,7 @@ class CallResult:
     reasoning: str = ""  # reasoning text, kept apart from ``text``
     reasoning_tokens: int = 0  # part of output_tokens
     finish_reason: str = ""  # "stop", "length" (cut by the output budget) …
+    retryable: bool = False  # a failure that another attempt (or another endpoint of a pool) may cure
 
 
 def is_loopback(url: str | None) -> bool:
@@ -158,6 +159,7 @@ class ChatClient:
                     raise shape from None
                 retry, last = _retryable(exc)
                 if not retry or attempt == self.profile.max_retries:
-                    return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0)
+                    return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0,
+                                      retryable=retry)
                 self._sleep(self.backoff(attempt))
         return CallResult(False, error=last or "no attempt made", attempts=self.profile.max_retries + 1)

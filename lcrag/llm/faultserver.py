@@ -93,6 +93,8 @@ class _State:
         self.gate = threading.Event()  # cleared by FaultServer.hold(): requests wait until release()
         self.gate.set()
         self.lock = threading.Lock()
+        self.force_status = 0  # when set, every request is answered with this HTTP status (a 429/503 storm)
+        self.slots: threading.Semaphore | None = None  # replica capacity: requests served at once
 
     def stats(self) -> dict:
         with self.lock:
@@ -103,6 +105,7 @@ class _State:
 def _handler(state: _State):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
 
         def log_message(self, *a):  # quiet
             pass
@@ -154,6 +157,17 @@ def _handler(state: _State):
                 state.bodies.append({k: v for k, v in req.items() if k != "messages"})
                 attempt = state.attempts.get(content, 0)
                 state.attempts[content] = attempt + 1
+            if state.force_status:
+                code = state.force_status
+                self._send(code, json.dumps({"error": {"message": f"injected {code} (storm)", "type": "injected"}}).encode())
+                return
+            if state.slots is not None:
+                with state.slots:
+                    self._answer(req, content, attempt)
+            else:
+                self._answer(req, content, attempt)
+
+        def _answer(self, req, content, attempt):
             m = _DIRECTIVE.search(content)
             action = "ok"
             spec = m.group(1) if m else (state.default if state.default != "ok" else None)
@@ -268,6 +282,20 @@ class FaultServer:
         self.release()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def pool_endpoint(latency_s: float = 0.0, capacity: int | None = None, port: int = 0) -> FaultServer:
+    """A fault server standing in for one replica of an endpoint pool (not started).
+
+    Every answer takes a fixed simulated ``latency_s``; at most ``capacity`` requests are served
+    at once (further ones queue, as on a GPU server with a fixed batch size), so a pool of such
+    endpoints has a known throughput ceiling of ``capacity / latency_s`` calls per second each.
+    Set ``server.state.force_status = 429`` to make it answer every request with that status.
+    """
+    srv = FaultServer(port, delay_s=latency_s)
+    if capacity is not None:
+        srv.state.slots = threading.Semaphore(capacity)
+    return srv
 
 
 def main() -> None:  # pragma: no cover - manual use

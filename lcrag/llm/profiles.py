@@ -40,6 +40,9 @@ class ReaderProfile(BaseModel):
     label: str = ""
     model: str = ""
     base_url: str | None = None
+    base_urls: list[str] = Field(default_factory=list)  # endpoint pool (replicas); see lcrag.llm.pool
+    breaker_failures: int = Field(3, ge=1)  # pool: consecutive failures that take an endpoint out
+    breaker_cooldown_s: float = Field(10.0, ge=0.0)  # pool: seconds out before a probe request
     api_key_env: str | None = "OPENAI_API_KEY"
     family: str = "openai-compatible"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
@@ -80,6 +83,15 @@ class ReaderProfile(BaseModel):
         from .tokens import check_spec
 
         check_spec(v)
+        return v
+
+    @field_validator("base_urls")
+    @classmethod
+    def _no_credentials_in_urls(cls, v: list[str]) -> list[str]:
+        for u in v:
+            cls._no_credentials_in_url(u)
+        if len(set(v)) != len(v):
+            raise ValueError("base_urls lists an endpoint twice")
         return v
 
     @property

@@ -57,8 +57,10 @@ class Reader:
 
 class ChatReader(Reader):
     def __init__(self, profile: ReaderProfile):
+        from .pool import make_chat_client
+
         self.profile = profile
-        self.client = ChatClient(profile)
+        self.client: ChatClient = make_chat_client(profile)  # a PooledChatClient when base_urls lists replicas
 
     def read(self, request: ReadRequest) -> CallResult:
         return self.client.chat(request.messages, expects_json=request.expects_json)
