@@ -8,7 +8,12 @@ STAMP  := $(VENV)/.install-stamp
 PARAMS ?= params/offline.yaml
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# llama.cpp (the local model's server) is compiled for a portable x86-64 level (AVX2/FMA), not for the build
+# machine's own instruction set: a native build may use AMX tiles, which crash in virtual machines that do not
+# grant them. The wheel is built once per flag set into a wheelhouse outside the checkout and reused.
+LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell uname -m)),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+LLAMA_PIN   := llama-cpp-python==0.3.36
+WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
 .PHONY: install reproduce test bench clean
 
@@ -17,7 +22,10 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[notebooks,test,llm,metrics,ray,faiss]'
+	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama-cpp-python for $(shell uname -m) ($(LLAMA_CMAKE)); about 8 minutes on 2 cores"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) '$(LLAMA_PIN)'; }
+	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (lcrag)" >/dev/null
 	touch $(STAMP)
 

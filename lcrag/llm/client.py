@@ -64,7 +64,8 @@ def resolve_api_key(profile: ReaderProfile) -> str:
     key = os.environ.get(profile.api_key_env) if profile.api_key_env else None
     if key:
         return key
-    if is_loopback(profile.base_url):
+    urls = list(getattr(profile, "base_urls", None) or []) or [profile.base_url]
+    if all(is_loopback(u) for u in urls):
         return "sk-no-key-needed-for-local-server"
     from pathlib import Path
 

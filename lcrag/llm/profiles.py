@@ -141,7 +141,8 @@ def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str |
     def err(fld: str, msg: str) -> ConfigError:
         return ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld)
 
-    if prof.kind == "openai" and not prof.api_key_env and not is_loopback(prof.base_url):
+    urls = list(prof.base_urls or []) or [prof.base_url]
+    if prof.kind == "openai" and not prof.api_key_env and not all(is_loopback(u) for u in urls):
         raise err("api_key_env", "a non-loopback endpoint needs api_key_env: the name of the environment variable "
                                  "that holds the key")
     if prof.tokenizer.startswith("hf:"):

@@ -230,7 +230,6 @@ def build_tasks(pilot: Sequence[LCRecord], *, prompts: Sequence[str] = ("answer_
 
 def score(task, response: Response) -> dict[str, float]:
     """Scorer for ``lcrag.runner.run_tasks`` (metric definitions in the module doc)."""
-    from ..llm.prompts import load_prompt
 
     ans = multihop_match(response.answer, task.item.answers[0])
     if _is_answer_only(task.prompt):
