@@ -55,5 +55,6 @@ def comparable(rows):
         d = r.to_dict()
         d["meta"] = {k: v for k, v in d["meta"].items() if k not in ("cached",)}
         d.pop("latency_s", None)
+        d.pop("cached", None)
         out.append(d)
     return sorted(out, key=lambda d: (d["item_id"], d["condition"]))
