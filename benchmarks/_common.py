@@ -33,18 +33,18 @@ def timed(fn, repeat: int = 1):
 
 
 def write(name: str, rows: list[dict]) -> Path:
-    """Append rows (with timestamp and machine info) to ``benchmarks/results/<name>.csv``."""
+    """Add rows (with timestamp and machine info) to ``benchmarks/results/<name>.csv`` (columns: the union of all rows')."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.csv"
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     info = machine()
     full = [{"timestamp": stamp, **r, **{f"machine_{k}": v for k, v in info.items()}} for r in rows]
-    new = not path.exists()
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(full[0]))
-        if new:
-            w.writeheader()
-        w.writerows(full)
+    old = list(csv.DictReader(open(path, newline=""))) if path.exists() else []
+    fields = list(dict.fromkeys(k for r in [*old, *full] for k in r))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows([*old, *full])
     return path
 
 

@@ -121,7 +121,6 @@ def main(argv=None) -> int:
                      "top10_overlap_min": int(min(overlap)),
                      "detail": f"speed-up over the fp32 torch path (goal >= 2); {len(qs)} NoLiMa questions over {len(texts)} store texts; "
                                f"export + quantize + load {export_s:.1f} s (once, cached)"})
-    path = write("embed", rows)
     for r in rows:
         extra = {k: r[k] for k in ("max_abs_diff_vs_floor", "mean_cosine_vs_fp32", "min_cosine_vs_fp32", "top10_overlap_mean", "top10_overlap_min") if k in r}
         print(f"{r['variant']:>55}: {r['seconds']:8.2f} s  {r['lines_per_s']:7.1f} lines/s  ratio {r['ratio']}  {extra}  [{r['detail']}]")
@@ -129,7 +128,7 @@ def main(argv=None) -> int:
     print(f"goal: embedding stage >= 0.9x floor, each text embedded once -> {'met' if ok else 'MISSED'}")
     if onnx_ok:
         print(f"goal: int8 >= 2x fp32 torch -> {'met' if rows[2]['ratio'] >= 2 else 'MISSED'}")
-    print(f"written to {path}")
+    print(f"written to {write('embed', rows)}")
     return 0
 
 

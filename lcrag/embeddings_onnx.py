@@ -14,7 +14,9 @@ attention mask; L2 normalisation. Texts are encoded longest first in batches.
 
 Convention: vectors are **not** equal to the fp32 torch path (int8 weights, dynamic int8
 activations): mean cosine to fp32 is about 0.99, the minimum lower, and top-10 rankings can
-differ — ``make bench`` measures all three. Use it only for large user corpora where that is
+differ — ``make bench`` measures all three. Dynamic quantization scales activations per batch,
+so a text's int8 vector also depends slightly on the texts batched with it (the cache keeps
+the first one computed). Use it only for large user corpora where that is
 acceptable, never for the papers' figures (backend ``"onnx-int8"`` in
 :func:`lcrag.embeddings.embed_texts`, off by default; needs the ``onnx`` extra).
 """

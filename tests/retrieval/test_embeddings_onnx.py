@@ -37,8 +37,8 @@ def test_int8_vectors_are_close_to_fp32_but_not_equal(onnx_model):
     cos = np.sum(fp32 * int8, axis=1)
     assert cos.min() > 0.9, cos
     assert not np.allclose(fp32, int8, atol=1e-4)  # approximate: quantization moves the vectors
-    # input order kept although encoding runs longest first
-    assert np.allclose(onnx_model.encode(TEXTS[::-1], batch_size=3)[::-1], int8, atol=1e-5)
+    # input order kept although encoding runs longest first (same batches: texts of distinct lengths, same batch size)
+    assert np.allclose(onnx_model.encode(TEXTS[::-1], batch_size=2)[::-1], int8, atol=1e-6)
 
 
 def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache, monkeypatch):
