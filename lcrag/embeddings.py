@@ -83,6 +83,16 @@ def backend_label(backend: str) -> str:
     return f"{backend} (approximate)" if backend in APPROXIMATE_BACKENDS else backend
 
 
+def store_backend(backend: str) -> str:
+    """Backend id as stored in the cache: ``onnx-int8`` carries its quantization recipe, so a changed
+    recipe never serves vectors of the old one."""
+    if backend == ONNX_INT8:
+        from .embeddings_onnx import RECIPE
+
+        return f"{ONNX_INT8}:{RECIPE}"
+    return backend
+
+
 def text_key(text: str) -> str:
     """sha256 hex digest of the UTF-8 text (the cache key's text part)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -235,7 +245,8 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
         return np.zeros((0, 384 if model_id == MINILM else 0), dtype=np.float32)
     keys = [text_key(t) for t in texts]
     store = default_cache() if cache is True else cache if isinstance(cache, EmbeddingCache) else None
-    found = store.get_many(model_id, list(dict.fromkeys(keys)), backend_id) if store else {}
+    stored_as = store_backend(backend_id)
+    found = store.get_many(model_id, list(dict.fromkeys(keys)), stored_as) if store else {}
     missing: dict[str, str] = {}
     for k, t in zip(keys, texts):
         if k not in found and k not in missing:
@@ -245,6 +256,6 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
         part = todo[i : i + SLICE]
         new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
         if store:
-            store.put_many(model_id, new, backend_id)
+            store.put_many(model_id, new, stored_as)
         found.update(new)
     return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

