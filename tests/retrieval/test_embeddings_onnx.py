@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from lcrag.embeddings import EmbeddingCache, embed_texts, minilm_path  # noqa: E402
-from lcrag.embeddings_onnx import OnnxMiniLM, export_int8, export_paths  # noqa: E402
+from lcrag.embeddings import EmbeddingCache, embed_texts, minilm_path, store_backend  # noqa: E402
+from lcrag.embeddings_onnx import RECIPE, OnnxMiniLM, export_int8, export_paths  # noqa: E402
 from lcrag.retrieval import DenseRetriever  # noqa: E402
 from lcrag.types import Chunk  # noqa: E402
 
@@ -49,7 +49,9 @@ def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache,
     a = embed_texts(TEXTS[:3], cache=store, backend="onnx-int8")
     b = embed_texts(TEXTS[:3], cache=store)
     assert not np.array_equal(a, b)
-    assert {(s.backend, s.unique) for s in store.stats()} == {("onnx-int8", 3), ("torch", 3)}
+    # stored under the backend and its quantization recipe, apart from the fp32 vectors
+    assert {(s.backend, s.unique) for s in store.stats()} == {(store_backend("onnx-int8"), 3), ("torch", 3)}
+    assert store_backend("onnx-int8") == f"onnx-int8:{RECIPE}"
     chunks = [Chunk(f"d{i}:0", f"d{i}", t, 0, len(t)) for i, t in enumerate(TEXTS)]
     assert DenseRetriever(chunks).name == "dense-minilm"
     r = DenseRetriever(chunks, backend="onnx-int8")
