@@ -48,7 +48,7 @@ def texts_and_questions(length: int = 1_000_000) -> tuple[list[str], list[str], 
     qs = questions(data)
     st = store(data, length if length in data.lengths else max(data.lengths), dict(zip(qs.needle_id, qs.needle)))
     texts = list(dict.fromkeys(s.text for s in st if s.text.strip()))
-    return texts, list(qs.question), f"NoLiMa store {length:,} chars ({data.source} data)"
+    return texts, list(qs.question), f"NoLiMa store {length:,} chars ({'data directory' if data.source == 'data' else data.source})"
 
 
 def main(argv=None) -> int:

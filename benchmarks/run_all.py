@@ -35,7 +35,7 @@ def latest(name: str) -> pd.DataFrame | None:
     p = HERE / "results" / f"{name}.csv"
     if not p.exists():
         return None
-    df = pd.read_csv(p)
+    df = pd.read_csv(p, dtype={"only": str})
     if "timestamp" in df:
         df = df[df["timestamp"] == df["timestamp"].max()]
     drop = {"python", "platform", "processor", "cpu_count", "numpy", "scipy", "rank_bm25", "timestamp"}
@@ -102,12 +102,19 @@ def measured_rows() -> list[str]:
     return out
 
 
+def load_range() -> str:
+    loads = [v for n in ("retrieval", "embed", "cache", "pipeline", "reproduce") if (df := latest(n)) is not None and "loadavg_1m" in df
+             for v in df["loadavg_1m"].dropna()]
+    return f" (1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f})" if loads else ""
+
+
 def write_readme(rows: list[str], when: str) -> None:
     p = ROOT / "README.md"
     text = p.read_text()
     if README_START not in text or not rows:
         return
-    table = "\n".join([README_START, f"Measured {when}. Wall-clock numbers on a shared machine are noisy; each ratio compares runs of the same benchmark run.", "",
+    table = "\n".join([README_START, f"Measured {when}{load_range()}. Wall-clock numbers on a shared machine are noisy; "
+                       "each ratio compares runs of the same benchmark run.", "",
                        "| what | lcrag | named baseline, same run | ratio |", "|---|---|---|---|", *rows, README_END])
     p.write_text(re.sub(re.escape(README_START) + ".*?" + re.escape(README_END), lambda m: table, text, flags=re.S))
 
