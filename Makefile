@@ -29,6 +29,7 @@ test: install
 	$(PY) -m pytest tests notebooks --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 bench: install
+	$(PY) -m pip install --quiet -e '.[onnx]'  # the opt-in int8 embedding backend is benchmarked too
 	$(PY) benchmarks/run_all.py
 
 clean:
