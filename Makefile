@@ -42,6 +42,7 @@ test: install
 	  --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
 
 bench: install
+	$(PY) -m pip install --quiet -e '.[onnx]'  # the opt-in int8 embedding backend is benchmarked too
 	$(PY) benchmarks/run_all.py
 
 clean:

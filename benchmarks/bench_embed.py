@@ -1,0 +1,136 @@
+"""Embedding stage at the model's own speed, and the opt-in int8 ONNX backend.
+
+Texts: the NoLiMa vector store at 1,000,000 characters (``rand_book_1`` lines + the four
+needles; lcrag's generated haystack without the data directory), deduplicated, optionally the
+first ``--lines``; queries: the 8 NoLiMa retrieval questions. The model is loaded and warmed
+up before any timing. The texts are cut into ``--blocks`` blocks and, per block, three runs are
+interleaved (their order rotating from block to block, so a load change on a shared machine
+hits all three alike):
+
+* **floor** — a bare ``SentenceTransformer.encode`` of the block (batch 64): what the model
+  itself costs, no hashing, no cache;
+* **lcrag torch** — ``lcrag.embeddings.embed_texts`` on the block through a fresh SQLite cache
+  (hash, look-up, sort, encode, store): the embedding stage of every notebook;
+* **lcrag onnx-int8** — the same call with ``backend="onnx-int8"`` (approximate; export and
+  quantization timed separately, once).
+
+Reported: lcrag torch throughput / floor throughput (goal >= 0.9), int8 speed-up over the fp32
+torch path (goal >= 2), the int8 vectors' cosine to fp32 (mean, min), top-10 overlap per
+question over the whole store (mean, min of 10), and the cache's counter: texts sent through
+the model vs distinct texts stored (must be equal: nothing embedded twice).
+
+    .venv/bin/python benchmarks/bench_embed.py [--lines N] [--blocks K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from _common import write  # noqa: E402
+
+
+def texts_and_questions(length: int = 1_000_000) -> tuple[list[str], list[str], str]:
+    from lcrag.data.nolima import load_nolima
+    from lcrag.studies.nolima_coverage import questions, store
+
+    data = load_nolima()
+    qs = questions(data)
+    st = store(data, length if length in data.lengths else max(data.lengths), dict(zip(qs.needle_id, qs.needle)))
+    texts = list(dict.fromkeys(s.text for s in st if s.text.strip()))
+    return texts, list(qs.question), f"NoLiMa store {length:,} chars ({'data directory' if data.source == 'data' else data.source})"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=None, help="only the first N store texts (default: all)")
+    ap.add_argument("--blocks", type=int, default=4)
+    ap.add_argument("--skip-onnx", action="store_true")
+    a = ap.parse_args(argv)
+
+    from lcrag.embeddings import ONNX_INT8, EmbeddingCache, embed_texts, load_minilm
+
+    texts, qs, source = texts_and_questions()
+    if a.lines:
+        texts = texts[: a.lines]
+    model = load_minilm()
+    model.encode(texts[:64], batch_size=64)  # warm-up, untimed
+    onnx_ok, export_s = not a.skip_onnx, float("nan")
+    if onnx_ok:
+        try:
+            from lcrag.embeddings_onnx import load_onnx_minilm
+
+            t0 = time.perf_counter()
+            load_onnx_minilm().encode(texts[:64])  # export + quantize (first use only) + warm-up
+            export_s = time.perf_counter() - t0
+        except RuntimeError as e:
+            print(f"onnx-int8 skipped: {e}")
+            onnx_ok = False
+    tmp = Path(tempfile.mkdtemp(prefix="lcrag-bench-embed-"))
+    caches = {"torch": EmbeddingCache(tmp / "torch.sqlite"), "int8": EmbeddingCache(tmp / "int8.sqlite")}
+    runs = {
+        "floor": lambda b: np.asarray(model.encode(b, batch_size=64, convert_to_numpy=True), dtype=np.float32),
+        "torch": lambda b: embed_texts(b, cache=caches["torch"]),
+    }
+    if onnx_ok:
+        runs["int8"] = lambda b: embed_texts(b, cache=caches["int8"], backend=ONNX_INT8)
+    names = list(runs)
+    secs = dict.fromkeys(names, 0.0)
+    vecs: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    step = -(-len(texts) // a.blocks)
+    for i, s in enumerate(range(0, len(texts), step)):
+        block = texts[s : s + step]
+        for n in names[i % len(names):] + names[: i % len(names)]:
+            t0 = time.perf_counter()
+            vecs[n].append(runs[n](block))
+            secs[n] += time.perf_counter() - t0
+    v = {n: np.concatenate(vecs[n]) for n in names}
+    n_texts = len(texts)
+    load = round(os.getloadavg()[0], 2)
+    common = {"texts": source, "n_texts": n_texts, "n_chars": sum(map(len, texts)), "blocks": a.blocks, "loadavg_1m": load}
+    st = {(c.model, c.backend): c for c in caches["torch"].stats()}[("minilm", "torch")]
+    rows = [
+        {**common, "benchmark": "embed_floor", "variant": "bare SentenceTransformer.encode (floor)", "seconds": round(secs["floor"], 2),
+         "lines_per_s": round(n_texts / secs["floor"], 1), "ratio": 1.0, "detail": "batch 64, no cache"},
+        {**common, "benchmark": "embed_stage", "variant": "lcrag embed_texts, torch fp32, cold cache", "seconds": round(secs["torch"], 2),
+         "lines_per_s": round(n_texts / secs["torch"], 1), "ratio": round(secs["floor"] / secs["torch"], 3),
+         "max_abs_diff_vs_floor": float(np.max(np.abs(v["torch"] - v["floor"]))),
+         "detail": f"throughput / floor (goal >= 0.9); cache counter: {st.embedded} embedded, {st.unique} distinct stored"},
+    ]
+    if onnx_ok:
+        cos = np.sum(v["int8"] * v["torch"], axis=1)
+        qf = embed_texts(qs, cache=caches["torch"])
+        qi = embed_texts(qs, cache=caches["int8"], backend=ONNX_INT8)
+        top_f = np.argsort(-(qf @ v["torch"].T), axis=1, kind="stable")[:, :10]
+        top_i = np.argsort(-(qi @ v["int8"].T), axis=1, kind="stable")[:, :10]
+        overlap = [len(set(a_) & set(b_)) for a_, b_ in zip(top_f, top_i)]
+        rows.append({**common, "benchmark": "embed_int8", "variant": "lcrag embed_texts, onnx-int8 (approximate), cold cache",
+                     "seconds": round(secs["int8"], 2), "lines_per_s": round(n_texts / secs["int8"], 1),
+                     "ratio": round(secs["torch"] / secs["int8"], 3), "mean_cosine_vs_fp32": round(float(cos.mean()), 4),
+                     "min_cosine_vs_fp32": round(float(cos.min()), 4), "top10_overlap_mean": round(float(np.mean(overlap)), 2),
+                     "top10_overlap_min": int(min(overlap)),
+                     "detail": f"speed-up over the fp32 torch path (goal >= 2); {len(qs)} NoLiMa questions over {len(texts)} store texts; "
+                               f"export + quantize + load {export_s:.1f} s (once, cached)"})
+    for r in rows:
+        extra = {k: r[k] for k in ("max_abs_diff_vs_floor", "mean_cosine_vs_fp32", "min_cosine_vs_fp32", "top10_overlap_mean", "top10_overlap_min") if k in r}
+        print(f"{r['variant']:>55}: {r['seconds']:8.2f} s  {r['lines_per_s']:7.1f} lines/s  ratio {r['ratio']}  {extra}  [{r['detail']}]")
+    ok = rows[1]["ratio"] >= 0.9 and st.embedded == st.unique == n_texts
+    print(f"goal: embedding stage >= 0.9x floor, each text embedded once -> {'met' if ok else 'MISSED'}")
+    if onnx_ok:
+        print(f"goal: int8 >= 2x fp32 torch -> {'met' if rows[2]['ratio'] >= 2 else 'MISSED'}")
+    print(f"written to {write('embed', rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The shared embedding cache: key (model, backend, text hash), each text embedded once, the counter.
+
+Uses the real offline MiniLM (loaded once per process) and real SQLite files under tmp_path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from lcrag import embeddings as E
+from lcrag.embeddings import EmbeddingCache, canonical_backend, embed_texts, text_key
+
+DOCS = [
+    "The river flooded the valley in spring.",
+    "A violinist practised scales every morning.",
+    "Copper conducts electricity well.",
+    "The river flooded the valley in spring.",  # duplicate inside one corpus
+    "Bread rises because yeast makes gas.",
+]
+
+
+def test_each_line_embedded_once_across_studies_and_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(E, "SLICE", 2)  # several slices per call
+    path = tmp_path / "emb.sqlite"
+    before = dict(E.PROCESS_COUNTS)
+    # three "studies" with overlapping lines, the last one through a second store object (another process)
+    a = embed_texts(DOCS[:3], cache=EmbeddingCache(path))
+    b = embed_texts(DOCS[2:], cache=EmbeddingCache(path))
+    c = embed_texts(DOCS[::-1], cache=EmbeddingCache(path))
+    unique = len(set(DOCS))
+    [st] = EmbeddingCache(path).stats()
+    assert (st.model, st.backend, st.embedded, st.unique) == ("minilm", "torch", unique, unique)
+    assert E.PROCESS_COUNTS[("minilm", "torch")] - before.get(("minilm", "torch"), 0) == unique
+    assert np.array_equal(a[2], b[0]) and np.array_equal(c[::-1][:3], a)
+    fresh = embed_texts(DOCS, cache=False)  # bypasses the store: counted in the process, not in the file
+    assert np.allclose(fresh, c[::-1], atol=1e-5)
+    assert EmbeddingCache(path).stats()[0].embedded == unique
+
+
+def test_counter_sees_a_line_embedded_twice(tmp_path):
+    path = tmp_path / "emb.sqlite"
+    store = EmbeddingCache(path)
+    v = np.ones(384, dtype=np.float32)
+    store.put_many("minilm", {text_key("x"): v})
+    store.put_many("minilm", {text_key("x"): v})  # e.g. two processes racing on the same line
+    [st] = store.stats()
+    assert (st.embedded, st.unique) == (2, 1)
+
+
+def test_backend_is_part_of_the_key(tmp_path):
+    store = EmbeddingCache(tmp_path / "emb.sqlite")
+    k = text_key("same text")
+    store.put_many("minilm", {k: np.zeros(384, dtype=np.float32)}, backend="onnx-int8")
+    assert store.get_many("minilm", [k]) == {}  # torch (default) does not see the int8 vector
+    assert set(store.get_many("minilm", [k], backend="onnx-int8")) == {k}
+    assert canonical_backend("minilm", None) == "torch"
+    assert canonical_backend("openai:text-embedding-3-small", None) == "api"
+    with pytest.raises(ValueError, match="unknown embedding backend"):
+        canonical_backend("minilm", "tensorrt")
+    with pytest.raises(ValueError, match="only the 'api' backend"):
+        canonical_backend("openai:text-embedding-3-small", "onnx-int8")
+
+
+def test_store_from_before_backends_is_migrated(tmp_path):
+    path = tmp_path / "emb.sqlite"
+    vec = np.arange(384, dtype=np.float32)
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE emb (model TEXT NOT NULL, key TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, key))")
+        con.execute("INSERT INTO emb VALUES (?, ?, ?, ?)", ("minilm", text_key("old"), 384, vec.tobytes()))
+    got = EmbeddingCache(path).get_many("minilm", [text_key("old")])
+    assert np.array_equal(got[text_key("old")], vec)
+    assert embed_texts(["old"], cache=EmbeddingCache(path))[0].tolist() == vec.tolist()  # served, not re-embedded
