@@ -15,7 +15,7 @@ LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell 
 LLAMA_PIN   := llama-cpp-python==0.3.36
 WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
-.PHONY: install reproduce test bench clean
+.PHONY: install reproduce test browser bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -36,10 +36,17 @@ reproduce: install
 
 # nbval executes copies of the notebooks in a temporary directory, so their default outputs
 # (../figures, ../runs) land there and never overwrite what `make reproduce` wrote.
-test: install
+test: install browser
 	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && \
-	$(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
+	LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
 	  --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
+
+# headless Chromium for the test that opens the HTML report (Debian's package; skipped with a reason elsewhere)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium (HTML report test)"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium not found: the HTML report's browser test will be skipped"; fi; }
 
 bench: install
 	$(PY) -m pip install --quiet -e '.[onnx]'  # the opt-in int8 embedding backend is benchmarked too
