@@ -21,9 +21,10 @@ header never reveals the retrieval score order under the other orders.
 **LC fillers** (``lc.fillers``; applied to the haystack lines after budget and placement):
 
 * ``coherent`` — the documents as written (the default);
-* ``shuffled`` — "haystack structure" (Chroma, *Context Rot*, 2025): every non-gold line,
-  headers included, is moved to a seeded random non-gold position; gold lines stay where
-  they are, so their rendered numbers are unchanged;
+* ``shuffled`` — "haystack structure" (Chroma, *Context Rot*, 2025): every non-gold sentence
+  line is moved to a seeded random non-gold sentence position (the coherent text becomes a
+  bag of sentences); gold lines and the non-citable ``[DOC]`` header lines stay where they
+  are, so gold line numbers, the line count and the rendered length are unchanged;
 * ``masked`` — "length without distraction" (arXiv 2510.05381, §3): every non-gold line is
   replaced by filler of **the same character length** — spaces (``lc.mask_token: null``, the
   default) or the mask token repeated with single spaces and padded with spaces to the
@@ -99,7 +100,7 @@ def apply_filler(lines: Sequence[SourceLine], evidence: Sequence[Evidence], fill
         return [ln if g else dataclasses.replace(ln, text=mask_text(ln.text, mask_token), role="mask")
                 for ln, g in zip(lines, gold)]
     if filler == "shuffled":
-        slots = [i for i, g in enumerate(gold) if not g]
+        slots = [i for i, g in enumerate(gold) if not g and lines[i].citable]
         moved = [lines[i] for i in slots]
         random.Random(f"custom-filler|{seed_key}").shuffle(moved)
         out = list(lines)
