@@ -212,3 +212,47 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
     rec = df[(df["reader"] == "gold") & (df["prompt"] == "recite")]
     assert (rec["parse_status"] == "ok").all() and (rec["meta.raw"] if "meta.raw" in rec else rec["answer"]).notna().all()
     assert (df[(df["reader"] == "gold") & (df["condition"].str.startswith("LC-"))]["evid_strict"] == 1).all()
+
+
+def test_route_config_is_validated(tmp_path):
+    from lcrag.custom.config import parse_config
+    from lcrag.errors import ConfigError
+
+    base = {"name": "s", "data": {"example": True}, "readers": ["extractive"], "lc": {"budgets": [2000]}}
+    with pytest.raises(ConfigError, match="route.lc_budget 'full' must be one of lc.budgets"):
+        parse_config({**base, "route": True})
+    with pytest.raises(ConfigError, match="rag.orders lists a value twice"):
+        parse_config({**base, "rag": {"orders": ["score", "score"]}})
+    with pytest.raises(ConfigError) as e:
+        parse_config({**base, "rag": {"orders": ["random"]}})
+    assert e.value.field == "rag.orders[0]"
+    cfg = parse_config({**base, "route": {"lc_budget": 2000}, "lc": {"budgets": [2000], "fillers": ["masked", "coherent"]}})
+    assert cfg.route.lc_budget == 2000 and cfg.lc.fillers == ["masked", "coherent"]
+
+
+def test_k_sweep_and_condition_tables(tmp_path, tmp_cache):
+    from lcrag.custom.breakdowns import k_curve
+    from lcrag.custom.conditions import condition_table, headline, run_conditions
+
+    res = run_conditions(tmp_path / "run", ["extractive"], out_dir=tmp_path / "fig", n_companies=3, n_towns=2,
+                         ks=[1, 3, 9], prompts=["recite"])
+    man, df, _ = load_run(tmp_path / "run")
+    k = k_curve(man, df)
+    assert set(k["order"]) == {"score", "document", "reverse", "both_ends"} and k["k"].tolist()[:3] == [1, 3, 9]
+    # recall is the mean share of gold units shown, recomputed here from the rows
+    rag = df[df["condition"] == "RAG-bm25-sentences-k3-ends"]
+    want = ((rag["meta.n_units"] - rag["meta.missing_units"]) / rag["meta.n_units"]).mean()
+    got = k[(k["order"] == "both_ends") & (k["k"] == 3)]["recall"].iloc[0]
+    assert got == pytest.approx(want) and 0 < want <= 1
+    # recall cannot fall with k (the top-k sets are nested) and is the same for every order of one k
+    for _, g in k.groupby("order"):
+        assert g.sort_values("k")["recall"].is_monotonic_increasing
+    assert k.groupby("k")["recall"].nunique().eq(1).all()
+    t = condition_table(man, df)
+    assert set(t["family"]) == {"none", "oracle", "LC", "RAG", "ROUTE"}
+    assert (t[t["family"] == "ROUTE"]["calls_per_item"] >= 1).all()
+    masked = t[t["condition"] == "LC-full-masked"].iloc[0]
+    assert masked["layout"] == "masked" and masked["recall"] == 1.0
+    h = headline(t, 3)
+    assert "RAG-bm25-sentences-k3-doc" in h.index and "RAG-bm25-sentences-k1" not in h.index and "oracle" in h.index
+    assert res.files["k_sweep"]["png"].stat().st_size > 0 and res.files["table"]["csv"].is_file()
