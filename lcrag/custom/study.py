@@ -202,17 +202,20 @@ def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
 
 
 def append_routes(results: Path, routes: list[dict[str, Any]], rows: list) -> list:
-    """Compose the route rows of one reader's rows (:mod:`.route`) and append them to ``results``."""
+    """Compose the route rows of one reader's rows (:mod:`.route`) and append them to ``results``;
+    a row already recorded with the same content (a resumed run) is not written again."""
     if not routes:
         return []
     from ..runner import ResultsWriter
     from .route import route_rows
 
     out = route_rows(routes, rows)
+    have = {r.task_id: r.to_dict() for r in read_results(results)}
     w = ResultsWriter(results)
     try:
         for row in out:
-            w.append(row)
+            if have.get(row.task_id) != row.to_dict():
+                w.append(row)
     finally:
         w.close()
     return out

@@ -182,6 +182,9 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
         out: run
         """))
     assert main(["run", str(tmp_path / "study.yaml"), "--quiet"]) == 0
+    n_lines = len((tmp_path / "run" / "results.jsonl").read_text().splitlines())
+    assert main(["run", str(tmp_path / "study.yaml"), "--quiet"]) == 0  # resumed: nothing new, route rows not repeated
+    assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == n_lines
     man, df, _ = load_run(tmp_path / "run")
     conds = {c["condition"]: c for c in man["conditions"]}
     for name in ("LC-full-masked", "LC-500-shuffled", "RAG-bm25-sentences-k3-doc", "RAG-bm25-tok32-c500-ends",
