@@ -10,7 +10,7 @@
   chunk order (:mod:`.layouts`), k sorted as numbers (never as strings), with the
   retriever's unit recall in the shown context (``recall``: mean over rows of the share of
   the item's gold evidence units that have a line in the context, "any line of the unit"
-  convention) — the k-sweep of Jin et al. (arXiv 2410.05983, §3), where accuracy can fall
+  convention) — the k-sweep of Jin et al. (arXiv 2410.05983), where accuracy can fall
   with k while recall rises.
 * :func:`question_types` — metrics per condition split by question type: single- vs
   multi-hop (1 vs >= 2 gold evidence units) and answerable vs not (accepted answers are

@@ -9,7 +9,7 @@ character budget has chosen them, so every order of one k shows the same chunks)
   (``doc_ids``; corpus order under ``scope: corpus``), and within a document by start
   offset;
 * ``reverse`` — reverse score order: rank k first, rank 1 last (nearest the question);
-* ``both_ends`` — "best at both ends" (Jin et al., ICLR 2025, arXiv 2410.05983, §4): odd
+* ``both_ends`` — "best at both ends" (Jin et al., ICLR 2025, arXiv 2410.05983): odd
   ranks from the front, even ranks from the back. For ranks ``1..k`` the rendered sequence is
   ``1, 3, 5, …, 6, 4, 2``: position ``i`` (0-based) holds rank ``2i+1`` while
   ``i < ceil(k/2)``, and the last position holds rank 2, the one before it rank 4, and so on;
@@ -25,7 +25,7 @@ header never reveals the retrieval score order under the other orders.
   line is moved to a seeded random non-gold sentence position (the coherent text becomes a
   bag of sentences); gold lines and the non-citable ``[DOC]`` header lines stay where they
   are, so gold line numbers, the line count and the rendered length are unchanged;
-* ``masked`` — "length without distraction" (arXiv 2510.05381, §3): every non-gold line is
+* ``masked`` — "length without distraction" (arXiv 2510.05381): every non-gold line is
   replaced by filler of **the same character length** — spaces (``lc.mask_token: null``, the
   default) or the mask token repeated with single spaces and padded with spaces to the
   line's length (e.g. ``"[MASK] [MASK]  "``; a line shorter than the token becomes spaces).

@@ -1,4 +1,4 @@
-"""Self-Route (Li et al., EMNLP 2024 industry track, arXiv 2407.16833, §5): RAG first, LC when the reader abstains.
+"""Self-Route (Li et al., EMNLP 2024 industry track, arXiv 2407.16833): RAG first, LC when the reader abstains.
 
 Definition used here: for one item × reader × prompt, the reader first answers over the RAG
 context. When that answer is an explicit non-answer — :func:`lcrag.scoring.answer.is_refusal`
