@@ -86,19 +86,19 @@ def fallback_table(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     d = df[df["condition"].isin(routes)]
     if d.empty:
         return pd.DataFrame(columns=cols)
+    scored = df[df["outcome"] == Outcome.OK]
+    means = scored.groupby(["row", "condition"])["ans"].mean() if "ans" in scored else pd.Series(dtype=float)
+
+    def mean_ans(row: str, cond: str) -> float:
+        return float(means.get((row, cond), float("nan")))
+
     out = []
     for (row, cond), g in d.groupby(["row", "condition"], sort=False):
         fb = g["meta.route_fallback"].astype(bool)
-        ok = df[df["row"] == row]
-
-        def mean_ans(c):
-            x = ok[(ok["condition"] == c) & (ok["outcome"] == Outcome.OK)]
-            return float(x["ans"].mean()) if "ans" in x and len(x) else float("nan")
-
         sc = g[g["outcome"] == Outcome.OK]
         out.append({"row": row, "condition": cond, "n": len(g), "fallbacks": int(fb.sum()), "fallback_rate": float(fb.mean()),
                     "calls_per_item": float(g["meta.route_calls"].mean()),
                     "prompt_tokens": int(g["prompt_tokens"].fillna(0).sum()), "cost_usd": float(g["cost_usd"].fillna(0).sum()),
                     "ans": float(sc["ans"].mean()) if "ans" in sc and len(sc) else float("nan"),
-                    "ans_rag": mean_ans(routes[cond]["rag_condition"]), "ans_lc": mean_ans(routes[cond]["lc_condition"])})
+                    "ans_rag": mean_ans(row, routes[cond]["rag_condition"]), "ans_lc": mean_ans(row, routes[cond]["lc_condition"])})
     return pd.DataFrame(out, columns=cols)

@@ -83,7 +83,9 @@ def test_shuffled_filler_moves_only_non_gold_lines(data):
     s = lc_context(si.item, si.doc_ids, data.documents, "full", filler="shuffled", seed=3)
     assert s.gold_lines == base.gold_lines
     assert [s.line(g).text for g in s.gold_lines] == [base.line(g).text for g in base.gold_lines]
-    others = lambda c: [ln.text for ln in c.lines if ln.number not in c.gold_lines]  # noqa: E731
+    def others(c):
+        return [ln.text for ln in c.lines if ln.number not in c.gold_lines]
+
     assert sorted(others(s)) == sorted(others(base)) and others(s) != others(base)
     assert len(s.text) == len(base.text)
 
