@@ -109,6 +109,24 @@ def plan_01(p: dict) -> NotebookPlan:
     return NotebookPlan("01", rows)
 
 
+def plan_20(p: dict) -> NotebookPlan:
+    """The conditions study's calls (route composes RAG and LC rows, so it adds none)."""
+    import tempfile
+
+    from .custom.build import build
+    from .custom.conditions import conditions_study
+    from .custom.config import parse_config
+    from .custom.example import write_example
+    from .custom.schema import load_items
+
+    cfg = parse_config(conditions_study(list(p["readers"]), prompts=list(p["prompts"]), ks=[int(k) for k in p["ks"]],
+                                        mask_token=p.get("mask_token")))
+    with tempfile.TemporaryDirectory() as d:
+        paths = write_example(d, study=False, **cfg.data.example.model_dump())
+        tasks = build(cfg, load_items(paths["items"], paths["corpus"])).tasks
+    return NotebookPlan("20", _plan_readers(tasks, p["readers"], "20 conditions"))
+
+
 def _recorded_only(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
     def plan(p: dict) -> NotebookPlan:
         if _have_nolima(p.get("data_dir")):
@@ -191,6 +209,7 @@ PLANNERS: dict[str, Callable[[dict], NotebookPlan]] = {
     "14": _not_offline("14", _QASPER),
     "19": _not_offline("19", "LongEval generation over the retrieved candidate passages of each variant, which must "
                              "be computed first"),
+    "20": plan_20,
 }
 NO_READERS = "no reader calls: retrieval, embeddings or recorded outputs only"
 

@@ -34,7 +34,7 @@ def _assigned(src: str) -> list[str]:
 
 
 def test_every_notebook_is_listed():
-    assert len(NOTEBOOKS) == 20
+    assert len(NOTEBOOKS) == 21
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])

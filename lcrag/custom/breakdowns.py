@@ -6,8 +6,12 @@
 * :func:`add_flags` / :func:`filter_items` — the flags as columns of the results frame, and
   the rows of the items that pass a filter (e.g. only sufficient items, or only items not
   answerable without context), as ``lcrag report --sufficient-only --exclude-no-context-answerable``.
-* :func:`k_curve` — mean metric of top-k RAG conditions against k per reader row × setup,
-  k sorted as numbers (never as strings).
+* :func:`k_curve` — mean metric of top-k RAG conditions against k per reader row × setup ×
+  chunk order (:mod:`.layouts`), k sorted as numbers (never as strings), with the
+  retriever's unit recall in the shown context (``recall``: mean over rows of the share of
+  the item's gold evidence units that have a line in the context, "any line of the unit"
+  convention) — the k-sweep of Jin et al. (arXiv 2410.05983), where accuracy can fall
+  with k while recall rises.
 * :func:`question_types` — metrics per condition split by question type: single- vs
   multi-hop (1 vs >= 2 gold evidence units) and answerable vs not (accepted answers are
   explicit non-answers such as "NA").
@@ -68,18 +72,24 @@ def flags_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def k_curve(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:
-    """``row, setup, k, n, <metric>…`` over top-k RAG conditions, k ascending as integers."""
+    """``row, setup, order, k, n, <metric>…, recall`` over top-k RAG conditions, k ascending as integers."""
     topk = {c["condition"]: c for c in man["conditions"] if c["kind"] == "RAG" and c.get("k") is not None}
     ok = df[(df["outcome"] == Outcome.OK) & df["condition"].isin(topk)].copy()
     ms = [m for m in metrics if m in ok.columns]
     if ok.empty or not ms:
-        return pd.DataFrame(columns=["row", "setup", "k", "n", *ms])
+        return pd.DataFrame(columns=["row", "setup", "order", "k", "n", *ms, "recall"])
     ok["setup"] = ok["condition"].map(lambda c: f"{topk[c]['retriever']} / {topk[c]['chunker']}")
+    ok["order"] = ok["condition"].map(lambda c: topk[c].get("order") or "score")
     ok["k"] = ok["condition"].map(lambda c: int(topk[c]["k"]))
-    g = ok.groupby(["row", "setup", "k"], sort=True)
-    out = g[ms].mean()
+    if {"meta.n_units", "meta.missing_units"} <= set(ok.columns):
+        n = ok["meta.n_units"].astype(float)
+        ok["recall"] = ((n - ok["meta.missing_units"].astype(float)) / n).where(n > 0)
+    else:
+        ok["recall"] = np.nan
+    g = ok.groupby(["row", "setup", "order", "k"], sort=True)
+    out = g[[*ms, "recall"]].mean()
     out.insert(0, "n", g.size())
-    return out.reset_index().sort_values(["row", "setup", "k"], kind="stable").reset_index(drop=True)
+    return out.reset_index().sort_values(["row", "setup", "order", "k"], kind="stable").reset_index(drop=True)
 
 
 def question_types(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:

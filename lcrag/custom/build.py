@@ -11,6 +11,13 @@ Condition names (columns of every view):
   (the most top-ranked chunks whose texts fit ``chars`` characters; ``match_lc`` adds one per
   integer LC budget — the matched-budget control of EBG App. G.4).
 
+Layouts (:mod:`.layouts`): an LC filler other than ``coherent`` appends ``-shuffled`` /
+``-masked`` to the LC name (field ``filler``); a RAG chunk order other than ``score`` appends
+``-doc`` / ``-rev`` / ``-ends`` (field ``order``). ``route`` adds ``ROUTE-<rag name without
+RAG->-LC-<budget>`` per RAG condition (kind ``ROUTE``, fields ``rag_condition`` and
+``lc_condition``); its rows are composed from the two conditions' rows after the calls
+(:mod:`.route`), so it sends no request of its own.
+
 Retrieval diagnostics (EBG App. D.3, G.1; :mod:`lcrag.scoring.retrieval`): for every item ×
 chunker × retriever, the 1-based rank of the first chunk that overlaps each gold evidence
 unit in the full ranking (None = never), the item's full-coverage k and its characters.
@@ -26,6 +33,7 @@ from ..runner import Task
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
 from .config import StudyConfig
 from .contexts import lc_context, overlaps, rag_context, take_budget
+from .layouts import FILLER_SUFFIX, ORDER_SUFFIX
 from .schema import ItemSet
 from .stores import Stores
 
@@ -34,6 +42,7 @@ from .stores import Stores
 class Built:
     tasks: list[Task]
     conditions: list[dict[str, Any]] = field(default_factory=list)
+    routes: list[dict[str, Any]] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -45,9 +54,21 @@ def lc_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
     out = []
     for b in cfg.lc.budgets:
         for d in (cfg.lc.depths if cfg.lc.placement == "depth" else [None]):
-            name = f"LC-{_fmt_budget(b)}" + (f"-d{d:g}" if d is not None else "")
-            out.append({"condition": name, "kind": "LC", "budget": b, "depth": d, "placement": cfg.lc.placement})
+            for f in cfg.lc.fillers:
+                name = f"LC-{_fmt_budget(b)}" + (f"-d{d:g}" if d is not None else "") + FILLER_SUFFIX[f]
+                out.append({"condition": name, "kind": "LC", "budget": b, "depth": d, "placement": cfg.lc.placement,
+                            "filler": f, **({"mask_token": cfg.lc.mask_token} if f == "masked" else {})})
     return out
+
+
+def route_conditions(cfg: StudyConfig, rag_conds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One Self-Route condition per RAG condition, falling back to ``LC-<route.lc_budget>``."""
+    if cfg.route is None:
+        return []
+    lc = f"LC-{_fmt_budget(cfg.route.lc_budget)}"
+    return [{"condition": f"ROUTE-{c['condition'].removeprefix('RAG-')}-{lc}", "kind": "ROUTE",
+             "rag_condition": c["condition"], "lc_condition": lc, "chunker": c["chunker"], "retriever": c["retriever"],
+             "k": c["k"], "rag_budget": c["rag_budget"], "order": c["order"]} for c in rag_conds]
 
 
 def rag_budgets(cfg: StudyConfig) -> list[int]:
@@ -100,19 +121,24 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
             for c in lcs:
                 ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
                                            depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
-                                           condition=c["condition"], cache=line_cache)))
+                                           condition=c["condition"], cache=line_cache, filler=c["filler"],
+                                           mask_token=cfg.lc.mask_token)))
     if cfg.rag.enabled:
         budgets = rag_budgets(cfg)
         stores = Stores(cfg, items)
+        corpus_order = list(items.documents)
         for ch in cfg.rag.chunkers:
             for rt in cfg.rag.retrievers:
-                rconds = [{"condition": f"RAG-{rt.display}-{ch.display}-k{k}", "kind": "RAG", "chunker": ch.display,
-                           "retriever": rt.display, "k": k, "rag_budget": None} for k in cfg.rag.k]
-                rconds += [{"condition": f"RAG-{rt.display}-{ch.display}-c{b}", "kind": "RAG", "chunker": ch.display,
-                            "retriever": rt.display, "k": None, "rag_budget": b} for b in budgets]
+                rconds = [{"condition": f"RAG-{rt.display}-{ch.display}-k{k}{ORDER_SUFFIX[o]}", "kind": "RAG",
+                           "chunker": ch.display, "retriever": rt.display, "k": k, "rag_budget": None, "order": o}
+                          for k in cfg.rag.k for o in cfg.rag.orders]
+                rconds += [{"condition": f"RAG-{rt.display}-{ch.display}-c{b}{ORDER_SUFFIX[o]}", "kind": "RAG",
+                            "chunker": ch.display, "retriever": rt.display, "k": None, "rag_budget": b, "order": o}
+                           for b in budgets for o in cfg.rag.orders]
                 conds += rconds
                 for si, ctxs in per_item:
                     ranked = stores.ranked(ch, rt, si.doc_ids, si.item.question)
+                    doc_order = si.doc_ids if cfg.rag.scope == "item" else corpus_order
                     ranks = first_hit_ranks(ranked, si.item.evidence, contains=overlaps)
                     fck = full_coverage_k(ranks)
                     fchars = budget_chars([len(c.text) for c in ranked], fck) if fck else None
@@ -123,8 +149,10 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                     for c in rconds:
                         k = c["k"] if c["k"] is not None else take_budget(ranked, c["rag_budget"])
                         ctxs.append((c, rag_context(si.item, ranked, k=k, condition=c["condition"], chunker=ch.display,
-                                                    retriever=rt.display, rag_budget=c["rag_budget"], n_chunks=len(ranked))))
-    built.conditions = conds
+                                                    retriever=rt.display, rag_budget=c["rag_budget"], n_chunks=len(ranked),
+                                                    order=c["order"], doc_ids=doc_order)))
+                built.routes += route_conditions(cfg, rconds)
+    built.conditions = conds + built.routes
     for si, ctxs in per_item:
         for c, ctx in ctxs:
             md = ctx.metadata

@@ -83,6 +83,8 @@ class LCCfg(BaseModel):
     placement: Literal["natural", "shuffle", "depth"] = "natural"
     depths: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
     headers: bool = True
+    fillers: list[Literal["coherent", "shuffled", "masked"]] = Field(default_factory=lambda: ["coherent"], min_length=1)
+    mask_token: str | None = None  # masked filler: None = spaces, else e.g. "[MASK]" (lcrag.custom.layouts)
 
     @field_validator("budgets")
     @classmethod
@@ -109,6 +111,7 @@ class RAGCfg(BaseModel):
     match_lc: bool = False
     scope: Literal["item", "corpus"] = "item"
     title_in_chunk: bool = False
+    orders: list[Literal["score", "document", "reverse", "both_ends"]] = Field(default_factory=lambda: ["score"], min_length=1)
 
     @field_validator("chunkers", "retrievers", mode="before")
     @classmethod
@@ -123,6 +126,14 @@ class RAGCfg(BaseModel):
         return v
 
 
+class RouteCfg(BaseModel):
+    """Self-Route (arXiv 2407.16833): each RAG condition, falling back to the LC condition of ``lc_budget``
+    (coherent filler) when the reader abstains (:mod:`lcrag.custom.route`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    lc_budget: int | Literal["full"] = "full"
+
+
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -133,6 +144,7 @@ class StudyConfig(BaseModel):
     controls: list[Literal["no_context", "oracle"]] = Field(default_factory=lambda: ["no_context", "oracle"])
     lc: LCCfg = Field(default_factory=LCCfg)
     rag: RAGCfg = Field(default_factory=RAGCfg)
+    route: RouteCfg | None = None
     readers: list[str | dict[str, Any]] = Field(min_length=1)
     scorers: list[str] = Field(default_factory=lambda: ["contains", "evid_strict", "evid_recall", "ans_evid"], min_length=1)
     answer_metric: str | None = None
@@ -145,12 +157,28 @@ class StudyConfig(BaseModel):
     cache: str | None = None
     out: str | None = None
 
+    @field_validator("route", mode="before")
+    @classmethod
+    def _route_flag(cls, v):
+        return {} if v is True else None if v is False else v
+
     @model_validator(mode="after")
     def _something_to_run(self) -> "StudyConfig":
         if not self.lc.enabled and not self.rag.enabled:
             raise ValueError("both lc and rag are disabled: nothing to run")
         if self.rag.enabled and not (self.rag.k or self.rag.budgets or self.rag.match_lc):
             raise ValueError("rag needs k, budgets or match_lc")
+        if self.route is not None:
+            if not (self.lc.enabled and self.rag.enabled):
+                raise ValueError("route needs both lc and rag enabled")
+            if self.route.lc_budget not in self.lc.budgets or "coherent" not in self.lc.fillers \
+                    or self.lc.placement == "depth":
+                raise ValueError(f"route.lc_budget {self.route.lc_budget!r} must be one of lc.budgets, with the coherent "
+                                 "filler and natural or shuffle placement (its LC condition is the fallback)")
+        for f in ("lc.fillers", "rag.orders"):
+            vals = getattr(getattr(self, f.split(".")[0]), f.split(".")[1])
+            if len(set(vals)) != len(vals):
+                raise ValueError(f"{f} lists a value twice")
         return self
 
     def components(self, kind: str) -> list[Component]:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from ..chunking.sentences import split_sentences
 from ..haystack import SourceLine, render_numbered
 from ..types import Chunk, Context, Document, Evidence, Line
+from .layouts import apply_filler, order_chunks
 
 
 def doc_lines(doc: Document, *, header: bool = True) -> list[SourceLine]:
@@ -93,7 +94,7 @@ def lc_order(doc_ids: Sequence[str], gold: set[str], lengths: dict[str, int], bu
 
 def lc_context(item, doc_ids: Sequence[str], docs: dict[str, Document], budget: int | str, *, placement: str = "natural",
                depth: float = 0.5, seed: int = 0, headers: bool = True, condition: str = "",
-               cache: dict | None = None) -> Context:
+               cache: dict | None = None, filler: str = "coherent", mask_token: str | None = None) -> Context:
     """One LC haystack of ``item`` over its documents (see module doc).
 
     ``cache`` (any dict, shared across calls) keeps each document's lines and length, so
@@ -109,10 +110,11 @@ def lc_context(item, doc_ids: Sequence[str], docs: dict[str, Document], budget: 
     gold = {e.doc_id for e in item.evidence}
     order, over = lc_order(doc_ids, gold, lengths, budget, placement=placement, depth=depth, rng_key=f"{seed}|{item.id}")
     lines = [ln for d in order for ln in per_doc[d]]
-    ctx = render_numbered(lines, base=0, condition=condition, gold_roles=())
+    shown = apply_filler(lines, item.evidence, filler, seed_key=f"{seed}|{item.id}|{budget}", mask_token=mask_token)
+    ctx = render_numbered(shown, base=0, condition=condition, gold_roles=())
     return with_gold(ctx, item.evidence, kind="LC", budget=budget, placement=placement,
                      depth=depth if placement == "depth" else None, doc_order=order, over_budget=over,
-                     source_chars=_chars(lines))
+                     source_chars=_chars(lines), filler=filler)
 
 
 def chunk_lines(chunks: Sequence[Chunk], *, headers: bool = True) -> list[SourceLine]:
@@ -142,11 +144,20 @@ def take_budget(ranked: Sequence[Chunk], budget: int) -> int:
     return max(1, k)
 
 
-def rag_context(item, ranked: Sequence[Chunk], *, k: int, condition: str = "", headers: bool = True, **meta) -> Context:
-    """Top-``k`` chunks of ``ranked`` rendered as a RAG context, with gold lines."""
+def rag_context(item, ranked: Sequence[Chunk], *, k: int, condition: str = "", headers: bool = True,
+                order: str = "score", doc_ids: Sequence[str] = (), **meta) -> Context:
+    """Top-``k`` chunks of ``ranked`` rendered as a RAG context in ``order``, with gold lines.
+
+    ``order`` is a chunk order of :mod:`lcrag.custom.layouts` (``document`` sorts by the
+    position of each chunk's document in ``doc_ids``, then by offset); ``chunk_ids`` lists the
+    chunks in rendered order, ``ranks`` their 1-based retrieval ranks in that order.
+    """
     top = list(ranked[:k])
-    ctx = render_numbered(chunk_lines(top, headers=headers), base=0, condition=condition, gold_roles=())
-    return with_gold(ctx, item.evidence, kind="RAG", k=len(top), chunk_ids=[c.id for c in top],
+    shown = order_chunks(top, order, doc_ids)
+    rank_of = {id(c): r for r, c in enumerate(top, 1)}
+    ctx = render_numbered(chunk_lines(shown, headers=headers), base=0, condition=condition, gold_roles=())
+    return with_gold(ctx, item.evidence, kind="RAG", k=len(top), chunk_ids=[c.id for c in shown],
+                     ranks=[rank_of[id(c)] for c in shown], order=order,
                      chunk_chars=sum(len(c.text) for c in top), **meta)
 
 

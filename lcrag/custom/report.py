@@ -16,7 +16,9 @@ LC − RAG                    ``deltas`` (table: paired bootstrap and cluster-bo
                             :mod:`.paired`), ``deltas_lc_minus_rag`` (figure)
 prompt − prompt             ``prompt_deltas`` (same columns; studies with two or more prompts)
 position (LC)               ``position_depth``, ``position_distance`` (tables + heatmaps by decile)
-accuracy vs k               ``accuracy_vs_k`` (table + figure; k in numeric order)
+accuracy vs k               ``accuracy_vs_k`` (table + figure; k in numeric order, one line style per chunk
+                            order, and a retriever-recall panel)
+route                       ``route`` (studies with ``route``: fallback rate to LC, calls, tokens, cost)
 question type               ``question_types`` (single- vs multi-hop, answerable vs not)
 Hits@k any vs all           ``hits_at_k`` (table + figure)
 full-coverage k             ``full_coverage`` (CDF table), ``full_coverage_summary``, ``full_coverage_k`` (figure)
@@ -226,22 +228,49 @@ def _k_curve(man, df, out, label, files, skipped, tables):
     if t.empty:
         skipped.append("accuracy_vs_k figure: no top-k RAG condition")
         return
-    ms = [m for m in ("ans", "evid", "ans_evid") if m in t.columns and t[m].notna().any()]
+    fig = k_sweep_figure(t, title=f"Accuracy and retriever recall vs k (top-k RAG)\n{label}")
+    files["accuracy_vs_k_fig"] = save_figure(fig, "accuracy_vs_k", out)
+    plt.close(fig)
+
+
+ORDER_STYLE = {"score": "-", "document": "--", "reverse": ":", "both_ends": "-."}
+
+
+def k_sweep_figure(t: pd.DataFrame, title: str = ""):
+    """One panel per metric (Ans, Evid, Ans+Evid) plus retriever recall, against k (log axis):
+    one colour per reader row × setup, one line style per chunk order (:data:`ORDER_STYLE`)."""
+    ms = [m for m in ("ans", "evid", "ans_evid", "recall") if m in t.columns and t[m].notna().any()]
     fig, axes = plt.subplots(1, len(ms), figsize=(4.5 * len(ms), 3.8), squeeze=False)
+    if "order" not in t.columns:
+        t = t.assign(order="score")
+    multi = t["order"].nunique() > 1
     for ax, m in zip(axes[0], ms):
         for i, ((row, setup), g) in enumerate(t.groupby(["row", "setup"], sort=True)):
-            g = g.sort_values("k")
-            ax.plot(g["k"].astype(int), g[m], marker="o", color=f"C{i}", label=f"{row}: {setup}")
+            for order, h in g.groupby("order", sort=False):
+                h = h.sort_values("k")
+                ax.plot(h["k"].astype(int), h[m], marker="o", color=f"C{i}", linestyle=ORDER_STYLE.get(order, "-"),
+                        label=f"{row}: {setup}" + (f" · {order}" if multi else ""))
         ks = sorted(t["k"].astype(int).unique())
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
-        ax.set(xlabel="k (chunks)", ylabel=LABELS[m], ylim=(-0.02, 1.02), title=LABELS[m])
+        ax.set(xlabel="k (chunks)", ylabel=LABELS.get(m, m), ylim=(-0.02, 1.02),
+               title="retriever recall (gold units in context)" if m == "recall" else LABELS[m])
         ax.grid(True, alpha=0.3)
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"Accuracy vs k (top-k RAG)\n{label}", y=1.04)
-    files["accuracy_vs_k_fig"] = save_figure(fig, "accuracy_vs_k", out)
-    plt.close(fig)
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle(title, y=1.04)
+    return fig
+
+
+def _route(man, df, out, label, files, tables):
+    """Self-Route table (only for studies with ``route``): fallback rate, calls and cost per route condition."""
+    from .route import fallback_table
+
+    t = fallback_table(man, df)
+    if t.empty:
+        return
+    tables["route"] = t
+    files["route"] = save_table(t, "route", out, float_format="%.6g", source=label)
 
 
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
@@ -288,6 +317,7 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     tables["failures"] = views.failures(df, man)
     _failures(tables["failures"], order, out, label, files)
     _usage(man, df, summ, out, label, files)
+    _route(man, df, out, label, files, tables)
     note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", *(["", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]

@@ -201,6 +201,26 @@ def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
     return prep.base / "runs" / prep.cfg.name
 
 
+def append_routes(results: Path, routes: list[dict[str, Any]], rows: list) -> list:
+    """Compose the route rows of one reader's rows (:mod:`.route`) and append them to ``results``;
+    a row already recorded with the same content (a resumed run) is not written again."""
+    if not routes:
+        return []
+    from ..runner import ResultsWriter
+    from .route import route_rows
+
+    out = route_rows(routes, rows)
+    have = {r.task_id: r.to_dict() for r in read_results(results)}
+    w = ResultsWriter(results)
+    try:
+        for row in out:
+            if have.get(row.task_id) != row.to_dict():
+                w.append(row)
+    finally:
+        w.close()
+    return out
+
+
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
@@ -240,7 +260,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     rows, stats = [], {}
     t0 = time.monotonic()
     man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
-                  expected_rows=len(built.tasks))
+                  expected_rows=len(built.tasks) + len(built.routes) * len(prep.items.items) * len(cfg.prompts))
     with run_lock(results, wait=wait, log=log):
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
@@ -251,10 +271,11 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        rows += runner(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
-                                          budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
-                                          allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
-                                          progress=progress, log=log, stats=st)
+                        got = runner(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                                        budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
+                                        allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
+                                        progress=progress, log=log, stats=st)
+                        rows += got + append_routes(results, built.routes, got)
                     finally:
                         stats[r.name] = st.as_dict()
         except BaseException as e:
