@@ -81,6 +81,12 @@ class Task:
         tpl = load_prompt(self.prompt)
         return tpl.messages(self.context.text, self.item.question), tpl.expects_json, tpl.label
 
+    def request(self, identity: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, str]], bool]:
+        """The cache request of this task for a reader of ``identity`` (``Reader.identity()``):
+        what the response cache key is computed from. Returns (request, messages, expects_json)."""
+        messages, expects_json, tlabel = self.build()
+        return {"reader": identity, "messages": messages, "expects_json": expects_json, "template": tlabel}, messages, expects_json
+
 
 def read_results(path: str | Path) -> list[ResultRow]:
     """Rows of a results file, last row per task id; a truncated final line (killed writer) is ignored."""
@@ -267,8 +273,7 @@ def _run_tasks(
     sver = scorer_version(scorer)
     for t in tasks:
         tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt)
-        messages, expects_json, tlabel = t.build()
-        request = {"reader": ident, "messages": messages, "expects_json": expects_json, "template": tlabel}
+        request, messages, expects_json = t.request(ident)
         key = cache_key(request)
         # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row)
         ntok = profile_prompt_tokens(reader.profile, messages)

@@ -36,9 +36,8 @@ FINISHED = (Outcome.OK, Outcome.NA)
 
 
 def task_request(t: Task, reader: Reader) -> dict[str, Any]:
-    """The cache request of a task, as ``lcrag.runner.run_tasks`` builds it (tested to agree)."""
-    messages, expects_json, tlabel = t.build()
-    return {"reader": reader.identity(), "messages": messages, "expects_json": expects_json, "template": tlabel}
+    """The cache request of a task, as ``lcrag.runner.run_tasks`` builds it (``Task.request``)."""
+    return t.request(reader.identity())[0]
 
 
 def task_key(t: Task, reader: Reader) -> str:
