@@ -41,7 +41,7 @@ def difficulty(cfg: SyntheticConfig, retrievers: Sequence[str] = RETRIEVERS, *, 
     rows = []
     for length in cfg.lengths:
         for t in range(cfg.trials):
-            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds)
+            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds, cfg.stopping_rule)
             hops = item.metadata["hop_lines"]
             q = set(content_tokens(item.question))
             by_num = {ln.number: ln for ln in ctx.lines}
