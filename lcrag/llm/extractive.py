@@ -21,6 +21,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..types import Line
 
@@ -37,6 +38,12 @@ STOPWORDS = frozenset(
 def tokens(text: str) -> list[str]:
     """Lowercased alphanumeric tokens without stopwords."""
     return [t for t in (m.group(0).lower() for m in _TOKEN.finditer(text)) if t not in STOPWORDS]
+
+
+@lru_cache(maxsize=1 << 18)
+def token_set(text: str) -> frozenset[str]:
+    """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat its lines."""
+    return frozenset(tokens(text))
 
 
 def entities(text: str) -> list[str]:
@@ -70,7 +77,7 @@ class LineIndex:
 
     def __init__(self, lines: Sequence[Line]):
         self.citable = [ln for ln in lines if ln.citable]
-        self.toks = {ln.number: frozenset(tokens(ln.text)) for ln in self.citable}
+        self.toks = {ln.number: token_set(ln.text) for ln in self.citable}
         df: Counter = Counter()
         for ts in self.toks.values():
             df.update(ts)

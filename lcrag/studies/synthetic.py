@@ -43,7 +43,7 @@ from ..scoring.answer import exact_match
 from ..scoring.evidence import evid_recall, evid_strict
 from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule, read_reply
 from ..types import Context, Evidence, Item, Response
-from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, rag_context
+from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, index_for, rag_context
 
 METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
 LC = "LC"
@@ -181,7 +181,7 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
     cfg.validate()
     pool, nds = sweep_inputs(cfg)
     if index is None and any(c in RAG_CONDITIONS for c in cfg.conditions):
-        index = SyntheticIndex(pool, [f for n in nds for f in n.facts])
+        index = index_for(pool, nds)
     tasks = []
     for length in cfg.lengths:
         for t in range(cfg.trials):
