@@ -12,8 +12,10 @@ long-context condition and, beyond the paper, with no context, with the oracle e
 (``lcrag.controls``) and in four RAG conditions (``lcrag.studies.synthetic_retrieval``).
 
 Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.replies.read_reply``):
-``"authors"`` (default) reads the first JSON object and leaves empty or unparseable replies
-out of every denominator (NaN metrics, counted in ``n_unusable``), as LC-EBG's runners;
+``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
+(``lcrag.llm.parse_first.parse_first_json_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
+parse_llm_json_output``) and leaves empty or unparseable replies out of every denominator
+(NaN metrics, counted in ``n_unusable``);
 ``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
 Scoring follows data README §6.1: exact case-sensitive answer after stripping '.', strict
 evidence (cited set == gold set), joint = both; failed calls are excluded from denominators.
@@ -34,6 +36,7 @@ from ..data.synthetic import PAPER_POOL_SIZE, TwoHopNeedle, assert_safe, hop_ord
 from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
 from ..haystack import STOPPING_RULES, SourceLine, fill_to_length, insert_at_random, render_numbered
 from ..llm.cache import ResponseCache
+from ..llm.parse_first import parse_first_json_synthetic
 from ..llm.prompts import load_prompt
 from ..llm.readers import make_reader
 from ..llm.server import serve_for
@@ -213,7 +216,8 @@ def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> d
     if check_rule(reply_rule) == "lcrag":  # the runner already parsed with lcrag's parser
         usable, answer, lines = True, resp.answer, list(resp.lines or ())
     else:
-        usable, answer, lines = read_reply(resp.raw, expects_json=_expects_json(task), rule=reply_rule)
+        usable, answer, lines = read_reply(resp.raw, expects_json=_expects_json(task), rule=reply_rule,
+                                           first_json=parse_first_json_synthetic)
     answer_only = task.prompt in ANSWER_ONLY_PROMPTS
     flag = {} if reply_rule == "lcrag" else {"unusable": 0.0}
     hops = task.item.metadata.get("hop_lines")

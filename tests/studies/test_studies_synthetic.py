@@ -154,6 +154,10 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
         assert m["unusable"] == 1.0 and np.isnan(m["ans"]) and np.isnan(m["evid_strict"])
         assert np.isnan(synthetic.score(star, Response(raw=raw))["ans_star"])
     assert synthetic.score(star, Response(raw=json.dumps({"answer": gold})))["ans_star"] == 1.0
+    # the synthetic runner's parser (first lazy {...}), not NoLiMa's brace-balanced one: a nested object is unusable
+    nested = json.dumps({"answer": gold, "lines": [h1, h2], "note": {"k": 1}})
+    assert synthetic.score(ebg, Response(raw=nested))["unusable"] == 1.0
+    assert synthetic.score(ebg, Response(raw="```json\n" + json.dumps({"answer": gold, "lines": [h2, h1]}) + "\n```"))["ans_evid"] == 1.0
     # summary: unusable replies are counted and out of the denominators
     import pandas as pd
 
