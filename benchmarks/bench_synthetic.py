@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import timed, write  # noqa: E402
+from _common import timed, write
 
-from lcrag.llm import tokens as tk  # noqa: E402
-from lcrag.llm.extractive import token_set, tokens  # noqa: E402
-from lcrag.llm.prompts import load_prompt  # noqa: E402
-from lcrag.studies import synthetic  # noqa: E402
+from lcrag.llm import tokens as tk
+from lcrag.llm.extractive import token_set, tokens
+from lcrag.llm.prompts import load_prompt
+from lcrag.studies import synthetic
 
 LENGTHS = (100_000, 1_000_000)
 TRIALS = 10

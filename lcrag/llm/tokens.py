@@ -80,7 +80,7 @@ class Tokenizer:
 
 _MEMO_MIN_CHARS = 20_000
 _MEMO_MAX = 4096
-_MEMO: "OrderedDict[tuple, int]" = OrderedDict()
+_MEMO: OrderedDict[tuple, int] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 
 
