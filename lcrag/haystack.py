@@ -116,9 +116,10 @@ def n_facts_kept(lengths: Sequence[int], length: int, rule: str = "authors") -> 
 def fill_to_length(pool: Sequence[str], length: int, rng: random.Random, *, rule: str = "lcrag") -> list[str]:
     """Shuffle ``pool`` and accumulate facts to fill ``length`` characters (:func:`n_facts_kept`).
 
-    ``rule="lcrag"`` (the current synthetic study): keep facts while the joined text (newlines)
-    stays within ``length`` characters; ``rule="authors"``: LC-EBG's ``add_random_facts``
-    stopping rule (data README §6.1), one fact fewer when the joined text would reach L − 1 or L.
+    ``rule="lcrag"`` (lcrag's former synthetic rule, ``SyntheticConfig(stopping_rule="lcrag")``):
+    keep facts while the joined text (newlines) stays within ``length`` characters;
+    ``rule="authors"`` (the synthetic study's default): LC-EBG's ``add_random_facts`` stopping
+    rule (data README §6.1), one fact fewer when the joined text would reach L − 1 or L.
     """
     if length <= 0:
         raise ValueError(f"haystack length must be positive, got {length}")

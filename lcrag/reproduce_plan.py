@@ -100,7 +100,7 @@ def plan_01(p: dict) -> NotebookPlan:
     nds = needle_set(cfg.needles)
     sample = []
     for length in cfg.lengths:
-        item, ctx = build_trial(length, 0, cfg.seed, pool, nds)
+        item, ctx = build_trial(length, 0, cfg.seed, pool, nds, cfg.stopping_rule)
         sample += [Task(item=item, context=ctx, prompt=pr, condition=ctx.condition) for pr in cfg.prompts]
     rows = []
     for prof in _readers(cfg.readers):

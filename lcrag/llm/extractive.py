@@ -22,6 +22,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..types import Line
 
@@ -44,6 +45,12 @@ def tokens(text: str) -> list[str]:
 def token_set(text: str) -> frozenset[str]:
     """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat the same lines
     across trials and lengths, so each distinct line is tokenized once per process."""
+    return frozenset(tokens(text))
+
+
+@lru_cache(maxsize=1 << 18)
+def token_set(text: str) -> frozenset[str]:
+    """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat its lines."""
     return frozenset(tokens(text))
 
 

@@ -86,7 +86,11 @@ class ExtractiveReader(Reader):
         if index is None:  # built once per context, shared by the prompts asked over it
             index = LineIndex(ctx.lines)
             object.__setattr__(ctx, "_extractive_index", index)
-        answer, lines = extract(index, request.question, cite_k=self.profile.cite_k, passes=self.passes)
+        memo = ctx.__dict__.setdefault("_extractive_answers", {})  # same context and question under several prompts
+        key = (request.question, self.profile.cite_k, self.passes)
+        if key not in memo:
+            memo[key] = extract(index, request.question, cite_k=self.profile.cite_k, passes=self.passes)
+        answer, lines = memo[key]
         text = json.dumps({"lines": lines, "answer": answer}) if request.expects_json else answer
         return CallResult(True, text=text, attempts=1)
 

@@ -23,7 +23,9 @@ Special-token text inside a prompt is counted as ordinary text (``disallowed_spe
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -71,7 +73,32 @@ class Tokenizer:
     _count: Callable[[str], int]
 
     def count(self, text: str) -> int:
+        if self.exact and len(text) >= _MEMO_MIN_CHARS:  # long contexts are counted once per tokenizer
+            return _count_memo(self, text)
         return self._count(text)
+
+
+_MEMO_MIN_CHARS = 20_000
+_MEMO_MAX = 4096
+_MEMO: OrderedDict[tuple, int] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
+
+def _count_memo(tok: Tokenizer, text: str) -> int:
+    """Token count of a long text, memoised by its BLAKE2b digest (a haystack is counted for
+    every reader, prompt and plan; hashing is far cheaper than tokenizing)."""
+    key = (tok, len(text), hashlib.blake2b(text.encode("utf-8"), digest_size=20).digest())
+    with _MEMO_LOCK:
+        hit = _MEMO.get(key)
+        if hit is not None:
+            _MEMO.move_to_end(key)
+            return hit
+    n = tok._count(text)
+    with _MEMO_LOCK:
+        _MEMO[key] = n
+        if len(_MEMO) > _MEMO_MAX:
+            _MEMO.popitem(last=False)
+    return n
 
 
 def _chars(ratio: float, note: str = "") -> Tokenizer:

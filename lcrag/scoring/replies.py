@@ -14,10 +14,16 @@ Two named reply rules (EBG paper §4.2, App. F; issue "method fidelity" point 18
   score 0 and stay in the denominators; lcrag's repairing parser reads the **last** object
   with an ``answer`` (:func:`lcrag.llm.parse.parse_response`).
 
-:func:`read_reply` returns ``(usable, answer, lines)`` for one raw reply under a rule.
+:func:`read_reply` returns ``(usable, answer, lines)`` for one raw reply under a rule. Its
+``first_json`` names the first-object parser of the ``"authors"`` rule: NoLiMa's
+(:func:`~lcrag.llm.parse_first.parse_first_json`, the default) or the synthetic runner's
+(:func:`~lcrag.llm.parse_first.parse_first_json_synthetic`, used by ``lcrag.studies.synthetic``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from ..llm.parse import parse_answer_only, parse_response
 from ..llm.parse_first import int_lines, parse_first_json
@@ -32,7 +38,8 @@ def check_rule(rule: str) -> str:
     return rule
 
 
-def read_reply(raw: str | None, *, expects_json: bool, rule: str = DEFAULT_REPLY_RULE) -> tuple[bool, str | None, list[int]]:
+def read_reply(raw: str | None, *, expects_json: bool, rule: str = DEFAULT_REPLY_RULE,
+               first_json: Callable[[str], Any] = parse_first_json) -> tuple[bool, str | None, list[int]]:
     """``(usable, answer, lines)`` of one raw reply.
 
     ``expects_json=False`` (free-text prompts such as CoT): the last non-empty line is the
@@ -46,7 +53,7 @@ def read_reply(raw: str | None, *, expects_json: bool, rule: str = DEFAULT_REPLY
         return False, None, []
     if not expects_json:
         return True, parse_answer_only(raw).answer, []
-    obj = parse_first_json(str(raw))
+    obj = first_json(str(raw))
     if not obj:  # None, {} or [] — run_controlled_standard skips "if not parsed"
         return False, None, []
     if not isinstance(obj, dict):

@@ -1,14 +1,24 @@
 """Synthetic two-hop EBG study (EBG paper §4.1, §5.1.2, App. B, App. F.1; Figure 4).
 
 For each length L and trial t, a fresh haystack: the distractor pool shuffled with a
-trial-specific RNG and accumulated up to L characters (``lcrag.haystack.fill_to_length``),
-one needle drawn uniformly, its two facts inserted at independent random positions, lines
-rendered ``i: fact`` from 0, the two fact lines recorded as gold. Every reader answers the
-same haystack under the answer-only prompt (-> Ans*) and the EBG prompt (-> Ans, Evid,
-Ans+Evid), in the long-context condition and, beyond the paper, with no context, with the
-oracle evidence and in four RAG conditions (``lcrag.studies.synthetic_retrieval``). Scoring
-follows data README §6.1: exact case-sensitive answer after stripping '.', strict evidence
-(cited set == gold set), joint = both; failed calls are excluded from denominators.
+trial-specific RNG and accumulated up to L characters (``lcrag.haystack.fill_to_length``,
+``SyntheticConfig.stopping_rule``: ``"authors"`` = LC-EBG ``add_random_facts``, the default;
+``"lcrag"`` = joined text within L), one needle drawn uniformly, its two facts inserted at
+independent random positions, lines rendered ``i: fact`` from 0, the two fact lines recorded
+as gold. Every reader answers the same haystack under the answer-only prompt (-> Ans*; by
+default ``answer_only_json_synthetic``, the authors' JSON answer-only prompt; ``answer_only``
+is lcrag's earlier free-text one) and the EBG prompt (-> Ans, Evid, Ans+Evid), in the
+long-context condition and, beyond the paper, with no context, with the oracle evidence
+(``lcrag.controls``) and in four RAG conditions (``lcrag.studies.synthetic_retrieval``).
+
+Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.replies.read_reply``):
+``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
+(``lcrag.llm.parse_first.parse_first_json_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
+parse_llm_json_output``) and leaves empty or unparseable replies out of every denominator
+(NaN metrics, counted in ``n_unusable``);
+``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
+Scoring follows data README §6.1: exact case-sensitive answer after stripping '.', strict
+evidence (cited set == gold set), joint = both; failed calls are excluded from denominators.
 """
 
 from __future__ import annotations
@@ -16,28 +26,34 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
 from .. import provenance
 from ..data.synthetic import PAPER_POOL_SIZE, TwoHopNeedle, assert_safe, hop_order, needles as needle_set, resolve_pool
-from ..haystack import SourceLine, fill_to_length, insert_at_random, render_numbered
+from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
+from ..haystack import STOPPING_RULES, SourceLine, fill_to_length, insert_at_random, render_numbered
 from ..llm.cache import ResponseCache
+from ..llm.parse_first import parse_first_json_synthetic
+from ..llm.prompts import load_prompt
 from ..llm.readers import make_reader
 from ..llm.server import serve_for
 from ..results import aggregate, to_frame
 from ..runner import Task, run_tasks
 from ..scoring.answer import exact_match
 from ..scoring.evidence import evid_recall, evid_strict
+from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule, read_reply
 from ..types import Context, Evidence, Item, Response
-from .conditions import NO_CONTEXT, ORACLE, no_context, oracle_evidence
-from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, rag_context
+from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, index_for, rag_context
 
 METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
 LC = "LC"
 RAG_CONDITIONS = tuple(f"RAG-{r}-{m}" for r in RETRIEVERS for m in QUERY_MODES)
 ALL_CONDITIONS = (LC, NO_CONTEXT, ORACLE) + RAG_CONDITIONS
+ANSWER_ONLY_PROMPTS = ("answer_only_json_synthetic", "answer_only", "answer_only_json", "cot")  # -> Ans*
+DEFAULT_STOPPING_RULE = "authors"
 
 
 @dataclass
@@ -47,7 +63,11 @@ class SyntheticConfig:
     numbered as in the haystack) and ``RAG-<bm25|minilm>-<single|bridge>`` at ``rag_budget``
     characters (``lcrag.studies.synthetic_retrieval``). ``pool``: ``None`` = lcrag's generated
     pool of ``pool_size`` facts, or a pool file (text or JSONL). ``reader_conditions`` limits a
-    reader to some conditions (e.g. a slow local model to ``[LC]``)."""
+    reader to some conditions (e.g. a slow local model to ``[LC]``). ``stopping_rule``: how
+    a haystack is filled (``lcrag.haystack.fill_to_length``; ``"authors"`` or ``"lcrag"``);
+    ``reply_rule``: how replies are read and whether unusable ones count
+    (``lcrag.scoring.replies``; ``"authors"`` or ``"lcrag"``). ``prompts``: the answer-only
+    prompt (one of :data:`ANSWER_ONLY_PROMPTS`, scored as Ans*) and ``ebg``."""
 
     lengths: list[int] = field(default_factory=lambda: [10_000, 20_000, 50_000])
     trials: int = 10
@@ -56,13 +76,15 @@ class SyntheticConfig:
     pool_size: int = PAPER_POOL_SIZE
     pool: str | None = None
     readers: list[str] = field(default_factory=lambda: ["extractive"])
-    prompts: tuple[str, ...] = ("answer_only", "ebg")
+    prompts: tuple[str, ...] = ("answer_only_json_synthetic", "ebg")
     reader_trials: dict[str, int] = field(default_factory=dict)  # cap trials per reader (slow local models)
     conditions: tuple[str, ...] = (LC,)
     rag_budget: int = 2_000
     reader_conditions: dict[str, list[str]] = field(default_factory=dict)
     dense_lengths: list[int] | None = None  # lengths with MiniLM (None = all); embedding is slow on CPU
     dense_trials: int | None = None  # trials with MiniLM per length (None = all)
+    stopping_rule: str = DEFAULT_STOPPING_RULE
+    reply_rule: str = DEFAULT_REPLY_RULE
 
     def dense_ok(self, length: int, trial: int) -> bool:
         """Whether MiniLM conditions/ranks are computed for this haystack."""
@@ -79,14 +101,20 @@ class SyntheticConfig:
             raise ValueError(f"unknown conditions {bad or self.conditions}; choose from {', '.join(ALL_CONDITIONS)}")
         if int(self.rag_budget) <= 0:
             raise ValueError(f"rag_budget must be a positive character count, got {self.rag_budget}")
+        if self.stopping_rule not in STOPPING_RULES:
+            raise ValueError(f"stopping_rule must be one of {', '.join(STOPPING_RULES)}, got {self.stopping_rule!r}")
+        check_rule(self.reply_rule)
 
 
 _TRIALS: "OrderedDict[tuple, tuple[Item, Context]]" = OrderedDict()
 _TRIALS_MAX = 512
 
 
-def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needles: tuple[TwoHopNeedle, ...]) -> tuple[Item, Context]:
-    """One haystack and its item; deterministic in (length, trial, seed, pool, needles).
+def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needles: tuple[TwoHopNeedle, ...],
+                rule: str = DEFAULT_STOPPING_RULE) -> tuple[Item, Context]:
+    """One haystack and its item; deterministic in (length, trial, seed, pool, needles, rule).
+
+    ``rule``: the stopping rule of :func:`lcrag.haystack.fill_to_length`.
 
     Memoised (last 512 haystacks, keyed by the pool's and needles' contents), so the
     difficulty report ranks the very haystacks the readers saw without rebuilding them.
@@ -94,22 +122,22 @@ def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needl
     ``item.metadata["hop_lines"]`` = (first-hop line, second-hop line) numbers in the haystack
     (:func:`lcrag.data.synthetic.hop_order`).
     """
-    key = (int(length), int(trial), int(seed), len(pool), hash(tuple(pool)), tuple(needles))
+    key = (int(length), int(trial), int(seed), len(pool), hash(tuple(pool)), tuple(needles), rule)
     hit = _TRIALS.get(key)
     if hit is not None:
         _TRIALS.move_to_end(key)
         return hit
-    out = _build_trial(int(length), int(trial), int(seed), pool, needles)
+    out = _build_trial(int(length), int(trial), int(seed), pool, needles, rule)
     _TRIALS[key] = out
     if len(_TRIALS) > _TRIALS_MAX:
         _TRIALS.popitem(last=False)
     return out
 
 
-def _build_trial(length: int, trial: int, seed: int, pool, needles) -> tuple[Item, Context]:
+def _build_trial(length: int, trial: int, seed: int, pool, needles, rule: str) -> tuple[Item, Context]:
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
-    facts = fill_to_length(pool, length, rng)
+    facts = fill_to_length(pool, length, rng, rule=rule)
     base = [SourceLine(text=f, doc_id="pool", source_line=i) for i, f in enumerate(facts)]
     nd = [SourceLine(text=f, doc_id=needle.id, source_line=j, role="needle") for j, f in enumerate(needle.facts)]
     lines = insert_at_random(base, nd, rng)
@@ -139,9 +167,10 @@ def trial_contexts(cfg: SyntheticConfig, item: Item, ctx: Context, index: Synthe
         if cond == LC:
             out[cond] = ctx
         elif cond == NO_CONTEXT:
-            out[cond] = no_context(ctx)
+            out[cond] = no_context(NO_CONTEXT, n_units=len(ctx.gold_lines),
+                                   **{**ctx.metadata, "gold_all": list(ctx.gold_lines), "source_condition": ctx.condition})
         elif cond == ORACLE:
-            out[cond] = oracle_evidence(ctx)
+            out[cond] = oracle_context(ctx, condition=ORACLE)
         else:
             _, retriever, mode = cond.split("-")
             if retriever == "minilm" and not cfg.dense_ok(ctx.metadata["length"], ctx.metadata["trial"]):
@@ -155,11 +184,11 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
     cfg.validate()
     pool, nds = sweep_inputs(cfg)
     if index is None and any(c in RAG_CONDITIONS for c in cfg.conditions):
-        index = SyntheticIndex(pool, [f for n in nds for f in n.facts])
+        index = index_for(pool, nds)
     tasks = []
     for length in cfg.lengths:
         for t in range(cfg.trials):
-            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds)
+            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds, cfg.stopping_rule)
             for cond, c in trial_contexts(cfg, item, ctx, index).items():
                 for prompt in cfg.prompts:
                     tasks.append(Task(item=item, context=c, prompt=prompt, condition=cond,
@@ -167,29 +196,49 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
     return tasks
 
 
-def score(task: Task, resp: Response) -> dict[str, float]:
-    """README §6.1 rules. Answer-only prompts give ``ans_star``; EBG prompts the EBG metrics.
+def _expects_json(task: Task) -> bool:
+    return bool(task.expects_json) if task.messages is not None else load_prompt(task.prompt).expects_json
+
+
+def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
+    """README §6.1 rules. Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`) give ``ans_star``;
+    EBG prompts the EBG metrics.
+
+    The reply is read under ``reply_rule`` (:func:`lcrag.scoring.replies.read_reply`): with
+    ``"authors"`` an empty or unparseable reply is unusable — NaN metrics (out of every
+    denominator) and ``unusable = 1``; with ``"lcrag"`` the runner's parse is scored as is.
 
     Gold = both needle lines of the haystack (also in RAG contexts that miss one, and in the
     no-context condition): strict Evid needs exactly both. ``cite_hop1``/``cite_hop2`` = the
     first-/second-hop line is among the cited lines; ``ctx_hop1``/``ctx_hop2`` = it is in the
     context shown (retrieval coverage; 1 in LC and oracle, 0 with no context).
     """
-    ans = exact_match(resp.answer, task.item.answers)
-    if task.prompt in ("answer_only", "cot"):
-        return {"ans_star": ans}
-    gold = tuple(task.context.metadata.get("gold_all") or task.context.gold_lines)
-    ev = evid_strict(resp.lines, gold)
-    out = {"ans": ans, "evid_strict": ev, "evid_recall": evid_recall(resp.lines, gold), "ans_evid": float(ans and ev)}
+    if check_rule(reply_rule) == "lcrag":  # the runner already parsed with lcrag's parser
+        usable, answer, lines = True, resp.answer, list(resp.lines or ())
+    else:
+        usable, answer, lines = read_reply(resp.raw, expects_json=_expects_json(task), rule=reply_rule,
+                                           first_json=parse_first_json_synthetic)
+    answer_only = task.prompt in ANSWER_ONLY_PROMPTS
+    flag = {} if reply_rule == "lcrag" else {"unusable": 0.0}
     hops = task.item.metadata.get("hop_lines")
+    if not usable:
+        names = ["ans_star"] if answer_only else ["ans", "evid_strict", "evid_recall", "ans_evid"] + \
+            (["cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"] if hops else [])
+        return {**{k: float("nan") for k in names}, "unusable": 1.0}
+    ans = exact_match(answer, task.item.answers)
+    if answer_only:
+        return {"ans_star": ans, **flag}
+    gold = tuple(task.context.metadata.get("gold_all") or task.context.gold_lines)
+    ev = evid_strict(lines, gold)
+    out = {"ans": ans, "evid_strict": ev, "evid_recall": evid_recall(lines, gold), "ans_evid": float(ans and ev)}
     if hops:
-        cited = set(resp.lines or ())
+        cited = set(lines)
         out["cite_hop1"] = float(hops[0] in cited)
         out["cite_hop2"] = float(hops[1] in cited)
         shown = {ln.number for ln in task.context.lines}
         out["ctx_hop1"] = float(hops[0] in shown)
         out["ctx_hop2"] = float(hops[1] in shown)
-    return out
+    return {**out, **flag}
 
 
 def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache | None = None, progress: bool = True,
@@ -198,6 +247,7 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
     tasks = build_tasks(cfg)
     cache = cache or ResponseCache()
     provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
+    scorer = partial(score, reply_rule=cfg.reply_rule)
     rows = []
     with serve_for(cfg.readers):
         for name in cfg.readers:
@@ -206,7 +256,7 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
             conds = cfg.reader_conditions.get(name)
             mine = [t for t in tasks if (cap is None or t.item.metadata["trial"] < cap) and (conds is None or t.condition in conds)]
             rows += run_tasks(mine, reader, run=f"synthetic-s{cfg.seed}-{cfg.needles}", results_path=results_path,
-                              scorer=score, cache=cache, progress=progress, budget_usd=budget_usd)
+                              scorer=scorer, cache=cache, progress=progress, budget_usd=budget_usd)
     df = to_frame(rows)
     df["length"] = df["meta.length"].astype(int)
     df["reader_label"] = df["meta.reader_label"]
@@ -214,15 +264,28 @@ def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache 
     return df
 
 
+def _unusable(df: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Per group: ``ok`` rows whose reply was unusable (reply rule ``"authors"``)."""
+    un = (df["unusable"].fillna(0) > 0) & (df["outcome"] == "ok") if "unusable" in df else pd.Series(False, index=df.index)
+    return un.groupby([df[k] for k in keys]).sum().astype(int)
+
+
 def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """Per reader × condition × length: Ans*, Ans, Evid (strict/recall), Ans+Evid, per-hop
-    citation rates, with n and 95% CIs."""
+    citation rates, with 95% CIs. ``n`` / ``n_answer_only`` = usable scored replies (the
+    denominators); ``n_unusable`` / ``n_unusable_answer_only`` = replies left out by the
+    ``"authors"`` reply rule (0 under ``"lcrag"``)."""
     keys = ["reader_label", "condition", "length"]
-    star = aggregate(df[df["prompt"] == "answer_only"], keys, ["ans_star"], seed=seed)
+    star_rows = df[df["prompt"].isin(ANSWER_ONLY_PROMPTS)]
+    star = aggregate(star_rows, keys, ["ans_star"], seed=seed)
     ebg_rows = df[df["prompt"] == "ebg"]
     ebg = aggregate(ebg_rows, keys, [m for m in METRICS_EBG if m in ebg_rows], seed=seed)
+    for part, rows in ((star, star_rows), (ebg, ebg_rows)):
+        un = _unusable(rows, keys)
+        part["n_unusable"] = [int(un.get(tuple(r), 0)) for r in part[keys].itertuples(index=False)] if len(part) else []
+        part["n"] = part["n"] - part["n_unusable"]
     star = star.rename(columns={"n": "n_answer_only", "n_failed": "n_failed_answer_only", "n_na": "n_na_answer_only",
-                                "parse_fail_rate": "parse_fail_rate_answer_only"})
+                                "parse_fail_rate": "parse_fail_rate_answer_only", "n_unusable": "n_unusable_answer_only"})
     return star.merge(ebg, on=keys, how="outer").sort_values(keys).reset_index(drop=True)
 
 

@@ -22,26 +22,26 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..llm.extractive import tokens as content_tokens
+from ..llm.extractive import token_set, tokens as content_tokens
 from .synthetic import SyntheticConfig, build_trial, sweep_inputs
-from .synthetic_retrieval import RETRIEVERS, SyntheticIndex, needle_ranks
+from .synthetic_retrieval import RETRIEVERS, SyntheticIndex, index_for, needle_ranks
 
 TOP = 10
 
 
 def _overlap(q: set[str], text: str) -> float:
-    return len(q & set(content_tokens(text))) / len(q) if q else 0.0
+    return len(q & token_set(text)) / len(q) if q else 0.0
 
 
 def difficulty(cfg: SyntheticConfig, retrievers: Sequence[str] = RETRIEVERS, *, index: SyntheticIndex | None = None) -> pd.DataFrame:
     """One row per length × trial × retriever (module doc)."""
     cfg.validate()
     pool, nds = sweep_inputs(cfg)
-    index = index or SyntheticIndex(pool, [f for n in nds for f in n.facts])
+    index = index or index_for(pool, nds)
     rows = []
     for length in cfg.lengths:
         for t in range(cfg.trials):
-            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds)
+            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds, cfg.stopping_rule)
             hops = item.metadata["hop_lines"]
             q = set(content_tokens(item.question))
             by_num = {ln.number: ln for ln in ctx.lines}

@@ -81,7 +81,14 @@ class SyntheticIndex:
         return np.stack([self._emb[int(r)] for r in rows])
 
     def rows(self, ctx: Context) -> np.ndarray:
-        return np.asarray([self.row_of[ln.text] for ln in ctx.lines], dtype=np.int64)
+        """Index rows of the context's lines, in line order (kept on the context for reuse)."""
+        memo = ctx.__dict__.get("_synthetic_rows")
+        if memo is not None and memo[0] is self:
+            return memo[1]
+        out = np.fromiter((self.row_of[ln.text] for ln in ctx.lines), dtype=np.int64, count=len(ctx.lines))
+        out.setflags(write=False)
+        object.__setattr__(ctx, "_synthetic_rows", (self, out))
+        return out
 
     def scores(self, retriever: str, queries: Sequence[str], rows: np.ndarray) -> np.ndarray:
         """``(len(queries), len(rows))`` scores of the haystack rows."""
@@ -94,6 +101,22 @@ class SyntheticIndex:
             q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
             return (self.embeddings(rows) @ q.T).T.astype(np.float64)
         raise ValueError(f"unknown retriever {retriever!r}; choose one of {', '.join(RETRIEVERS)}")
+
+
+_INDEXES: dict[tuple, SyntheticIndex] = {}
+
+
+def index_for(pool: Sequence[str], needles) -> SyntheticIndex:
+    """The :class:`SyntheticIndex` of a sweep's pool and needles, built once per process (the
+    study's RAG conditions and the difficulty report share it, MiniLM vectors included)."""
+    facts = tuple(f for n in needles for f in n.facts)
+    key = (len(pool), hash(tuple(pool)), facts)
+    hit = _INDEXES.get(key)
+    if hit is None:
+        if len(_INDEXES) >= 2:
+            _INDEXES.pop(next(iter(_INDEXES)))
+        hit = _INDEXES[key] = SyntheticIndex(pool, facts)
+    return hit
 
 
 @dataclass(frozen=True)

@@ -181,3 +181,23 @@ def test_every_shipped_profile_loads():
         if prof.kind == "openai" and n not in ("smollm2-local", "vllm"):
             assert prof.context_window and prof.family
     assert profile_from_dict({"name": "x", "kind": "extractive"}).tokenizer == "cl100k_base"
+
+
+def test_long_texts_are_tokenized_once_and_counted_the_same():
+    from lcrag.llm import tokens as tk
+
+    enc = tk.get_tokenizer("cl100k_base")
+    calls = []
+
+    def counting(t):
+        calls.append(len(t))
+        return enc._count(t)
+
+    tok = tk.Tokenizer("cl100k_base", "counted", True, counting)
+    long_text = "Rosa Nakamura is the CEO of Brightforge Robotics.\n" * 1_000  # 50,000 chars
+    short = "How old is the CEO?"
+    assert tok.count(long_text) == enc._count(long_text) and tok.count("".join(list(long_text))) == enc._count(long_text)
+    assert tok.count(short) == tok.count(short) == enc._count(short)
+    assert calls == [len(long_text), len(short), len(short)]  # the long text once; short texts are not memoised
+    other = long_text.replace("Rosa", "Omar", 1)  # same length, other text: counted afresh
+    assert tok.count(other) == enc._count(other) and calls[-1] == len(other) and len(calls) == 4

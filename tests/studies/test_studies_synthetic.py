@@ -9,7 +9,6 @@ from lcrag.data.synthetic import LCRAG_NEEDLES, default_pool
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.readers import ReadRequest, make_reader
 from lcrag.studies import synthetic
-from lcrag.studies.conditions import no_context, oracle_evidence
 from lcrag.studies.synthetic_difficulty import difficulty, difficulty_summary
 from lcrag.studies.synthetic_retrieval import SyntheticIndex, bridge_query, expected_rank, rag_context
 from lcrag.types import Response
@@ -28,12 +27,19 @@ def test_expected_rank_splits_ties():
     assert expected_rank(s, 4) == 5.0
 
 
+def _conditions(item, ctx, *conds):
+    cfg = synthetic.SyntheticConfig(conditions=conds)
+    return synthetic.trial_contexts(cfg, item, ctx, None)
+
+
 def test_no_context_and_oracle_keep_haystack_numbers():
+    """The synthetic study's controls come from lcrag.controls; the haystack's gold stays the gold."""
     item, ctx = synthetic.build_trial(20_000, 3, 0, default_pool(), LCRAG_NEEDLES)
-    nc = no_context(ctx)
-    assert nc.text == "" and nc.lines == () and nc.gold_lines == ctx.gold_lines and nc.condition == "no-context"
-    orc = oracle_evidence(ctx)
-    assert [ln.number for ln in orc.lines] == list(ctx.gold_lines)
+    c = _conditions(item, ctx, "no-context", "oracle")
+    nc, orc = c["no-context"], c["oracle"]
+    assert nc.text == "" and nc.lines == () and nc.condition == "no-context" and nc.metadata["kind"] == "none"
+    assert nc.metadata["gold_all"] == list(ctx.gold_lines) and nc.metadata["missing_units"] == 2
+    assert [ln.number for ln in orc.lines] == list(ctx.gold_lines) and orc.metadata["kind"] == "oracle"
     assert orc.text.splitlines() == [f"{ln.number}: {ln.text}" for ln in ctx.lines if ln.number in ctx.gold_lines]
     assert set(item.metadata["hop_lines"]) == set(ctx.gold_lines)
 
@@ -87,12 +93,15 @@ def test_score_per_hop_metrics():
     item, ctx = synthetic.build_trial(5_000, 0, 0, default_pool(), LCRAG_NEEDLES)
     h1, h2 = item.metadata["hop_lines"]
     task = synthetic.Task(item=item, context=ctx, prompt="ebg", condition="LC")
-    m = synthetic.score(task, Response(answer=item.answers[0], lines=(h1,)))
+    m = synthetic.score(task, Response(answer=item.answers[0], lines=(h1,)), reply_rule="lcrag")
     assert m == {"ans": 1.0, "evid_strict": 0.0, "evid_recall": 0.5, "ans_evid": 0.0, "cite_hop1": 1.0, "cite_hop2": 0.0,
                  "ctx_hop1": 1.0, "ctx_hop2": 1.0}
-    task_nc = synthetic.Task(item=item, context=no_context(ctx), prompt="ebg", condition="no-context")
-    m = synthetic.score(task_nc, Response(answer="NA", lines=(h1, h2)))
+    nc = _conditions(item, ctx, "no-context")["no-context"]
+    task_nc = synthetic.Task(item=item, context=nc, prompt="ebg", condition="no-context")
+    m = synthetic.score(task_nc, Response(answer="NA", lines=(h1, h2)), reply_rule="lcrag")
     assert m["evid_strict"] == 1.0 and m["ctx_hop2"] == 0.0
+    m = synthetic.score(task_nc, Response(answer="NA", lines=(), raw='{"answer": "NA", "lines": []}'))
+    assert m["evid_strict"] == 0.0  # the gold is both haystack lines, not the empty context's
 
 
 def _lines(*texts):
@@ -108,3 +117,54 @@ def test_single_pass_vs_two_pass_baselines():
     assert sorted(two["lines"]) == [0, 3] and two["answer"] == "58"
     assert one["lines"][0] == 0 and 3 not in one["lines"]  # the question alone does not reach the bridge line
     assert make_reader("extractive-single").label.startswith("single-pass")
+
+
+def test_authors_rules_are_the_defaults_and_lcrag_rules_stay_named():
+    cfg = synthetic.SyntheticConfig()
+    assert (cfg.stopping_rule, cfg.reply_rule) == ("authors", "authors")
+    assert cfg.prompts == ("answer_only_json_synthetic", "ebg")
+    with pytest.raises(ValueError, match="stopping_rule"):
+        synthetic.SyntheticConfig(stopping_rule="greedy").validate()
+    with pytest.raises(ValueError, match="reply rule"):
+        synthetic.SyntheticConfig(reply_rule="last").validate()
+    pool = default_pool()
+    _, authors = synthetic.build_trial(10_000, 0, 0, pool, LCRAG_NEEDLES, "authors")
+    _, lcrag = synthetic.build_trial(10_000, 0, 0, pool, LCRAG_NEEDLES, "lcrag")
+    assert authors.metadata["needle"] == lcrag.metadata["needle"]
+    # authors: distractors' "fact\n" lengths stay below L; lcrag: the joined distractors within L
+    dist = lambda c: [ln.text for ln in c.lines if ln.role != "needle"]
+    assert sum(len(f) + 1 for f in dist(authors)) < 10_000 and len("\n".join(dist(lcrag))) <= 10_000
+    a, b = dist(authors), dist(lcrag)
+    assert b[: len(a)] == a and 0 <= len(b) - len(a) <= 2  # same shuffle; the authors' rule stops earlier
+    tasks = synthetic.build_tasks(synthetic.SyntheticConfig(lengths=[3_000], trials=1))
+    assert sorted(t.prompt for t in tasks) == ["answer_only_json_synthetic", "ebg"]
+
+
+def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_out():
+    item, ctx = synthetic.build_trial(5_000, 0, 0, default_pool(), LCRAG_NEEDLES)
+    h1, h2 = item.metadata["hop_lines"]
+    gold = item.answers[0]
+    ebg = synthetic.Task(item=item, context=ctx, prompt="ebg", condition="LC")
+    star = synthetic.Task(item=item, context=ctx, prompt="answer_only_json_synthetic", condition="LC")
+    two = json.dumps({"answer": gold, "lines": [h1, h2]}) + "\n" + json.dumps({"answer": "x", "lines": []})
+    assert synthetic.score(ebg, Response(raw=two))["ans_evid"] == 1.0  # first object
+    assert synthetic.score(ebg, Response(raw=two, answer="x", lines=()), reply_rule="lcrag")["ans"] == 0.0
+    for raw in ("", "I cannot tell.", None):
+        m = synthetic.score(ebg, Response(raw=raw))
+        assert m["unusable"] == 1.0 and np.isnan(m["ans"]) and np.isnan(m["evid_strict"])
+        assert np.isnan(synthetic.score(star, Response(raw=raw))["ans_star"])
+    assert synthetic.score(star, Response(raw=json.dumps({"answer": gold})))["ans_star"] == 1.0
+    # the synthetic runner's parser (first lazy {...}), not NoLiMa's brace-balanced one: a nested object is unusable
+    nested = json.dumps({"answer": gold, "lines": [h1, h2], "note": {"k": 1}})
+    assert synthetic.score(ebg, Response(raw=nested))["unusable"] == 1.0
+    assert synthetic.score(ebg, Response(raw="```json\n" + json.dumps({"answer": gold, "lines": [h2, h1]}) + "\n```"))["ans_evid"] == 1.0
+    # summary: unusable replies are counted and out of the denominators
+    import pandas as pd
+
+    base = {"reader_label": "r", "condition": "LC", "length": 5_000, "outcome": "ok", "parse_status": "ok"}
+    rows = [{**base, "prompt": "ebg", **synthetic.score(ebg, Response(raw=r))} for r in (two, "", "{}")] + \
+           [{**base, "prompt": "answer_only_json_synthetic", **synthetic.score(star, Response(raw=r))}
+            for r in (json.dumps({"answer": gold}), json.dumps({"answer": "no"}), "")]
+    s = synthetic.summary(pd.DataFrame(rows)).iloc[0]
+    assert (s["n"], s["n_unusable"], s["ans"], s["evid_strict"]) == (1, 2, 1.0, 1.0)
+    assert (s["n_answer_only"], s["n_unusable_answer_only"], s["ans_star"]) == (2, 1, 0.5)

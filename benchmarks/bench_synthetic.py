@@ -1,0 +1,91 @@
+"""Synthetic study (notebook 01): the per-sweep work memoised by lcrag vs doing it again each time.
+
+    .venv/bin/python benchmarks/bench_synthetic.py
+
+On the haystacks of a small sweep (lengths 100K and 1M characters, 10 trials, lcrag's pool and needles):
+
+* ``token_counts``: prompt tokens of every LC task as the runner asks for them (two readers x two prompts,
+  cl100k_base). Baseline: the tokenizer on every message; lcrag: ``Tokenizer.count`` (long texts memoised by
+  digest). The counts are checked equal.
+* ``line_token_sets``: the token sets of every haystack line (extractive reader's line index, difficulty
+  overlaps). Baseline: ``frozenset(tokens(line))`` per line; lcrag: ``extractive.token_set`` (memoised; haystacks
+  of one pool repeat its facts). The sets are checked equal.
+
+Ratios are baseline / lcrag in the same run (cold memo for lcrag: cleared before timing).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import timed, write
+
+from lcrag.llm import tokens as tk
+from lcrag.llm.extractive import token_set, tokens
+from lcrag.llm.prompts import load_prompt
+from lcrag.studies import synthetic
+
+LENGTHS = (100_000, 1_000_000)
+TRIALS = 10
+READERS = 2
+
+
+def sweep():
+    cfg = synthetic.SyntheticConfig(lengths=list(LENGTHS), trials=TRIALS)
+    pool, nds = synthetic.sweep_inputs(cfg)
+    return [synthetic.build_trial(L, t, cfg.seed, pool, nds, cfg.stopping_rule) for L in LENGTHS for t in range(TRIALS)], cfg
+
+
+def bench_tokens(rows, trials, cfg):
+    tok = tk.get_tokenizer("cl100k_base")
+    msgs = [load_prompt(p).messages(ctx.text, item.question) for item, ctx in trials for p in cfg.prompts] * READERS
+
+    def base():
+        return [sum(tok._count(m.get("content", "")) for m in ms) for ms in msgs]
+
+    def ours():
+        tk._MEMO.clear()
+        return [sum(tok.count(m.get("content", "")) for m in ms) for ms in msgs]
+
+    base_s, b = timed(base)
+    ours_s, o = timed(ours)
+    assert b == o, "memoised token counts differ"
+    rows.append({"benchmark": "synthetic_token_counts", "baseline": "tokenizer on every message", "baseline_s": round(base_s, 3),
+                 "lcrag_s": round(ours_s, 3), "ratio": round(base_s / ours_s, 1),
+                 "detail": f"{len(msgs)} requests, {sum(len(m['content']) for ms in msgs for m in ms):,} chars"})
+
+
+def bench_line_tokens(rows, trials):
+    texts = [ln.text for _, ctx in trials for ln in ctx.lines]
+
+    def base():
+        return [frozenset(tokens(t)) for t in texts]
+
+    def ours():
+        token_set.cache_clear()
+        return [token_set(t) for t in texts]
+
+    base_s, b = timed(base)
+    ours_s, o = timed(ours)
+    assert b == o, "memoised token sets differ"
+    rows.append({"benchmark": "synthetic_line_token_sets", "baseline": "frozenset(tokens(line)) per line", "baseline_s": round(base_s, 3),
+                 "lcrag_s": round(ours_s, 3), "ratio": round(base_s / ours_s, 1),
+                 "detail": f"{len(texts):,} lines, {len(set(texts)):,} distinct"})
+
+
+def main():
+    trials, cfg = sweep()
+    rows: list[dict] = []
+    bench_tokens(rows, trials, cfg)
+    bench_line_tokens(rows, trials)
+    path = write("synthetic", rows)
+    for r in rows:
+        print(f"{r['benchmark']:>28}: baseline ({r['baseline']}) {r['baseline_s']} s, lcrag {r['lcrag_s']} s, ratio {r['ratio']}x  [{r['detail']}]")
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()
