@@ -209,7 +209,8 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         t0 = time.perf_counter()
         try:
             pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
-                                kernel_name=kernel, progress_bar=False, log_output=False)
+                                kernel_name=kernel, progress_bar=False, log_output=False,
+                                kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log"))
         except KeyboardInterrupt as e:  # Ctrl-C / SIGTERM: papermill has shut the kernel (and its local server) down
             from .interrupts import RunInterrupted
 
@@ -223,3 +224,25 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         log(f"[lcrag] {nb.name} done in {dt:.1f} s")
         records.append({"notebook": nb.name, "seconds": dt, "parameters": params})
     return records
+
+
+def kernel_manager_logging_to(path: Path):
+    """A Jupyter kernel manager whose kernel process writes its own stdout/stderr to ``path``.
+
+    The kernel process's messages (start-up warnings, the zmq shutdown noise of an interrupted
+    kernel) are not notebook output — cells' output travels over the kernel protocol and lands
+    in the executed notebook — so they go to a log file beside the outputs instead of the
+    terminal, where a stopped ``lcrag reproduce`` would otherwise print the kernel's traceback.
+    """
+    from jupyter_client import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
+                kw.setdefault("stdout", f)
+                kw.setdefault("stderr", f)
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return LoggedKernelManager
+
