@@ -11,6 +11,7 @@ the aggregate's ``parse_fail_rate`` (``failed``/``empty`` parses). See docs/reli
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -24,7 +25,12 @@ from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.answer import is_refusal
-from lcrag.studies.synthetic import METRICS_EBG, score
+from lcrag.studies.synthetic import METRICS_EBG
+from lcrag.studies.synthetic import score as synthetic_score
+
+# the hostile replies are scored under lcrag's reply rule (the runner's lenient parse, scored as is):
+# the authors' rule (the study default) leaves unusable replies out instead; tests/studies cover it
+score = functools.partial(synthetic_score, reply_rule="lcrag")
 from lcrag.types import Item, ParseStatus
 
 # line 0 is the gold needle, line 2 a structural header (numbered, not citable evidence)

@@ -109,7 +109,9 @@ def test_sigterm_stops_the_runs_own_server_and_rerun_resumes(tmp_path):
     again = _run(tmp_path, study, out)
     aout, aerr = again.communicate(timeout=300)
     assert again.returncode == 0, aerr
-    assert "1 calls made" in aout and "1 rows already done" in aout, aout
+    # the abandoned call may still have reached the response cache before the process ended (then it is
+    # served from there, not sent again): either way exactly one task is left and it is not lost
+    assert "1 rows already done" in aout and ("1 calls made" in aout or "0 calls made, 1 cache hits" in aout), aout
     raw = [json.loads(line) for line in results.read_text().splitlines()]
     rows = read_results(results)
     assert len(raw) == len(rows) == 2 and all(r.outcome == "ok" for r in rows), "no row lost, none duplicated"
