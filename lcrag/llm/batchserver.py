@@ -32,8 +32,10 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from .faultserver import LoopbackHandler
 
 _DIRECTIVE = re.compile(r"FAULT:([0-9]{3})")
 _REPLY = re.compile(r"FAULT_REPLY:(.+?)(?:\n|$)")
@@ -138,23 +140,9 @@ def _public(b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _handler(state: _State):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
-
-        def log_message(self, *a):  # quiet
-            pass
-
+    class Handler(LoopbackHandler):
         def _send(self, code: int, obj: Any = None, raw: bytes | None = None, ctype: str = "application/json"):
-            body = raw if raw is not None else json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            try:
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            super()._send(code, raw if raw is not None else json.dumps(obj).encode(), ctype)
 
         def _not_found(self):
             self._send(404, {"error": {"message": f"no such object: {self.path}", "type": "invalid_request_error"}})

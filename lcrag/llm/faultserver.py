@@ -102,23 +102,28 @@ class _State:
                     "arrivals": list(self.arrivals)}
 
 
-def _handler(state: _State):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """Quiet HTTP/1.1 keep-alive handler of the loopback test servers (this one and the Batch API fake)."""
 
-        def log_message(self, *a):  # quiet
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once (no 40 ms delayed-ACK stall)
+
+    def log_message(self, *a):  # quiet
+        pass
+
+    def _send(self, code: int, body: bytes, ctype: str = "application/json"):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
             pass
 
-        def _send(self, code: int, body: bytes, ctype: str = "application/json"):
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            try:
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+
+def _handler(state: _State):
+    class Handler(LoopbackHandler):
 
         def do_GET(self):
             if self.path.rstrip("/").endswith("/stats"):
