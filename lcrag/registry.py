@@ -6,7 +6,7 @@ names, and the module registers what it adds::
 
     import lcrag.registry as reg
 
-    def has_digit(s):                       # s: lcrag.custom.scorers.ScoreInput
+    def has_digit(s):                       # s: lcrag.experiment.scorers.ScoreInput
         return float(any(ch.isdigit() for ch in (s.answer or "")))
 
     reg.register_scorer("has_digit", has_digit, kind="answer")
@@ -54,6 +54,11 @@ _CHUNKERS: dict[str, Callable[..., Any]] = {}
 _READERS: dict[str, type] = {}
 _BUILTINS_DONE = False
 
+#: Kinds of the generic registry (:func:`register` / :func:`lookup`): the engine's
+#: item sources, context layouts, measures, views (table builders) and built-in studies.
+KINDS = ("item_source", "layout", "measure", "view", "study", "task_builder")
+_TABLES: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
+
 
 def _check_new(table: dict, name: str, what: str, replace: bool) -> None:
     if not isinstance(name, str) or not name or any(c.isspace() for c in name):
@@ -96,6 +101,23 @@ def register_reader(kind: str, cls: type, *, replace: bool = False) -> None:
     _READERS[kind] = cls
 
 
+def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> Any:
+    """Register ``obj`` under ``name`` in the table of ``kind`` (one of :data:`KINDS`); returns ``obj``
+    so it can be used as a decorator helper: ``register("measure", "ans", fn)``."""
+    if kind not in _TABLES:
+        raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(KINDS)}")
+    _check_new(_TABLES[kind], name, kind.replace("_", " "), replace)
+    _TABLES[kind][name] = obj
+    return obj
+
+
+def lookup(kind: str, name: str) -> Any:
+    """The object registered under ``name`` for ``kind``; a ``KeyError`` lists the registered names."""
+    if kind not in _TABLES:
+        raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(KINDS)}")
+    return _lookup(_TABLES[kind], name, kind.replace("_", " "))
+
+
 def _lookup(table: dict, name: str, what: str):
     _ensure_builtins()
     try:
@@ -117,12 +139,14 @@ def get_chunker(name: str) -> Callable[..., Any]:
 
 
 def names(what: str) -> list[str]:
-    """Registered names of ``"scorer"``, ``"retriever"``, ``"chunker"`` or ``"reader"`` (kinds)."""
+    """Registered names of ``"scorer"``, ``"retriever"``, ``"chunker"``, ``"reader"`` or a kind of :data:`KINDS`."""
     _ensure_builtins()
     if what == "reader":
         from .llm.readers import _REGISTRY
 
         return sorted(_REGISTRY)
+    if what in _TABLES:
+        return sorted(_TABLES[what])
     table = {"scorer": _SCORERS, "retriever": _RETRIEVERS, "chunker": _CHUNKERS}[what]
     return sorted(table)
 
@@ -162,7 +186,7 @@ def _ensure_builtins() -> None:
     if _BUILTINS_DONE:
         return
     _BUILTINS_DONE = True
-    from .custom import builtins
+    from .experiment import builtins
 
     for name, fn, kind in builtins.SCORERS:
         _SCORERS.setdefault(name, ScorerSpec(name, fn, kind))

@@ -54,7 +54,7 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "parameter profile not found")
-    from .custom.config import _node_line
+    from .experiment.config import _node_line
 
     doc, text = read_yaml(path)
     doc = doc or {}

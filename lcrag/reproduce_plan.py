@@ -113,11 +113,11 @@ def plan_20(p: dict) -> NotebookPlan:
     """The conditions study's calls (route composes RAG and LC rows, so it adds none)."""
     import tempfile
 
-    from .custom.build import build
-    from .custom.conditions import conditions_study
-    from .custom.config import parse_config
-    from .custom.example import write_example
-    from .custom.schema import load_items
+    from .experiment.build import build
+    from .experiment.conditions import conditions_study
+    from .experiment.config import parse_config
+    from .experiment.example import write_example
+    from .experiment.schema import load_items
 
     cfg = parse_config(conditions_study(list(p["readers"]), prompts=list(p["prompts"]), ks=[int(k) for k in p["ks"]],
                                         mask_token=p.get("mask_token")))

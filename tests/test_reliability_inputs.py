@@ -355,8 +355,8 @@ case("results-latin1-inside", {"r.jsonl": jl(ROW).encode() + b'{"run": "' + LATI
      lambda t: read_results(t / "r.jsonl"), "r.jsonl", 2, None, "not UTF-8")
 
 # --------------------------------------------------------------------------------- custom-study items and study file
-from lcrag.custom.schema import load_items  # noqa: E402
-from lcrag.custom.study import prepare  # noqa: E402
+from lcrag.experiment.schema import load_items  # noqa: E402
+from lcrag.experiment.study import prepare  # noqa: E402
 
 DOC = {"id": "d1", "title": "Doc", "text": "Ada founded Quorvex.\nAda was born in Tallinn."}
 ITEM = {"id": "q1", "question": "Where was the founder of Quorvex born?", "answers": ["Tallinn"], "documents": [DOC],

@@ -69,8 +69,8 @@ contents = st.one_of(
 
 
 def _loaders():
-    from lcrag.custom.config import load_config
-    from lcrag.custom.schema import load_corpus as custom_corpus, load_items
+    from lcrag.experiment.config import load_config
+    from lcrag.experiment.schema import load_corpus as custom_corpus, load_items
     from lcrag.data import longeval, multihop_rag, nolima, qasper
     from lcrag.data.nolima_rankings import load_ranking
     from lcrag.data.nolima_recorded import parse_rag_record

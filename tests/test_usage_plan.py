@@ -145,7 +145,7 @@ def test_plan_tasks_counts_and_prices(tmp_path, tmp_cache):
 
 
 def test_run_dry_run_prints_the_plan_and_sends_nothing(tmp_path, tmp_cache, capsys):
-    from lcrag.custom.example import write_example
+    from lcrag.experiment.example import write_example
 
     study = write_example(tmp_path / "ex")["study"]
     assert main(["run", str(study), "--dry-run"]) == 0
@@ -173,8 +173,8 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
 
 
 def test_study_report_has_usage_and_accuracy_vs_cost(tmp_path, tmp_cache, capsys):
-    from lcrag.custom.example import write_example
-    from lcrag.custom.report import make_report
+    from lcrag.experiment.example import write_example
+    from lcrag.experiment.report import make_report
 
     study = write_example(tmp_path / "ex")["study"]
     assert main(["run", str(study), "--quiet"]) == 0

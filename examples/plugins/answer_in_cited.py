@@ -14,7 +14,7 @@ import lcrag.registry as reg
 
 
 def answer_in_cited(s):
-    """``s`` is a :class:`lcrag.custom.scorers.ScoreInput`."""
+    """``s`` is a :class:`lcrag.experiment.scorers.ScoreInput`."""
     if not s.answer:
         return 0.0
     a = s.answer.strip().lower()

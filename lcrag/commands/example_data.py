@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..custom.example import write_example
+    from ..experiment.example import write_example
 
     paths = write_example(args.out, n_companies=args.companies, n_towns=args.towns, seed=args.seed, force=args.force)
     for k, v in paths.items():

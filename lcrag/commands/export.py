@@ -16,7 +16,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..custom.export import export
+    from ..experiment.export import export
 
     for k, v in export(args.run_dir, args.out).items():
         print(f"[lcrag] {k}: {v}")

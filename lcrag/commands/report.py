@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..custom.report import make_report
+    from ..experiment.report import make_report
 
     files = make_report(args.run_dir, args.out, seed=args.seed, html=args.html,
                         sufficient=True if args.sufficient_only else None,

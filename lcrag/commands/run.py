@@ -47,10 +47,10 @@ def _executor(args):
 
 
 def run(args) -> int:
-    from ..custom.study import run_study
+    from ..experiment.study import run_study
 
     if args.dry_run:
-        from ..custom.plan import plan_study
+        from ..experiment.plan import plan_study
         from ..plan import format_plan
 
         df, info = plan_study(args.study, readers=args.readers, out=args.out)
@@ -78,7 +78,7 @@ def run(args) -> int:
     print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
              "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
     if args.report:
-        from ..custom.report import make_report
+        from ..experiment.report import make_report
 
         files = make_report(res.run_dir)
         print(f"[lcrag] report: {len(files)} views in {res.run_dir / 'report'}")

@@ -69,7 +69,7 @@ def resolve_api_key(profile: ReaderProfile) -> str:
         return "sk-no-key-needed-for-local-server"
     from pathlib import Path
 
-    from ..custom.config import _node_line
+    from ..experiment.config import _node_line
 
     src = Path(profile._source)
     line = _node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None

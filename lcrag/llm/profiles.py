@@ -116,7 +116,7 @@ class ReaderProfile(BaseModel):
 
 def _format_validation(path: str | Path, err: ValidationError, text: str | None = None) -> ConfigError:
     """ConfigError naming the field of the first validation error and, given the YAML ``text``, its line."""
-    from ..custom.config import _node_line
+    from ..experiment.config import _node_line
 
     e = err.errors()[0]
     fld = ".".join(str(x) for x in e.get("loc", ())) or None
@@ -135,7 +135,7 @@ def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>"
 
 def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str | None) -> None:
     """Checks that need more than one field or the file's location, with the offending field's line."""
-    from ..custom.config import _node_line
+    from ..experiment.config import _node_line
     from .client import is_loopback
 
     def err(fld: str, msg: str) -> ConfigError:

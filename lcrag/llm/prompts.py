@@ -79,7 +79,7 @@ def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None
         raise ConfigError(p, "expected a mapping")
 
     def bad(key: str, msg: str) -> ConfigError:
-        from ..custom.config import _node_line
+        from ..experiment.config import _node_line
 
         return ConfigError(p, msg, line=_node_line(text, key), field=key)
 

@@ -122,7 +122,7 @@ def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) ->
     try:
         cls = _REGISTRY[profile.kind]
     except KeyError:
-        from ..custom.config import _node_line
+        from ..experiment.config import _node_line
 
         src = Path(profile._source)
         line = _node_line(read_text(src), "kind") if src.is_file() else None

@@ -5,10 +5,10 @@ import numpy as np
 
 import lcrag.registry as reg
 from lcrag.chunking import chunk_documents
-from lcrag.custom.config import parse_config
-from lcrag.custom.example import generate
-from lcrag.custom.schema import load_items, write_jsonl
-from lcrag.custom.stores import Stores
+from lcrag.experiment.config import parse_config
+from lcrag.experiment.example import generate
+from lcrag.experiment.schema import load_items, write_jsonl
+from lcrag.experiment.stores import Stores
 from lcrag.retrieval import BM25Retriever
 
 

@@ -148,7 +148,7 @@ def rag_context(item, ranked: Sequence[Chunk], *, k: int, condition: str = "", h
                 order: str = "score", doc_ids: Sequence[str] = (), **meta) -> Context:
     """Top-``k`` chunks of ``ranked`` rendered as a RAG context in ``order``, with gold lines.
 
-    ``order`` is a chunk order of :mod:`lcrag.custom.layouts` (``document`` sorts by the
+    ``order`` is a chunk order of :mod:`lcrag.experiment.layouts` (``document`` sorts by the
     position of each chunk's document in ``doc_ids``, then by offset); ``chunk_ids`` lists the
     chunks in rendered order, ``ranks`` their 1-based retrieval ranks in that order.
     """

@@ -49,7 +49,7 @@ def _components(v):
 
 
 class ExampleCfg(BaseModel):
-    """Parameters of the generated example corpus (:mod:`lcrag.custom.example`)."""
+    """Parameters of the generated example corpus (:mod:`lcrag.experiment.example`)."""
 
     model_config = ConfigDict(extra="forbid")
     n_companies: int = Field(12, ge=1, le=16)
@@ -84,7 +84,7 @@ class LCCfg(BaseModel):
     depths: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
     headers: bool = True
     fillers: list[Literal["coherent", "shuffled", "masked"]] = Field(default_factory=lambda: ["coherent"], min_length=1)
-    mask_token: str | None = None  # masked filler: None = spaces, else e.g. "[MASK]" (lcrag.custom.layouts)
+    mask_token: str | None = None  # masked filler: None = spaces, else e.g. "[MASK]" (lcrag.experiment.layouts)
 
     @field_validator("budgets")
     @classmethod
@@ -128,7 +128,7 @@ class RAGCfg(BaseModel):
 
 class RouteCfg(BaseModel):
     """Self-Route (arXiv 2407.16833): each RAG condition, falling back to the LC condition of ``lc_budget``
-    (coherent filler) when the reader abstains (:mod:`lcrag.custom.route`)."""
+    (coherent filler) when the reader abstains (:mod:`lcrag.experiment.route`)."""
 
     model_config = ConfigDict(extra="forbid")
     lc_budget: int | Literal["full"] = "full"

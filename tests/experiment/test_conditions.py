@@ -7,12 +7,12 @@ import pytest
 
 from lcrag.chunking import chunk_documents
 from lcrag.cli import main
-from lcrag.custom.contexts import lc_context, rag_context
-from lcrag.custom.example import write_example
-from lcrag.custom.layouts import both_ends, mask_text, order_chunks
-from lcrag.custom.route import compose
-from lcrag.custom.schema import load_items
-from lcrag.custom.views import load_run
+from lcrag.experiment.contexts import lc_context, rag_context
+from lcrag.experiment.example import write_example
+from lcrag.experiment.layouts import both_ends, mask_text, order_chunks
+from lcrag.experiment.route import compose
+from lcrag.experiment.schema import load_items
+from lcrag.experiment.views import load_run
 from lcrag.llm.extractive import tokens
 from lcrag.llm.parse import parse_response
 from lcrag.llm.prompts import load_prompt
@@ -220,7 +220,7 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
 
 
 def test_route_config_is_validated(tmp_path):
-    from lcrag.custom.config import parse_config
+    from lcrag.experiment.config import parse_config
     from lcrag.errors import ConfigError
 
     base = {"name": "s", "data": {"example": True}, "readers": ["extractive"], "lc": {"budgets": [2000]}}
@@ -236,8 +236,8 @@ def test_route_config_is_validated(tmp_path):
 
 
 def test_k_sweep_and_condition_tables(tmp_path, tmp_cache):
-    from lcrag.custom.breakdowns import k_curve
-    from lcrag.custom.conditions import condition_table, headline, run_conditions
+    from lcrag.experiment.breakdowns import k_curve
+    from lcrag.experiment.conditions import condition_table, headline, run_conditions
 
     res = run_conditions(tmp_path / "run", ["extractive"], out_dir=tmp_path / "fig", n_companies=3, n_towns=2,
                          ks=[1, 3, 9], prompts=["recite"])

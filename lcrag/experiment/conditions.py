@@ -13,9 +13,9 @@
   (:mod:`.route`);
 * the ``ebg`` (cite line numbers) and ``recite`` (copy the evidence lines first) prompts.
 
-:func:`run_conditions` runs it with :func:`lcrag.custom.study.run_study` and returns the
+:func:`run_conditions` runs it with :func:`lcrag.experiment.study.run_study` and returns the
 per-condition table (:func:`condition_table`), the k-sweep table
-(:func:`lcrag.custom.breakdowns.k_curve`) and the route table (:func:`.route.fallback_table`),
+(:func:`lcrag.experiment.breakdowns.k_curve`) and the route table (:func:`.route.fallback_table`),
 saving the table and the k-sweep figure.
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lcrag.cli import main
-from lcrag.custom.example import write_example
+from lcrag.experiment.example import write_example
 from lcrag.errors import InputError
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lcrag.cli import main
-from lcrag.custom.study import run_study
+from lcrag.experiment.study import run_study
 from lcrag.scoring.evidence import evid_strict
 
 STUDY = """

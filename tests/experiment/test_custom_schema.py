@@ -5,11 +5,11 @@ import json
 import pytest
 
 from lcrag.config import data_dir
-from lcrag.custom.config import load_config
-from lcrag.custom.convert import from_multihop_rag, from_nolima, from_qasper, from_synthetic, write_study_data
-from lcrag.custom.example import generate, write_example
-from lcrag.custom.schema import load_corpus, load_items, locate_sentence
-from lcrag.custom.study import prepare
+from lcrag.experiment.config import load_config
+from lcrag.experiment.convert import from_multihop_rag, from_nolima, from_qasper, from_synthetic, write_study_data
+from lcrag.experiment.example import generate, write_example
+from lcrag.experiment.schema import load_corpus, load_items, locate_sentence
+from lcrag.experiment.study import prepare
 from lcrag.data.fixtures import write_multihop, write_qasper
 from lcrag.data.nolima import PAPER_NEEDLES
 from lcrag.errors import ConfigError, InputError

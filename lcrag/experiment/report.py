@@ -31,7 +31,7 @@ cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cach
 
 Views that do not apply (no RAG condition, no JSON prompt) are skipped and listed as such in
 ``README.md`` of the report directory. Item filters (``sufficient``,
-``answerable_without_context``; :func:`lcrag.custom.breakdowns.filter_items`) restrict every
+``answerable_without_context``; :func:`lcrag.experiment.breakdowns.filter_items`) restrict every
 view to the items with those control flags. ``html=True`` also writes ``report.html``, one
 self-contained page (:mod:`.html`).
 """
@@ -73,7 +73,7 @@ def _wide(summ: pd.DataFrame, col: str, order: list[str]) -> tuple[pd.DataFrame,
 def heatmap_figure(man: dict, summ: pd.DataFrame, metric: str = "ans_evid"):
     """Reader × condition heatmap of ``metric`` (``ans``, ``evid`` or ``ans_evid``) with 95% CI labels.
 
-    ``summ`` is :func:`lcrag.custom.views.summary`; returns None when no row has the metric.
+    ``summ`` is :func:`lcrag.experiment.views.summary`; returns None when no row has the metric.
     """
     if metric not in summ.columns or summ[metric].isna().all():
         return None

@@ -13,10 +13,10 @@ import pytest
 import lcrag.registry as reg
 from lcrag.config import PROJECT_ROOT
 from lcrag.chunking import chunk_documents
-from lcrag.custom.build import build
-from lcrag.custom.config import load_config
-from lcrag.custom.schema import load_items
-from lcrag.custom.study import run_study
+from lcrag.experiment.build import build
+from lcrag.experiment.config import load_config
+from lcrag.experiment.schema import load_items
+from lcrag.experiment.study import run_study
 
 PLUGIN = textwrap.dedent('''
     """A user's own module, outside lcrag."""

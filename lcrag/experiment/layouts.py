@@ -31,7 +31,7 @@ header never reveals the retrieval score order under the other orders.
   line's length (e.g. ``"[MASK] [MASK]  "``; a line shorter than the token becomes spaces).
   The line count, every line's number and character length (hence the haystack's total
   characters) equal the coherent haystack's; only the words are gone. A line is gold when
-  its source span overlaps an evidence span (:func:`lcrag.custom.contexts.unit_lines`).
+  its source span overlaps an evidence span (:func:`lcrag.experiment.contexts.unit_lines`).
 """
 
 from __future__ import annotations

@@ -3,10 +3,10 @@
 import pytest
 
 from lcrag.chunking import chunk_documents
-from lcrag.custom.scorers import make_scorer
-from lcrag.custom.contexts import doc_lines, lc_context, rag_context, take_budget
-from lcrag.custom.example import write_example
-from lcrag.custom.schema import load_items
+from lcrag.experiment.scorers import make_scorer
+from lcrag.experiment.contexts import doc_lines, lc_context, rag_context, take_budget
+from lcrag.experiment.example import write_example
+from lcrag.experiment.schema import load_items
 from lcrag.runner import Task
 from lcrag.types import Response
 
