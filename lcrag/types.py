@@ -108,6 +108,59 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One context condition of a study: how the context of an item is built.
+
+    The record is what a study's task builder constructs and what tables group by; its
+    :attr:`label` is *derived* from the fields (never parsed back). ``name`` is the display
+    label a study gives the condition when it is built (e.g. the papers' ``"RAG@5"`` or
+    ``"LC-16K"``), set from these fields by the study's own label function; without it the
+    canonical label joins the set fields.
+
+    Attributes:
+        mode: ``"LC"`` (long context), ``"RAG"`` (retrieved), ``"no_context"``, ``"oracle"``,
+            ``"route"`` or a study's own mode.
+        budget: context budget in **characters** (``int``), ``"full"`` or ``None``.
+        k: retrieved units (chunks or lines) for RAG, ``None`` otherwise.
+        chunker / retriever / layout / order / filler: registry names of the components used.
+        depth: needle depth in ``[0, 1]`` for depth-placed LC haystacks.
+        extra: further study-specific fields as sorted ``(name, value)`` pairs.
+        name: the study's display label (see above).
+    """
+
+    mode: str
+    budget: int | str | None = None
+    k: int | None = None
+    chunker: str | None = None
+    retriever: str | None = None
+    layout: str | None = None
+    order: str | None = None
+    filler: str | None = None
+    depth: float | None = None
+    extra: tuple[tuple[str, Any], ...] = ()
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        parts = [self.mode]
+        for f in ("budget", "k", "chunker", "retriever", "layout", "order", "filler", "depth"):
+            v = getattr(self, f)
+            if v is not None:
+                parts.append(f"{f}={v}")
+        parts += [f"{k}={v}" for k, v in self.extra]
+        return " ".join(parts)
+
+    def fields(self) -> dict[str, Any]:
+        """The set fields as a flat dict (``extra`` pairs included), for table columns."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("extra", "name") and getattr(self, f.name) is not None}
+        out.update(dict(self.extra))
+        return out
+
+
+@dataclass(frozen=True)
 class Context:
     """A rendered context handed to a reader.
 
