@@ -115,7 +115,7 @@ def plan_20(p: dict) -> NotebookPlan:
 
     from .experiment.build import build
     from .experiment.conditions import conditions_study
-    from .experiment.config import parse_config
+    from .experiment.spec import parse_spec as parse_config
     from .experiment.example import write_example
     from .experiment.schema import load_items
 

@@ -245,5 +245,6 @@ def resolve(base: Path, value: str | None) -> Path | None:
 
 def config_hash(cfg: StudyConfig, extra: dict[str, Any] | None = None) -> str:
     """SHA-256 of the canonical JSON of the validated config (+ ``extra``, e.g. data file hashes)."""
-    blob = json.dumps({"config": cfg.model_dump(mode="json"), **(extra or {})}, sort_keys=True, separators=(",", ":"))
+    doc = cfg.hash_doc() if hasattr(cfg, "hash_doc") else cfg.model_dump(mode="json")
+    blob = json.dumps({"config": doc, **(extra or {})}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -29,7 +29,8 @@ from ..llm.cache import ResponseCache, cache_key
 from ..runner import Task, read_results
 from ..types import ResultRow
 from .build import build
-from .config import parse_config, resolve
+from .config import resolve
+from .spec import parse_spec as parse_config
 from .schema import ItemSet, load_items
 
 

@@ -24,6 +24,7 @@ re-run skips every finished row and a new run of the same requests is served by 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import sys
@@ -40,11 +41,12 @@ from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
-from ..runner import RunStats, read_results, run_tasks
+from ..runner import RunStats, Task, read_results, run_tasks
 from ..runlock import run_lock
 from .build import build
 from .scorers import make_scorer
-from .config import StudyConfig, _node_line, config_hash, load_config, parse_config, resolve
+from .config import StudyConfig, _node_line, config_hash, resolve
+from .spec import StudySpec, apply_overrides, parse_spec, read_spec
 from ..data.registry import sha256_file as file_sha256
 from .manifest import write_manifest
 from .example import write_example
@@ -63,6 +65,7 @@ class Prepared:
     evidence_metric: str | None
     plugin_files: list[str] = field(default_factory=list)
     run_dir: Path | None = None
+    source_items: Any = None  # what a registered item source returned (None: own-study items)
 
 
 @dataclass
@@ -72,6 +75,7 @@ class StudyRun:
     manifest: dict[str, Any]
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    spec: Any = None
 
 
 def _reader(entry: str | dict, overrides: dict) -> Reader:
@@ -83,16 +87,25 @@ def _reader(entry: str | dict, overrides: dict) -> Reader:
     return make_reader({**d, **overrides})
 
 
-def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, readers: list | None = None,
-            out: str | Path | None = None) -> Prepared:
-    """Validate a study (path or mapping) and everything it names; load its items."""
-    if isinstance(source, dict):
-        cfg, path, text, base = parse_config(source), None, None, Path(base_dir or ".").resolve()
+def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | None = None, readers: list | None = None,
+            out: str | Path | None = None, overrides: dict | None = None) -> Prepared:
+    """Validate a study (path, mapping or :class:`~.spec.StudySpec`) and everything it names; load its items.
+
+    ``overrides``: dotted keys applied to the study's fields before validation
+    (``{"rag.k": [5], "readers": ["gpt-4o"]}``)."""
+    if isinstance(source, (dict, StudySpec)):
+        doc = source.to_doc() if isinstance(source, StudySpec) else source
+        path, text, base = None, None, Path(base_dir or ".").resolve()
+        if isinstance(source, StudySpec) and not overrides:
+            cfg = source
+        else:
+            cfg = parse_spec(apply_overrides(doc, overrides), "<study>" if not overrides else "<study with overrides>")
     else:
         path = Path(source)
-        cfg, base = load_config(path)
-        text = path.read_text(encoding="utf-8")
-        base = Path(base_dir).resolve() if base_dir else base
+        cfg, doc, text = read_spec(path)
+        base = Path(base_dir).resolve() if base_dir else path.resolve().parent
+        if overrides:
+            cfg = parse_spec(apply_overrides(doc, overrides), f"{path} (with overrides)")
     if readers:
         cfg = cfg.model_copy(update={"readers": list(readers)})
     where = path or "<study>"
@@ -104,18 +117,45 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
         mods = registry.load_plugins(cfg.plugins, base)
     except Exception as e:  # a plugin's own error must still name the study file and field
         raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
-    for i, n in enumerate(cfg.scorers):
-        if n not in registry.names("scorer"):
-            raise err(f"scorers[{i}]", f"unknown scorer {n!r}; registered: {', '.join(registry.names('scorer'))}")
-    kinds = {n: registry.get_scorer(n).kind for n in registry.names("scorer")}
-    am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
-    em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
-    if am is None:
-        raise err("scorers", "needs at least one answer scorer (e.g. contains, exact, multihop)")
-    if kinds.get(am) != "answer":
-        raise err("answer_metric", f"{am!r} is not a registered answer scorer")
-    if em is not None and kinds.get(em) != "evidence":
-        raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
+    mfield = "measures" if "measures" in (doc or {}) else "scorers"
+    uses_measures = scoring_kind(cfg) == "measures"
+    if uses_measures:
+        from .. import measures
+
+        for i, n in enumerate(cfg.scorers):
+            if n not in measures.names():
+                raise err(f"{mfield}[{i}]", f"unknown measure {n!r}; registered: {', '.join(measures.names())}")
+        am = em = None
+    else:
+        for i, n in enumerate(cfg.scorers):
+            if n not in registry.names("scorer"):
+                raise err(f"{mfield}[{i}]", f"unknown scorer {n!r}; registered: {', '.join(registry.names('scorer'))}")
+        kinds = {n: registry.get_scorer(n).kind for n in registry.names("scorer")}
+        am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
+        em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
+        if am is None:
+            raise err(mfield, "needs at least one answer scorer (e.g. contains, exact, multihop)")
+        if kinds.get(am) != "answer":
+            raise err("answer_metric", f"{am!r} is not a registered answer scorer")
+        if em is not None and kinds.get(em) != "evidence":
+            raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
+    if not cfg.own_study or cfg.data.source is not None:
+        from .engine import lookup
+
+        for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
+                                ("data.source", "item_source", cfg.data.source)):
+            if name is not None:
+                try:
+                    lookup(kind, name)
+                except KeyError as e:
+                    raise err(fld, str(e.args[0])) from None
+    for i, v in enumerate(cfg.views):
+        from .engine import lookup
+
+        try:
+            lookup("view", v.name)
+        except KeyError as e:
+            raise err(f"views[{i}].name", str(e.args[0])) from None
     for kind, comps in (("chunker", cfg.rag.chunkers), ("retriever", cfg.rag.retrievers)):
         labels = [c.display for c in comps]
         for i, c in enumerate(comps):
@@ -141,7 +181,18 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
     prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
                     [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
     prep.run_dir = run_dir_of(prep, out)
-    if cfg.data.example is not None:
+    if cfg.data.source is not None:
+        from ..config import data_dir
+        from .engine import call_with, lookup
+
+        try:
+            got = call_with(lookup("item_source", cfg.data.source), data_dir=data_dir(), seed=cfg.seed,
+                            limit=cfg.data.limit, **cfg.data.params)
+        except (TypeError, ValueError) as e:
+            raise err("data.params", f"item source {cfg.data.source!r}: {e}") from None
+        prep.source_items = got
+        prep.items = ItemSet(list(got), dict(getattr(got, "documents", {}) or {}), {})
+    elif cfg.data.example is not None:
         ex = cfg.data.example
         paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False,
                               force=True)  # generated inside the run directory: lcrag owns these files
@@ -152,6 +203,85 @@ def prepare(source: str | Path | dict, *, base_dir: str | Path | None = None, re
         provenance.note(f"your data: {Path(resolve(base, cfg.data.items)).name}")
         prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
     return prep
+
+
+def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None:
+    """Add the requested columns: a field of the rows' ``Condition`` record (by condition label), else
+    the task meta field ``meta.<name>``."""
+    if not columns:
+        return
+    conds = {t.condition: t.meta["condition"] for t in tasks if hasattr(t.meta.get("condition"), "fields")}
+    for c in columns:
+        if conds and any(c in cond.fields() for cond in conds.values()):
+            df[c] = df["condition"].map(lambda lab: conds[lab].fields().get(c) if lab in conds else None)
+        elif f"meta.{c}" in df:
+            df[c] = df[f"meta.{c}"]
+
+
+def scoring_kind(cfg: StudyConfig) -> str:
+    """``"scorers"`` when every name is an own-study scorer of :mod:`lcrag.registry` (answer and evidence
+    metrics, ``ans``/``evid`` aliases), else ``"measures"`` (:func:`lcrag.measures.scorer`)."""
+    from .. import measures
+
+    known, ms = set(registry.names("scorer")), set(measures.names())
+    if all(n in known for n in cfg.scorers):
+        return "scorers"
+    if all(n in ms for n in cfg.scorers):
+        return "measures"
+    return "scorers" if any(n in known for n in cfg.scorers) else "measures"
+
+
+def build_tasks(prep: Prepared):
+    """The study's tasks: the default ``lc-rag`` builder (:func:`.build.build`, with retrieval
+    diagnostics and route conditions) or the registered task builder of ``tasks.builder``."""
+    cfg = prep.cfg
+    if getattr(cfg, "own_study", True) and cfg.data.source is None:
+        return build(cfg, prep.items)
+    from .build import Built
+    from .engine import call_with, lookup
+
+    items = prep.source_items if prep.source_items is not None else prep.items
+    tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)
+    return Built(list(tasks), conditions=condition_records(tasks))
+
+
+def condition_records(tasks) -> list[dict[str, Any]]:
+    """One manifest record per distinct condition of ``tasks`` (label, mode, fields), in task order."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in tasks:
+        c = t.meta.get("condition")
+        if t.condition in out:
+            continue
+        rec = {"condition": t.condition}
+        if c is not None and hasattr(c, "fields"):
+            rec.update({"kind": c.mode, **c.fields()})
+        out[t.condition] = rec
+    return list(out.values())
+
+
+def detach_conditions(tasks: list[Task]) -> tuple[list[Task], dict[int, Task]]:
+    """Tasks without their ``Condition`` record in ``meta`` (rows store JSON only) and a map back to the
+    originals, so measures still see the record."""
+    out, orig = [], {}
+    for t in tasks:
+        if "condition" in t.meta:
+            t2 = dataclasses.replace(t, meta={k: v for k, v in t.meta.items() if k != "condition"})
+            orig[id(t2)] = t
+            out.append(t2)
+        else:
+            out.append(t)
+    return out, orig
+
+
+def limited(tasks: list[Task], cfg: StudyConfig, reader: Reader, entry) -> list[Task]:
+    """``tasks`` under the study's ``reader_limits`` for this reader (by profile name or reader name)."""
+    limits = getattr(cfg, "reader_limits", {}) or {}
+    lim = limits.get(entry) if isinstance(entry, str) else None
+    lim = lim or limits.get(reader.name)
+    if lim is None:
+        return tasks
+    return [t for t in tasks if (lim.conditions is None or t.condition in lim.conditions)
+            and (lim.trials is None or int((t.item.metadata or {}).get("trial", 0)) < lim.trials)]
 
 
 def _loopback(url: str | None) -> bool:
@@ -224,7 +354,7 @@ def append_routes(results: Path, routes: list[dict[str, Any]], rows: list) -> li
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
-              wait: bool = False, executor: dict | None = None) -> StudyRun:
+              wait: bool = False, executor: dict | None = None, overrides: dict | None = None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
 
     Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
@@ -242,19 +372,34 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
 
         runner = functools.partial(run_tasks_ray, **executor)
     log = log or (lambda s: print(s, file=sys.stderr))
-    prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
+    prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
                                     "cache": None, "out": None, "description": "", "hits_ks": []})
     data = data_hashes(prep)
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
-    built = build(cfg, prep.items)
+    built = build_tasks(prep)
+    tasks, originals = detach_conditions(built.tasks)
     rdir = prep.run_dir
     rdir.mkdir(parents=True, exist_ok=True)
     results = rdir / "results.jsonl"
     cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
-    scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
+    if scoring_kind(cfg) == "scorers":
+        scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
+    else:
+        from .. import measures
+
+        scorer = measures.scorer(cfg.scorers)
+    if originals:
+        inner = scorer
+
+        def scorer(task, resp):  # measures see the task with its Condition record
+            return inner(originals.get(id(task), task), resp)
+
+        from ..resume import scorer_version
+
+        scorer.scorer_version = scorer_version(inner)
     log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
         f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
     rows, stats = [], {}
@@ -267,11 +412,11 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         write_manifest(rdir, rows=[], stats={}, status="running", **man_kw)
         try:
             with serve_local(prep.readers, cfg.serve_local, log=log):
-                for r in prep.readers:
+                for entry, r in zip(cfg.readers, prep.readers):
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        got = runner(built.tasks, r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                        got = runner(limited(tasks, cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
                                         budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
                                         allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
                                         progress=progress, log=log, stats=st)
@@ -288,13 +433,14 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         raise LcragError("the study produced no result rows")
     df = to_frame(rows)
     df["reader_label"] = df["meta.reader_label"]
+    add_columns(df, built.tasks, getattr(getattr(cfg, "tasks", None), "columns", []))
     out_df = df.copy()
     for c in ("lines", "gold_lines"):
         out_df[c] = out_df[c].map(json.dumps)
     out_df.to_csv(rdir / "results.csv", index=False)
     seconds = time.monotonic() - t0
     manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
-    return StudyRun(rdir, df, manifest, stats, seconds)
+    return StudyRun(rdir, df, manifest, stats, seconds, cfg)
 
 
 __all__ = ["prepare", "run_study", "StudyRun", "Prepared", "serve_local"]

@@ -1,0 +1,207 @@
+"""The experiment engine: one code path for a user's study file and every built-in paper study.
+
+::
+
+    spec (YAML / dict / built-in name) + overrides
+      -> item source (registry ``item_source``; own-study JSONL or the example corpus)
+      -> task builder (registry ``task_builder``; default ``lc-rag``): one Task per item x Condition x prompt
+      -> lcrag.runner.run_tasks per reader (response cache, resume, budget, context-window guard;
+         a local llama.cpp server for loopback profiles)
+      -> rows scored by the spec's measures (lcrag.measures.scorer) or own-study scorers
+      -> results.jsonl / results.csv / manifest.json in the run directory
+      -> views (registry ``view``) over the rows
+
+:func:`run` is what ``lcrag run NAME|study.yaml`` calls; :func:`load_spec`, :func:`builtin_names`
+and :func:`spec_yaml` are what ``lcrag studies`` shows. Built-in studies register their pieces
+when their module is imported (:mod:`.builtin_studies` lists them; imported on first lookup).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .. import registry
+from ..errors import ConfigError
+from .spec import StudySpec, apply_overrides, dump_yaml, parse_spec, read_spec
+
+
+@dataclass
+class StudyResult:
+    """What :func:`run` returns.
+
+    Attributes:
+        rows: one row per item x condition x reader x prompt (:func:`lcrag.results.to_frame`, plus
+            ``reader_label`` and the columns the spec's ``tasks.columns`` asks for).
+        views: the spec's views by name (tables or figures).
+        run_dir: the run directory (results.jsonl, results.csv, manifest.json).
+        spec: the validated spec that ran (overrides applied).
+        manifest: the run manifest; stats: runner counts per reader; seconds: wall time.
+    """
+
+    rows: pd.DataFrame
+    views: dict[str, Any]
+    run_dir: Path
+    spec: StudySpec
+    manifest: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def frame(self) -> pd.DataFrame:  # the name of the own-study engine's result
+        return self.rows
+
+
+def call_with(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """Call ``fn`` with the keyword arguments it accepts (all of them when it takes ``**kwargs``).
+
+    Keywords a function does not declare are dropped only when they are the engine's optional
+    context (``spec``, ``data_dir``, ``seed``, ``limit``); a study parameter it does not know
+    is an error (a ``TypeError`` naming it)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn(*args, **kw)
+    ps = sig.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps):
+        return fn(*args, **kw)
+    names = {p.name for p in ps}
+    optional = {"spec", "data_dir", "seed", "limit"}
+    unknown = [k for k in kw if k not in names and k not in optional]
+    if unknown:
+        raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; accepted: "
+                        f"{', '.join(sorted(names - optional))}")
+    return fn(*args, **{k: v for k, v in kw.items() if k in names})
+
+
+_OWN_DONE = False
+
+
+def _register_own() -> None:
+    """The own-study pieces: item sources ``jsonl`` / ``example`` and the ``lc-rag`` task builder."""
+    global _OWN_DONE
+    if _OWN_DONE:
+        return
+    _OWN_DONE = True
+    from .build import build
+    from .schema import load_items
+
+    def jsonl(*, items: str, corpus: str | None = None, limit: int | None = None, **_):
+        """Items (and an optional corpus) from JSONL files (:mod:`lcrag.experiment.schema`)."""
+        return load_items(items, corpus, limit=limit)
+
+    def example(*, data_dir=None, seed: int = 0, limit: int | None = None, out: str = "example", **params):
+        """lcrag's generated example corpus (:mod:`lcrag.experiment.example`), written to ``out``."""
+        from .example import write_example
+
+        paths = write_example(out, seed=seed, study=False, force=True, **params)
+        return load_items(paths["items"], paths["corpus"], limit=limit)
+
+    def lc_rag(items, *, seed: int = 0, spec=None, **_):
+        """LC / RAG / control conditions of the ``lc``, ``rag``, ``controls``, ``route`` and ``prompts`` blocks."""
+        return build(spec, items).tasks
+
+    registry.register("item_source", "jsonl", jsonl, replace=True)
+    registry.register("item_source", "example", example, replace=True)
+    registry.register("task_builder", "lc-rag", lc_rag, replace=True)
+
+
+def lookup(kind: str, name: str) -> Any:
+    """``registry.lookup`` after the own-study pieces are registered; a name not yet registered
+    imports the built-in study modules (:mod:`.builtin_studies`) once and is looked up again."""
+    _register_own()
+    if kind == "measure":
+        from .. import measures
+
+        return measures.get(name)
+    try:
+        return registry.lookup(kind, name)
+    except KeyError:
+        from . import builtin_studies
+
+        builtin_studies.load_all()
+        return registry.lookup(kind, name)
+
+
+def builtin_names() -> list[str]:
+    """Names of the built-in studies (``lcrag studies``)."""
+    from . import builtin_studies
+
+    builtin_studies.load_all()
+    return registry.names("study")
+
+
+def load_spec(name_or_path: str | Path | StudySpec | dict) -> StudySpec:
+    """The spec of a built-in study name, a study YAML path, a mapping, or a spec (returned as is)."""
+    if isinstance(name_or_path, StudySpec):
+        return name_or_path
+    if isinstance(name_or_path, dict):
+        return parse_spec(name_or_path)
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        return read_spec(p)[0]
+    try:
+        return lookup("study", str(name_or_path))
+    except KeyError:
+        raise ConfigError(str(name_or_path), "neither a study file nor a built-in study; built-in: "
+                          + ", ".join(builtin_names())) from None
+
+
+def spec_yaml(name: str | StudySpec) -> str:
+    """A built-in study as YAML a user can save, edit (other reader, other k) and ``lcrag run``."""
+    spec = load_spec(name)
+    head = f"# {spec.name}: {spec.description}\n" + (f"# paper: {spec.paper}\n" if spec.paper else "")
+    head += "# save as my_study.yaml, edit (readers, tasks.params ...) and run: lcrag run my_study.yaml\n"
+    return head + dump_yaml(spec.to_doc())
+
+
+def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[str, Any] | None = None,
+        out: str | Path | None = None, cache=None, progress: bool = True, log=None, readers: list | None = None,
+        base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
+        wait: bool = False, executor: dict | None = None, views: bool = True) -> StudyResult:
+    """Run a study end to end (module doc) and compute its views.
+
+    ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
+    mapping or a :class:`~.spec.StudySpec`. ``overrides``: dotted keys set before validation
+    (``{"readers": ["gpt-4o"], "tasks.params.k": [5]}``). ``out``: the run directory (default: the
+    spec's ``out``, else ``runs/<name>`` next to the study file, or under the working directory for a
+    built-in study). ``readers`` replaces the spec's readers. Other arguments: see
+    :func:`lcrag.experiment.study.run_study`.
+    """
+    from .study import run_study
+
+    src = spec_or_name_or_path
+    if not isinstance(src, (StudySpec, dict)):
+        p = Path(src)
+        if not (p.suffix in (".yaml", ".yml") or p.is_file()):
+            src = load_spec(str(src))
+    if isinstance(src, StudySpec) and overrides:
+        src = parse_spec(apply_overrides(src.to_doc(), overrides), f"<{src.name} with overrides>")
+        overrides = None
+    res = run_study(src, out=out, readers=readers, cache=cache, progress=progress, base_dir=base_dir,
+                    budget_usd=budget_usd, allow_over_budget=allow_over_budget, log=log, wait=wait, executor=executor,
+                    overrides=overrides)
+    spec = res.spec
+    out_views = compute_views(spec, res.frame) if views else {}
+    return StudyResult(res.frame, out_views, res.run_dir, spec, res.manifest, res.stats, res.seconds)
+
+
+def compute_views(spec: StudySpec, rows: pd.DataFrame) -> dict[str, Any]:
+    """Each of the spec's views over ``rows`` (a view may also take ``spec=``)."""
+    return {v.name: call_with(lookup("view", v.name), rows, spec=spec, **v.params) for v in spec.views}
+
+
+def view(name: str, rows: pd.DataFrame, spec: StudySpec | str | None = None, **params: Any) -> Any:
+    """One registered view over ``rows`` (``spec``: the study's spec or built-in name, for views that use it)."""
+    if isinstance(spec, str):
+        spec = load_spec(spec)
+    return call_with(lookup("view", name), rows, spec=spec, **params)
+
+
+__all__ = ["run", "load_spec", "builtin_names", "spec_yaml", "StudyResult", "view", "compute_views", "lookup",
+           "call_with"]

@@ -1,0 +1,234 @@
+"""The study spec: one YAML/dict format for a user's own study and for the built-in paper studies.
+
+:class:`StudySpec` extends the own-study :class:`~lcrag.experiment.config.StudyConfig` (every
+existing study file stays valid) with:
+
+* ``data.source`` + ``data.params`` — an ``item_source`` of :mod:`lcrag.registry`
+  (``fn(*, data_dir, seed, limit, **params) -> items``). The own-study forms are the built-in
+  sources ``jsonl`` (``data.items`` / ``data.corpus``, or ``params: {items, corpus}``) and
+  ``example`` (``data.example`` or ``params: {n_companies, n_towns, seed}``);
+* ``tasks: {builder, params}`` — a ``task_builder`` (``fn(items, *, seed, **params) ->
+  list[Task]``); the default ``lc-rag`` builds the LC / RAG / control conditions of the
+  ``lc``, ``rag``, ``controls``, ``route`` and ``prompts`` blocks (:mod:`.build`);
+* ``measures`` (alias of ``scorers``) — registered measure names (:mod:`lcrag.measures`) or
+  the own-study scorers (:mod:`lcrag.registry`);
+* ``views`` — registered view names (or ``{name, params}``) computed on the scored rows;
+* ``paper`` — the paper section the study follows (shown by ``lcrag studies``);
+* ``reader_limits`` — per reader (profile or reader name): ``conditions`` (only these
+  condition labels) and ``trials`` (only items whose ``metadata["trial"]`` is below it), e.g.
+  a slow local model on the first two trials of the LC condition.
+
+Errors are :class:`lcrag.errors.ConfigError` naming the file, the 1-based YAML line and the
+field (dotted path), as for study files.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import ConfigError
+from ..textio import read_yaml
+from .config import DataCfg, ExampleCfg, StudyConfig, _node_line
+from .schema import loc_to_field
+
+DEFAULT_BUILDER = "lc-rag"
+OWN_SOURCES = ("jsonl", "example")
+
+
+class DataSpec(DataCfg):
+    """``data``: the own-study ``items``/``corpus`` or ``example``, or a registered ``source`` with ``params``."""
+
+    source: str | None = Field(None, min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _own_sources(cls, v):
+        if not isinstance(v, dict) or v.get("source") not in OWN_SOURCES:
+            return v
+        v = dict(v)
+        src, params = v.pop("source"), dict(v.pop("params", None) or {})
+        if src == "jsonl":
+            v.setdefault("items", params.pop("items", None))
+            if "corpus" in params:
+                v.setdefault("corpus", params.pop("corpus"))
+        else:
+            v.setdefault("example", params or True)
+            params = {}
+        if params:
+            raise ValueError(f"unknown params for source {src!r}: {', '.join(sorted(params))}")
+        return v
+
+    @model_validator(mode="after")
+    def _source(self) -> "DataSpec":
+        given = [n for n, v in (("items", self.items), ("example", self.example), ("source", self.source)) if v is not None]
+        if len(given) != 1:
+            raise ValueError("give one of items (a JSONL file, optionally with corpus), example: true (generated data) "
+                             "or source (a registered item source, with params)")
+        if self.params and self.source is None:
+            raise ValueError("params belong to a source")
+        return self
+
+
+class TasksSpec(BaseModel):
+    """``tasks``: the registered task builder, its parameters and ``columns`` — fields of the rows'
+    ``Condition`` records (or of the tasks' ``meta``) added to the result table as columns."""
+
+    model_config = ConfigDict(extra="forbid")
+    builder: str = Field(DEFAULT_BUILDER, min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    columns: list[str] = Field(default_factory=list)
+
+
+class ViewSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReaderLimit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    conditions: list[str] | None = None
+    trials: int | None = Field(None, gt=0)
+
+
+class StudySpec(StudyConfig):
+    """A study: items (or an item source), tasks (conditions), readers, measures, views (module doc)."""
+
+    data: DataSpec
+    paper: str = ""
+    tasks: TasksSpec = Field(default_factory=TasksSpec)
+    views: list[ViewSpec] = Field(default_factory=list)
+    reader_limits: dict[str, ReaderLimit] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, v):
+        if isinstance(v, dict):
+            v = dict(v)
+            if "measures" in v:
+                if "scorers" in v:
+                    raise ValueError("give measures or scorers (its older name), not both")
+                v["scorers"] = v.pop("measures")
+            if isinstance(v.get("views"), list):
+                v["views"] = [{"name": x} if isinstance(x, str) else x for x in v["views"]]
+        return v
+
+    @property
+    def measures(self) -> list[str]:
+        return list(self.scorers)
+
+    @property
+    def builder(self) -> str:
+        return self.tasks.builder
+
+    @property
+    def own_study(self) -> bool:
+        """True for the own-study form (default builder over JSONL items or the example corpus)."""
+        return self.tasks.builder == DEFAULT_BUILDER
+
+    def hash_doc(self) -> dict[str, Any]:
+        return hash_doc(self)
+
+    def to_doc(self) -> dict[str, Any]:
+        """The spec as a plain mapping that validates back to an equal spec (defaults left out)."""
+        doc = self.model_dump(mode="json", exclude_defaults=True)
+        if "scorers" in doc:
+            doc["measures"] = doc.pop("scorers")
+        return doc
+
+
+# fields added to the own-study config; left out of run-id hashes while at their defaults, so run
+# ids of existing study files do not change
+NEW_FIELDS = {"paper": "", "tasks": {"builder": DEFAULT_BUILDER, "params": {}, "columns": []}, "views": [], "reader_limits": {}}
+
+
+def hash_doc(spec: StudyConfig) -> dict[str, Any]:
+    """``model_dump`` of a spec for config hashes: the fields new in :class:`StudySpec` only when set."""
+    d = spec.model_dump(mode="json")
+    for k, default in NEW_FIELDS.items():
+        if k in d and d[k] == default:
+            del d[k]
+    data = d.get("data") or {}
+    if data.get("source") is None and not data.get("params"):
+        data.pop("source", None)
+        data.pop("params", None)
+    return d
+
+
+def _yaml_field(fld: str | None, doc: dict) -> str | None:
+    """Map a validated field path back to the key the document used (``scorers`` given as ``measures``)."""
+    if fld and fld.split(".")[0].split("[")[0] == "scorers" and "measures" in doc:
+        return "measures" + fld[len("scorers"):]
+    return fld
+
+
+def parse_spec(doc: dict[str, Any], source: str | Path = "<study>", text: str | None = None) -> StudySpec:
+    """Validate a spec mapping; errors name ``source``, the YAML line (if ``text``) and the field."""
+    if not isinstance(doc, dict):
+        raise ConfigError(source, "expected a mapping of study fields")
+    try:
+        return StudySpec.model_validate(doc)
+    except ValidationError as err:
+        e = err.errors()[0]
+        fld = _yaml_field(loc_to_field(e.get("loc", ())) or None, doc)
+        msg = e.get("msg", "invalid value").removeprefix("Value error, ")
+        if e.get("type") == "extra_forbidden":
+            msg = "unknown field (see params/study_example.yaml and docs/architecture.md for the accepted fields)"
+        raise ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld) from None
+
+
+def read_spec(path: str | Path) -> tuple[StudySpec, dict[str, Any], str]:
+    """``(spec, raw mapping, text)`` of a study YAML file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(p, "study file not found")
+    doc, text = read_yaml(p)
+    return parse_spec(doc, p, text), doc, text
+
+
+def set_dotted(doc: dict[str, Any], key: str, value: Any, source: str | Path = "<overrides>") -> None:
+    """Set ``doc["a"]["b"] = value`` for ``key = "a.b"`` (missing mappings are created)."""
+    parts = [p for p in key.split(".") if p]
+    if not parts:
+        raise ConfigError(source, "empty override key", field=key)
+    cur = doc
+    for i, p in enumerate(parts[:-1]):
+        nxt = cur.get(p)
+        if nxt is None:
+            nxt = cur[p] = {}
+        if not isinstance(nxt, dict):
+            raise ConfigError(source, f"cannot set {key!r}: {'.'.join(parts[:i + 1])} is not a mapping", field=key)
+        cur = nxt
+    if parts[-1] in ("measures", "scorers") and len(parts) == 1:
+        cur.pop("scorers" if parts[-1] == "measures" else "measures", None)
+    cur[parts[-1]] = value
+
+
+def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """A deep copy of ``doc`` with dotted-key ``overrides`` applied (e.g. ``{"tasks.params.k": [5]}``)."""
+    out = copy.deepcopy(doc)
+    for k, v in (overrides or {}).items():
+        set_dotted(out, str(k), copy.deepcopy(v))
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set key=value`` value: YAML (``5``, ``[1, 2]``, ``true``, ``{a: 1}``), else the string."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def dump_yaml(doc: dict[str, Any]) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+__all__ = ["StudySpec", "DataSpec", "TasksSpec", "ViewSpec", "ReaderLimit", "ExampleCfg", "parse_spec", "read_spec",
+           "apply_overrides", "set_dotted", "parse_value", "dump_yaml", "hash_doc", "DEFAULT_BUILDER"]
