@@ -203,5 +203,14 @@ def view(name: str, rows: pd.DataFrame, spec: StudySpec | str | None = None, **p
     return call_with(lookup("view", name), rows, spec=spec, **params)
 
 
-__all__ = ["run", "load_spec", "builtin_names", "spec_yaml", "StudyResult", "view", "compute_views", "lookup",
-           "call_with"]
+__all__ = [
+    "StudyResult",
+    "builtin_names",
+    "call_with",
+    "compute_views",
+    "load_spec",
+    "lookup",
+    "run",
+    "spec_yaml",
+    "view",
+]

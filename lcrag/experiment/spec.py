@@ -65,7 +65,7 @@ class DataSpec(DataCfg):
         return v
 
     @model_validator(mode="after")
-    def _source(self) -> "DataSpec":
+    def _source(self) -> DataSpec:
         given = [n for n, v in (("items", self.items), ("example", self.example), ("source", self.source)) if v is not None]
         if len(given) != 1:
             raise ValueError("give one of items (a JSONL file, optionally with corpus), example: true (generated data) "
@@ -140,7 +140,8 @@ class StudySpec(StudyConfig):
         doc = self.model_dump(mode="json", exclude_defaults=True)
         if "scorers" in doc:
             doc["measures"] = doc.pop("scorers")
-        return doc
+        first = ("name", "description", "paper", "data", "seed", "tasks", "readers", "measures", "views")
+        return {**{k: doc[k] for k in first if k in doc}, **{k: v for k, v in doc.items() if k not in first}}
 
 
 # fields added to the own-study config; left out of run-id hashes while at their defaults, so run
@@ -230,5 +231,19 @@ def dump_yaml(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
-__all__ = ["StudySpec", "DataSpec", "TasksSpec", "ViewSpec", "ReaderLimit", "ExampleCfg", "parse_spec", "read_spec",
-           "apply_overrides", "set_dotted", "parse_value", "dump_yaml", "hash_doc", "DEFAULT_BUILDER"]
+__all__ = [
+    "DEFAULT_BUILDER",
+    "DataSpec",
+    "ExampleCfg",
+    "ReaderLimit",
+    "StudySpec",
+    "TasksSpec",
+    "ViewSpec",
+    "apply_overrides",
+    "dump_yaml",
+    "hash_doc",
+    "parse_spec",
+    "parse_value",
+    "read_spec",
+    "set_dotted",
+]

@@ -36,21 +36,21 @@ from typing import Any
 import pandas as pd
 
 from .. import registry
+from ..data.registry import sha256_file as file_sha256
 from ..errors import ConfigError, LcragError
 from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
-from ..runner import RunStats, Task, read_results, run_tasks
 from ..runlock import run_lock
+from ..runner import RunStats, Task, read_results, run_tasks
 from .build import build
-from .scorers import make_scorer
 from .config import StudyConfig, _node_line, config_hash, resolve
-from .spec import StudySpec, apply_overrides, parse_spec, read_spec
-from ..data.registry import sha256_file as file_sha256
-from .manifest import write_manifest
 from .example import write_example
+from .manifest import write_manifest
 from .schema import ItemSet, load_items
+from .scorers import make_scorer
+from .spec import StudySpec, apply_overrides, parse_spec, read_spec
 
 
 @dataclass
@@ -213,7 +213,7 @@ def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None
     conds = {t.condition: t.meta["condition"] for t in tasks if hasattr(t.meta.get("condition"), "fields")}
     for c in columns:
         if conds and any(c in cond.fields() for cond in conds.values()):
-            df[c] = df["condition"].map(lambda lab: conds[lab].fields().get(c) if lab in conds else None)
+            df[c] = df["condition"].map(lambda lab, c=c: conds[lab].fields().get(c) if lab in conds else None)
         elif f"meta.{c}" in df:
             df[c] = df[f"meta.{c}"]
 
@@ -400,8 +400,12 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         from ..resume import scorer_version
 
         scorer.scorer_version = scorer_version(inner)
-    log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
-        f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
+    if cfg.own_study and cfg.data.source is None:
+        log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
+            f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
+    else:
+        log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items, {len(built.conditions)} conditions, "
+            f"{len(tasks)} tasks x {len(prep.readers)} readers -> {rdir}")
     rows, stats = [], {}
     t0 = time.monotonic()
     man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
@@ -443,4 +447,4 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     return StudyRun(rdir, df, manifest, stats, seconds, cfg)
 
 
-__all__ = ["prepare", "run_study", "StudyRun", "Prepared", "serve_local"]
+__all__ = ["Prepared", "StudyRun", "prepare", "run_study", "serve_local"]

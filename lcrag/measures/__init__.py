@@ -34,6 +34,7 @@ class Measure:
     kind: str
     label: str
     section: str = ""
+    column: str = ""  # result-table column (default: the name); a study may keep its papers' column name
 
     def __call__(self, task: Any, response: Any) -> float | None:
         return self.fn(task, response)
@@ -43,13 +44,15 @@ class Measure:
         return (self.fn.__doc__ or "").strip()
 
 
-def measure(name: str, *, kind: str, label: str | None = None, section: str = "", replace: bool = False):
-    """Decorator registering ``fn(task, response)`` as the measure ``name`` (kind in :data:`MEASURE_KINDS`)."""
+def measure(name: str, *, kind: str, label: str | None = None, section: str = "", replace: bool = False,
+            column: str | None = None):
+    """Decorator registering ``fn(task, response)`` as the measure ``name`` (kind in :data:`MEASURE_KINDS`);
+    ``column``: the result-table column its values go to (default ``name``)."""
     if kind not in MEASURE_KINDS:
         raise ValueError(f"measure kind must be one of {MEASURE_KINDS}, got {kind!r}")
 
     def wrap(fn):
-        registry.register("measure", name, Measure(name, fn, kind, label or name, section), replace=replace)
+        registry.register("measure", name, Measure(name, fn, kind, label or name, section, column or name), replace=replace)
         return fn
 
     return wrap
@@ -90,7 +93,7 @@ def scorer(measure_names: Sequence[str]) -> Callable[[Any, Any], dict[str, float
         for m in ms:
             v = m.fn(task, response)
             if v is not None:
-                out[m.name] = v
+                out[m.column or m.name] = v
         return out
 
     score.scorer_version = "measures:" + ",".join(

@@ -60,3 +60,7 @@ def read_reply(raw: str | None, *, expects_json: bool, rule: str = DEFAULT_REPLY
         return True, None, []
     ans = obj.get("answer", "")
     return True, str(ans), int_lines(obj.get("lines", []))
+
+
+#: prompts of the synthetic two-hop study scored as answer-only (Ans*, EBG §5.1.2); the EBG prompt gives the EBG metrics
+ANSWER_ONLY_PROMPTS = ("answer_only_json_synthetic", "answer_only", "answer_only_json", "cot")

@@ -23,36 +23,67 @@ evidence (cited set == gold set), joint = both; failed calls are excluded from d
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import partial
-from pathlib import Path
 
 import pandas as pd
 
-from .. import provenance
-from ..data.synthetic import PAPER_POOL_SIZE, TwoHopNeedle, assert_safe, hop_order, needles as needle_set, resolve_pool
 from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
-from ..haystack import STOPPING_RULES, SourceLine, fill_to_length, insert_at_random, render_numbered
-from ..llm.cache import ResponseCache
-from ..llm.parse_first import parse_first_json_synthetic
-from ..llm.prompts import load_prompt
-from ..llm.readers import make_reader
-from ..llm.server import serve_for
-from ..results import aggregate, to_frame
-from ..runner import Task, run_tasks
-from ..scoring.answer import exact_match
-from ..scoring.evidence import evid_recall, evid_strict
-from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule, read_reply
-from ..types import Context, Evidence, Item, Response
-from .synthetic_retrieval import QUERY_MODES, RETRIEVERS, SyntheticIndex, index_for, rag_context
+from ..data.synthetic import (
+    PAPER_POOL_SIZE,
+    TwoHopNeedle,
+    assert_safe,
+    hop_order,
+    resolve_pool,
+)
+from ..data.synthetic import needles as needle_set
+from ..haystack import (
+    STOPPING_RULES,
+    SourceLine,
+    fill_to_length,
+    insert_at_random,
+    render_numbered,
+)
+from ..results import aggregate
+from ..runner import Task
+from ..scoring.replies import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
+from ..types import Condition, Context, Evidence, Item, Response
+from .synthetic_retrieval import (
+    QUERY_MODES,
+    RETRIEVERS,
+    SyntheticIndex,
+    index_for,
+    rag_context,
+)
 
+#: the study's measures (lcrag.measures), in the order of the result columns they fill
+MEASURES = ["synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "synthetic_ans_evid",
+            "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable"]
 METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
 LC = "LC"
-RAG_CONDITIONS = tuple(f"RAG-{r}-{m}" for r in RETRIEVERS for m in QUERY_MODES)
-ALL_CONDITIONS = (LC, NO_CONTEXT, ORACLE) + RAG_CONDITIONS
-ANSWER_ONLY_PROMPTS = ("answer_only_json_synthetic", "answer_only", "answer_only_json", "cot")  # -> Ans*
+
+
+def condition_label(c: Condition) -> str:
+    """The study's display label of a condition: ``LC``, ``no-context``, ``oracle`` or
+    ``RAG-<retriever>-<query mode>`` (built from the fields, never parsed back)."""
+    if c.mode == "RAG":
+        return f"RAG-{c.retriever}-{dict(c.extra)['query']}"
+    return {"LC": LC, "no_context": NO_CONTEXT, "oracle": ORACLE}[c.mode]
+
+
+def _cond(mode: str, **fields) -> Condition:
+    c = Condition(mode, **fields)
+    return dataclasses.replace(c, name=condition_label(c))
+
+
+#: every condition of the study by its label (the labels a sweep names in ``conditions``)
+CONDITIONS: dict[str, Condition] = {c.label: c for c in (
+    _cond("LC", layout="numbered"), _cond("no_context"), _cond("oracle"),
+    *(_cond("RAG", retriever=r, layout="numbered", extra=(("query", m),)) for r in RETRIEVERS for m in QUERY_MODES))}
+RAG_CONDITIONS = tuple(k for k, c in CONDITIONS.items() if c.mode == "RAG")
+ALL_CONDITIONS = tuple(CONDITIONS)
 DEFAULT_STOPPING_RULE = "authors"
 
 
@@ -106,7 +137,7 @@ class SyntheticConfig:
         check_rule(self.reply_rule)
 
 
-_TRIALS: "OrderedDict[tuple, tuple[Item, Context]]" = OrderedDict()
+_TRIALS: OrderedDict[tuple, tuple[Item, Context]] = OrderedDict()
 _TRIALS_MAX = 512
 
 
@@ -172,7 +203,8 @@ def trial_contexts(cfg: SyntheticConfig, item: Item, ctx: Context, index: Synthe
         elif cond == ORACLE:
             out[cond] = oracle_context(ctx, condition=ORACLE)
         else:
-            _, retriever, mode = cond.split("-")
+            rec = CONDITIONS[cond]
+            retriever, mode = rec.retriever, dict(rec.extra)["query"]
             if retriever == "minilm" and not cfg.dense_ok(ctx.metadata["length"], ctx.metadata["trial"]):
                 continue
             out[cond] = rag_context(index, ctx, item.question, retriever, mode, min(int(cfg.rag_budget), ctx.metadata["length"]),
@@ -196,72 +228,32 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
     return tasks
 
 
-def _expects_json(task: Task) -> bool:
-    return bool(task.expects_json) if task.messages is not None else load_prompt(task.prompt).expects_json
-
-
 def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
-    """README §6.1 rules. Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`) give ``ans_star``;
-    EBG prompts the EBG metrics.
+    """The study's metrics of one row, from its registered measures (:data:`MEASURES`, one module each
+    in :mod:`lcrag.measures`; data README §6.1 rules).
 
-    The reply is read under ``reply_rule`` (:func:`lcrag.scoring.replies.read_reply`): with
-    ``"authors"`` an empty or unparseable reply is unusable — NaN metrics (out of every
-    denominator) and ``unusable = 1``; with ``"lcrag"`` the runner's parse is scored as is.
-
-    Gold = both needle lines of the haystack (also in RAG contexts that miss one, and in the
-    no-context condition): strict Evid needs exactly both. ``cite_hop1``/``cite_hop2`` = the
-    first-/second-hop line is among the cited lines; ``ctx_hop1``/``ctx_hop2`` = it is in the
-    context shown (retrieval coverage; 1 in LC and oracle, 0 with no context).
+    Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`) give ``ans_star``; EBG prompts ``ans``,
+    ``evid_strict`` (cited set == both needle lines), ``evid_recall``, ``ans_evid`` and, for
+    items with hop lines, ``cite_hop1``/``cite_hop2`` (the first-/second-hop line is cited) and
+    ``ctx_hop1``/``ctx_hop2`` (it is in the context shown). Under ``reply_rule="authors"`` an empty
+    or unparseable reply gives NaN metrics (out of every denominator) and ``unusable = 1``; under
+    ``"lcrag"`` the runner's parse is scored as is. The engine scores the study with
+    ``lcrag.measures.scorer(MEASURES)``, which reads the rule from ``task.meta["reply_rule"]``.
     """
-    if check_rule(reply_rule) == "lcrag":  # the runner already parsed with lcrag's parser
-        usable, answer, lines = True, resp.answer, list(resp.lines or ())
-    else:
-        usable, answer, lines = read_reply(resp.raw, expects_json=_expects_json(task), rule=reply_rule,
-                                           first_json=parse_first_json_synthetic)
-    answer_only = task.prompt in ANSWER_ONLY_PROMPTS
-    flag = {} if reply_rule == "lcrag" else {"unusable": 0.0}
-    hops = task.item.metadata.get("hop_lines")
-    if not usable:
-        names = ["ans_star"] if answer_only else ["ans", "evid_strict", "evid_recall", "ans_evid"] + \
-            (["cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"] if hops else [])
-        return {**{k: float("nan") for k in names}, "unusable": 1.0}
-    ans = exact_match(answer, task.item.answers)
-    if answer_only:
-        return {"ans_star": ans, **flag}
-    gold = tuple(task.context.metadata.get("gold_all") or task.context.gold_lines)
-    ev = evid_strict(lines, gold)
-    out = {"ans": ans, "evid_strict": ev, "evid_recall": evid_recall(lines, gold), "ans_evid": float(ans and ev)}
-    if hops:
-        cited = set(lines)
-        out["cite_hop1"] = float(hops[0] in cited)
-        out["cite_hop2"] = float(hops[1] in cited)
-        shown = {ln.number for ln in task.context.lines}
-        out["ctx_hop1"] = float(hops[0] in shown)
-        out["ctx_hop2"] = float(hops[1] in shown)
-    return {**out, **flag}
+    if task.meta.get("reply_rule") != reply_rule:
+        task = dataclasses.replace(task, meta={**task.meta, "reply_rule": check_rule(reply_rule)})
+    return _scorer()(task, resp)
 
 
-def run(cfg: SyntheticConfig, results_path: str | Path, *, cache: ResponseCache | None = None, progress: bool = True,
-        budget_usd: float | None = None) -> pd.DataFrame:
-    """Run every configured reader over the sweep; returns the tidy results frame."""
-    tasks = build_tasks(cfg)
-    cache = cache or ResponseCache()
-    provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
-    scorer = partial(score, reply_rule=cfg.reply_rule)
-    rows = []
-    with serve_for(cfg.readers):
-        for name in cfg.readers:
-            reader = make_reader(name)
-            cap = cfg.reader_trials.get(name)
-            conds = cfg.reader_conditions.get(name)
-            mine = [t for t in tasks if (cap is None or t.item.metadata["trial"] < cap) and (conds is None or t.condition in conds)]
-            rows += run_tasks(mine, reader, run=f"synthetic-s{cfg.seed}-{cfg.needles}", results_path=results_path,
-                              scorer=scorer, cache=cache, progress=progress, budget_usd=budget_usd)
-    df = to_frame(rows)
-    df["length"] = df["meta.length"].astype(int)
-    df["reader_label"] = df["meta.reader_label"]
-    df["condition"] = df["meta.cond"] if "meta.cond" in df else df["condition"]
-    return df
+_SCORER: list = []
+
+
+def _scorer():
+    if not _SCORER:
+        from .. import measures
+
+        _SCORER.append(measures.scorer(MEASURES))
+    return _SCORER[0]
 
 
 def _unusable(df: pd.DataFrame, keys: list[str]) -> pd.Series:
