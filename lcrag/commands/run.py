@@ -1,4 +1,5 @@
-"""``lcrag run study.yaml`` — a complete custom study: LC and RAG conditions, readers, scores, manifest."""
+"""``lcrag run NAME|study.yaml`` — a built-in study or your own study file, one engine
+(:func:`lcrag.experiment.run`): conditions, readers, scores, manifest."""
 
 from __future__ import annotations
 
@@ -7,16 +8,22 @@ import sys
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "run", help="run a custom study from a YAML file (your questions, documents and models)",
-        description="Validate the study file and everything it names (plugins, scorers, chunkers, retrievers, prompts, "
+        "run", help="run a built-in study (lcrag studies) or a study YAML file (your questions, documents and models)",
+        description="Validate the study (a built-in name from `lcrag studies`, or a YAML file) and everything it names (plugins, scorers, chunkers, retrievers, prompts, "
                     "reader profiles, items), build the LC and RAG conditions, run every reader through the response "
                     "cache (resumable; budget guard), score, and write results.jsonl, results.csv, retrieval_ranks.csv "
                     "and manifest.json into the run directory. Guide: docs/own_study.md; reference: "
                     "params/study_example.yaml.",
     )
-    p.add_argument("study", help="study YAML file")
-    p.add_argument("--out", help="run directory (default: the study's `out`, else runs/<name> next to the YAML)")
+    p.add_argument("study", help="built-in study name (see `lcrag studies`) or study YAML file")
+    p.add_argument("--out", help="run directory (default: the study's `out`, else runs/<name> next to the YAML, or "
+                                 "under the working directory for a built-in study)")
     p.add_argument("--readers", nargs="+", metavar="PROFILE", help="replace the study's readers by these profiles")
+    p.add_argument("--reader", action="append", metavar="PROFILE",
+                   help="replace the study's readers by this profile (repeat for several)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a study field by its dotted key, the value read as YAML, e.g. --set tasks.params.k=[5] "
+                        "or --set data.params.trials=3 (repeatable)")
     p.add_argument("--budget-usd", type=float, help="refuse to start when the estimated cost exceeds this")
     p.add_argument("--allow-over-budget", action="store_true", help="run even above the budget")
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
@@ -46,24 +53,40 @@ def _executor(args):
     return {"address": args.address, "workers": args.workers, "cap_usd": args.budget_cap_usd}
 
 
-def run(args) -> int:
-    from ..experiment.study import run_study
+def overrides_of(pairs: list[str]) -> dict:
+    """``["a.b=1", "c=[x, y]"]`` -> ``{"a.b": 1, "c": ["x", "y"]}`` (values read as YAML)."""
+    from ..errors import ConfigError
+    from ..experiment.spec import parse_value
 
+    out = {}
+    for p in pairs or []:
+        key, sep, value = p.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", f"expected KEY=VALUE, got {p!r}")
+        out[key.strip()] = parse_value(value)
+    return out
+
+
+def run(args) -> int:
+    from ..experiment.engine import run as run_engine
+
+    readers = [*(args.readers or []), *(args.reader or [])] or None
+    overrides = overrides_of(args.overrides)
     if args.dry_run:
         from ..experiment.plan import plan_study
         from ..plan import format_plan
 
-        df, info = plan_study(args.study, readers=args.readers, out=args.out)
+        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides)
         print(f"[lcrag] {args.study}: valid — {info['items']} items, {info['conditions']} conditions, {info['prompts']} "
               f"prompts, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
         return 0
     from ..runsummary import summarize
 
-    res = run_study(args.study, out=args.out, readers=args.readers, progress=not args.quiet,
-                    budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
-                    wait=args.wait, executor=_executor(args))
-    df = res.frame
+    res = run_engine(args.study, overrides=overrides or None, out=args.out, readers=readers, progress=not args.quiet,
+                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
+                     wait=args.wait, executor=_executor(args))
+    df = res.rows
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
     summ = summarize(df, res.stats, res.seconds)

@@ -14,17 +14,21 @@ import pandas as pd
 
 from ..llm.cache import ResponseCache
 from ..plan import plan_frame, plan_tasks
-from .build import build
 from .config import resolve
-from .study import prepare
+from .study import build_tasks, detach_conditions, limited, prepare
 
 
 def plan_study(source: str | Path | dict, *, readers: list | None = None, out: str | Path | None = None,
-               base_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
-    """``(plan frame, info)``; info has the study name, item/condition counts and the run directory."""
-    prep = prepare(source, base_dir=base_dir, readers=readers, out=out)
+               base_dir: str | Path | None = None, overrides: dict | None = None) -> tuple[pd.DataFrame, dict]:
+    """``(plan frame, info)``; info has the study name, item/condition counts and the run directory.
+    ``source``: a study file, mapping, spec or built-in study name."""
+    if isinstance(source, (str, Path)) and not (Path(source).suffix in (".yaml", ".yml") or Path(source).is_file()):
+        from .engine import load_spec
+
+        source = load_spec(str(source))
+    prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides)
     cfg = prep.cfg
-    built = build(cfg, prep.items)
+    built = build_tasks(prep)
     path = resolve(prep.base, cfg.cache) if cfg.cache else None
     cache = None
     if path is None:
@@ -34,8 +38,9 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     if Path(path).is_file():  # a dry run creates no cache
         cache = ResponseCache(path, mode="use")
     rows = []
-    for r in prep.readers:
-        rows += plan_tasks(built.tasks, r.profile, study=cfg.name, identity=r.identity(), cache=cache)
+    tasks, _ = detach_conditions(built.tasks)
+    for entry, r in zip(cfg.readers, prep.readers):
+        rows += plan_tasks(limited(tasks, cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
     info = {"study": cfg.name, "items": len(prep.items.items), "conditions": len(built.conditions),
             "prompts": len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
     return plan_frame(rows), info
