@@ -163,14 +163,17 @@ def spec_yaml(name: str | StudySpec) -> str:
 def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[str, Any] | None = None,
         out: str | Path | None = None, cache=None, progress: bool = True, log=None, readers: list | None = None,
         base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
-        wait: bool = False, executor: dict | None = None, views: bool = True) -> StudyResult:
+        wait: bool = False, executor: dict | None = None, views: bool = True,
+        results_path: str | Path | None = None) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
     mapping or a :class:`~.spec.StudySpec`. ``overrides``: dotted keys set before validation
     (``{"readers": ["gpt-4o"], "tasks.params.k": [5]}``). ``out``: the run directory (default: the
     spec's ``out``, else ``runs/<name>`` next to the study file, or under the working directory for a
-    built-in study). ``readers`` replaces the spec's readers. Other arguments: see
+    built-in study; with ``results_path`` and no ``out``: that file's path without its suffix).
+    ``results_path``: the results file (default ``<run_dir>/results.jsonl``). ``readers`` replaces
+    the spec's readers. Other arguments: see
     :func:`lcrag.experiment.study.run_study`.
     """
     from .study import run_study
@@ -183,7 +186,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     if isinstance(src, StudySpec) and overrides:
         src = parse_spec(apply_overrides(src.to_doc(), overrides), f"<{src.name} with overrides>")
         overrides = None
-    res = run_study(src, out=out, readers=readers, cache=cache, progress=progress, base_dir=base_dir,
+    if out is None and results_path is not None:
+        out = Path(results_path).with_suffix("")
+    res = run_study(src, out=out, results_path=results_path, readers=readers, cache=cache, progress=progress, base_dir=base_dir,
                     budget_usd=budget_usd, allow_over_budget=allow_over_budget, log=log, wait=wait, executor=executor,
                     overrides=overrides)
     spec = res.spec

@@ -48,7 +48,8 @@ STATUSES = ("running", "partial", "complete")
 
 def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict[str, str], conditions: list[dict],
                    rows: list, stats: dict, status: str = "complete", expected_rows: int | None = None,
-                   seconds: float | None = None, stopped: str | None = None) -> dict[str, Any]:
+                   seconds: float | None = None, stopped: str | None = None,
+                   results_file: str = "results.jsonl") -> dict[str, Any]:
     """Write ``manifest.json`` (atomically) with ``status`` (see module doc) and return it."""
     cfg = prep.cfg
     readers = []
@@ -79,7 +80,7 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "metrics": {"scorers": list(cfg.scorers), "answer_metric": prep.answer_metric,
                     "evidence_metric": prep.evidence_metric},
         "readers": readers,
-        "files": {"results_jsonl": "results.jsonl", "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
+        "files": {"results_jsonl": results_file, "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
     tmp = run_dir / "manifest.json.tmp"
     tmp.write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")

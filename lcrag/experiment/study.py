@@ -24,6 +24,7 @@ re-run skips every finished row and a new run of the same requests is served by 
 from __future__ import annotations
 
 import contextlib
+import os
 import dataclasses
 import hashlib
 import json
@@ -354,11 +355,15 @@ def append_routes(results: Path, routes: list[dict[str, Any]], rows: list) -> li
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
-              wait: bool = False, executor: dict | None = None, overrides: dict | None = None) -> StudyRun:
+              wait: bool = False, executor: dict | None = None, overrides: dict | None = None,
+              results_path: str | Path | None = None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
 
     Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
     live run on the same directory makes this raise ``RunLocked``, or wait with ``wait=True``.
+
+    ``results_path``: the runner's results file (default ``<run_dir>/results.jsonl``); the manifest
+    records where it is.
 
     ``executor``: None runs each reader in this process; a dict of keyword arguments of
     :func:`lcrag.executors.ray_executor.run_tasks_ray` (``address``, ``workers``, ``cap_usd`` …)
@@ -383,7 +388,8 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     tasks, originals = detach_conditions(built.tasks)
     rdir = prep.run_dir
     rdir.mkdir(parents=True, exist_ok=True)
-    results = rdir / "results.jsonl"
+    results = Path(results_path).resolve() if results_path is not None else rdir / "results.jsonl"
+    results.parent.mkdir(parents=True, exist_ok=True)
     cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
     if scoring_kind(cfg) == "scorers":
         scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
@@ -409,6 +415,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     rows, stats = [], {}
     t0 = time.monotonic()
     man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
+                  results_file=os.path.relpath(results, rdir),
                   expected_rows=len(built.tasks) + len(built.routes) * len(prep.items.items) * len(cfg.prompts))
     with run_lock(results, wait=wait, log=log):
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
