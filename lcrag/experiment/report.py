@@ -273,6 +273,11 @@ def _route(man, df, out, label, files, tables):
     files["route"] = save_table(t, "route", out, float_format="%.6g", source=label)
 
 
+def file_names(files: dict[str, dict]) -> list[str]:
+    """Sorted distinct file names of a :func:`make_report` result (``{view: {ext: path}}``)."""
+    return sorted({Path(p).name for f in files.values() for p in f.values()})
+
+
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
                 sufficient: bool | None = None, answerable_without_context: bool | None = None) -> dict[str, dict]:
     """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
