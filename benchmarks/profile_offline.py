@@ -35,13 +35,14 @@ def offline(nb: str) -> dict:
 
 
 def nb01() -> None:
-    from lcrag.studies import synthetic
+    from lcrag import experiment
+    from lcrag.studies import synthetic, synthetic_study
 
     p = offline("01")
-    cfg = synthetic.SyntheticConfig(lengths=list(p["lengths"]), trials=int(p["trials"]), seed=int(p.get("seed", 0)),
-                                    needles=p.get("needles", "lcrag"), readers=["extractive"], reader_trials={})
-    df = synthetic.run(cfg, TMP / "01.jsonl", progress=False)
-    synthetic.summary(df, seed=int(p.get("seed", 0)))
+    ov = synthetic_study.overrides(lengths=list(p["lengths"]), trials=int(p["trials"]), seed=int(p.get("seed", 0)),
+                                   needles=p.get("needles", "lcrag"), readers=["extractive"], conditions=["LC"])
+    res = experiment.run("synthetic-two-hop", overrides=ov, out=TMP / "01", progress=False, views=False)
+    synthetic.summary(res.rows, seed=int(p.get("seed", 0)))
 
 
 def nb09() -> None:

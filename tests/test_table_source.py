@@ -47,10 +47,11 @@ def test_existing_source_column_is_kept(tmp_path):
 
 
 def test_study_runs_record_data_and_reader(tmp_path):
+    from lcrag import experiment
     from lcrag.llm.cache import ResponseCache
-    from lcrag.studies.synthetic import SyntheticConfig, run
 
-    run(SyntheticConfig(lengths=[2000], trials=1, readers=["extractive"]), tmp_path / "r.jsonl",
-        cache=ResponseCache(tmp_path / "c.sqlite"), progress=False)
+    experiment.run("synthetic-two-hop", overrides={"data.params.lengths": [2000], "data.params.trials": 1,
+                                                   "tasks.params.conditions": ["LC"], "readers": ["extractive"]},
+                   out=tmp_path / "r", cache=ResponseCache(tmp_path / "c.sqlite"), progress=False)
     src = provenance.recorded()
     assert src.startswith("lcrag's generated data: synthetic two-hop needles") and "extractive" in src
