@@ -25,11 +25,13 @@ unit in the full ranking (None = never), the item's full-coverage k and its char
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
 from ..runner import Task
+from ..types import Condition
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
 from .config import StudyConfig
 from .contexts import lc_context, overlaps, rag_context, take_budget
@@ -50,25 +52,66 @@ def _fmt_budget(b) -> str:
     return "full" if b == "full" else str(int(b))
 
 
-def lc_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
-    out = []
-    for b in cfg.lc.budgets:
-        for d in (cfg.lc.depths if cfg.lc.placement == "depth" else [None]):
-            for f in cfg.lc.fillers:
-                name = f"LC-{_fmt_budget(b)}" + (f"-d{d:g}" if d is not None else "") + FILLER_SUFFIX[f]
-                out.append({"condition": name, "kind": "LC", "budget": b, "depth": d, "placement": cfg.lc.placement,
-                            "filler": f, **({"mask_token": cfg.lc.mask_token} if f == "masked" else {})})
-    return out
+#: manifest ``kind`` of each Condition mode of an own study
+KIND = {"no_context": "none", "oracle": "oracle", "LC": "LC", "RAG": "RAG", "route": "ROUTE"}
 
 
-def route_conditions(cfg: StudyConfig, rag_conds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def label(c: Condition) -> str:
+    """The own-study label of a condition, built from its fields (module doc): ``no-context``,
+    ``oracle``, ``LC-<budget>[-d<depth>][-<filler>]``, ``RAG-<retriever>-<chunker>-k<k>|c<chars>[-<order>]``
+    and ``ROUTE-<retriever>-<chunker>-k<k>|c<chars>[-<order>]-LC-<budget>``."""
+    if c.mode == "no_context":
+        return NO_CONTEXT
+    if c.mode == "oracle":
+        return ORACLE
+    if c.mode == "LC":
+        return f"LC-{_fmt_budget(c.budget)}" + (f"-d{c.depth:g}" if c.depth is not None else "") + FILLER_SUFFIX[c.filler]
+    rag = f"{c.retriever}-{c.chunker}-" + (f"k{c.k}" if c.k is not None else f"c{c.budget}") + ORDER_SUFFIX[c.order]
+    if c.mode == "RAG":
+        return f"RAG-{rag}"
+    return f"ROUTE-{rag}-LC-{_fmt_budget(dict(c.extra)['lc_budget'])}"
+
+
+def _named(c: Condition) -> Condition:
+    return dataclasses.replace(c, name=label(c))
+
+
+def lc_condition(budget, depth, filler: str, placement: str, mask_token: str | None = None) -> Condition:
+    extra = (("mask_token", mask_token),) if filler == "masked" else ()
+    return _named(Condition("LC", budget=budget, depth=depth, filler=filler, layout=placement, extra=extra))
+
+
+def rag_condition(retriever: str, chunker: str, k: int | None, rag_budget: int | None, order: str) -> Condition:
+    return _named(Condition("RAG", k=k, budget=rag_budget, retriever=retriever, chunker=chunker, order=order))
+
+
+def record(c: Condition) -> dict[str, Any]:
+    """The manifest record of a condition (``condition`` label, ``kind`` and the fields views read)."""
+    rec: dict[str, Any] = {"condition": c.label, "kind": KIND[c.mode]}
+    if c.mode == "oracle":
+        rec.update(budget="full", placement="natural")
+    elif c.mode == "LC":
+        rec.update(budget=c.budget, depth=c.depth, placement=c.layout, filler=c.filler, **dict(c.extra))
+    elif c.mode in ("RAG", "route"):
+        if c.mode == "route":
+            lc = f"LC-{_fmt_budget(dict(c.extra)['lc_budget'])}"
+            rec.update(rag_condition=rag_condition(c.retriever, c.chunker, c.k, c.budget, c.order).label, lc_condition=lc)
+        rec.update(chunker=c.chunker, retriever=c.retriever, k=c.k, rag_budget=c.budget, order=c.order)
+    return rec
+
+
+def lc_conditions(cfg: StudyConfig) -> list[Condition]:
+    return [lc_condition(b, d, f, cfg.lc.placement, cfg.lc.mask_token)
+            for b in cfg.lc.budgets for d in (cfg.lc.depths if cfg.lc.placement == "depth" else [None])
+            for f in cfg.lc.fillers]
+
+
+def route_conditions(cfg: StudyConfig, rag_conds: list[Condition]) -> list[Condition]:
     """One Self-Route condition per RAG condition, falling back to ``LC-<route.lc_budget>``."""
     if cfg.route is None:
         return []
-    lc = f"LC-{_fmt_budget(cfg.route.lc_budget)}"
-    return [{"condition": f"ROUTE-{c['condition'].removeprefix('RAG-')}-{lc}", "kind": "ROUTE",
-             "rag_condition": c["condition"], "lc_condition": lc, "chunker": c["chunker"], "retriever": c["retriever"],
-             "k": c["k"], "rag_budget": c["rag_budget"], "order": c["order"]} for c in rag_conds]
+    return [_named(dataclasses.replace(c, mode="route", name=None, extra=(("lc_budget", cfg.route.lc_budget),)))
+            for c in rag_conds]
 
 
 def rag_budgets(cfg: StudyConfig) -> list[int]:
@@ -91,12 +134,12 @@ def answerable(item) -> bool:
     return not all(is_refusal(a) for a in item.answers)
 
 
-def control_conditions(cfg: StudyConfig) -> list[dict[str, Any]]:
+def control_conditions(cfg: StudyConfig) -> list[Condition]:
     out = []
     if "no_context" in cfg.controls:
-        out.append({"condition": NO_CONTEXT, "kind": "none"})
+        out.append(_named(Condition("no_context")))
     if "oracle" in cfg.controls:
-        out.append({"condition": ORACLE, "kind": "oracle", "budget": "full", "placement": "natural"})
+        out.append(_named(Condition("oracle", budget="full", layout="natural")))
     return out
 
 
@@ -110,7 +153,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
     line_cache: dict = {}
     for si, ctxs in per_item:
         for c in controls:
-            if c["kind"] == "none":
+            if c.mode == "no_context":
                 ctxs.append((c, no_context(NO_CONTEXT, n_units=len(si.item.evidence))))
             else:
                 hay = lc_context(si.item, si.doc_ids, items.documents, "full", placement="natural", seed=cfg.seed,
@@ -119,9 +162,9 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
     if cfg.lc.enabled:
         for si, ctxs in per_item:
             for c in lcs:
-                ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c["budget"], placement=cfg.lc.placement,
-                                           depth=c["depth"] or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
-                                           condition=c["condition"], cache=line_cache, filler=c["filler"],
+                ctxs.append((c, lc_context(si.item, si.doc_ids, items.documents, c.budget, placement=cfg.lc.placement,
+                                           depth=c.depth or 0.0, seed=cfg.seed, headers=cfg.lc.headers,
+                                           condition=c.label, cache=line_cache, filler=c.filler,
                                            mask_token=cfg.lc.mask_token)))
     if cfg.rag.enabled:
         budgets = rag_budgets(cfg)
@@ -129,12 +172,8 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
         corpus_order = list(items.documents)
         for ch in cfg.rag.chunkers:
             for rt in cfg.rag.retrievers:
-                rconds = [{"condition": f"RAG-{rt.display}-{ch.display}-k{k}{ORDER_SUFFIX[o]}", "kind": "RAG",
-                           "chunker": ch.display, "retriever": rt.display, "k": k, "rag_budget": None, "order": o}
-                          for k in cfg.rag.k for o in cfg.rag.orders]
-                rconds += [{"condition": f"RAG-{rt.display}-{ch.display}-c{b}{ORDER_SUFFIX[o]}", "kind": "RAG",
-                            "chunker": ch.display, "retriever": rt.display, "k": None, "rag_budget": b, "order": o}
-                           for b in budgets for o in cfg.rag.orders]
+                rconds = [rag_condition(rt.display, ch.display, k, None, o) for k in cfg.rag.k for o in cfg.rag.orders]
+                rconds += [rag_condition(rt.display, ch.display, None, b, o) for b in budgets for o in cfg.rag.orders]
                 conds += rconds
                 for si, ctxs in per_item:
                     ranked = stores.ranked(ch, rt, si.doc_ids, si.item.question)
@@ -147,15 +186,17 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                                             "unit": u, "label": ev.label, "doc_id": ev.doc_id, "rank": r,
                                             "n_chunks": len(ranked), "full_coverage_k": fck, "full_coverage_chars": fchars})
                     for c in rconds:
-                        k = c["k"] if c["k"] is not None else take_budget(ranked, c["rag_budget"])
-                        ctxs.append((c, rag_context(si.item, ranked, k=k, condition=c["condition"], chunker=ch.display,
-                                                    retriever=rt.display, rag_budget=c["rag_budget"], n_chunks=len(ranked),
-                                                    order=c["order"], doc_ids=doc_order)))
+                        k = c.k if c.k is not None else take_budget(ranked, c.budget)
+                        ctxs.append((c, rag_context(si.item, ranked, k=k, condition=c.label, chunker=ch.display,
+                                                    retriever=rt.display, rag_budget=c.budget, n_chunks=len(ranked),
+                                                    order=c.order, doc_ids=doc_order)))
                 built.routes += route_conditions(cfg, rconds)
-    built.conditions = conds + built.routes
+    built.conditions = [record(c) for c in conds + built.routes]
+    built.routes = [record(c) for c in built.routes]
     for si, ctxs in per_item:
-        for c, ctx in ctxs:
+        for cond, ctx in ctxs:
             md = ctx.metadata
+            c = record(cond)
             meta = {k: v for k, v in c.items() if k != "condition"}
             if c["kind"] in ("LC", "oracle"):  # positions for the depth / distance views (lcrag.position)
                 units = md.get("unit_lines", [])
@@ -167,5 +208,6 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                         over_budget=bool(md.get("over_budget", False)), source_chars=md.get("source_chars"),
                         chunk_chars=md.get("chunk_chars"))
             for p in cfg.prompts:
-                built.tasks.append(Task(item=si.item, context=ctx, prompt=p, condition=c["condition"], meta=dict(meta)))
+                built.tasks.append(Task(item=si.item, context=ctx, prompt=p, condition=cond.label,
+                                        meta={**meta, "condition": cond}))
     return built
