@@ -26,10 +26,13 @@ from . import scorers as s
 
 SCORERS = [
     ("exact", s.exact, "answer"),
-    ("contains", s.contains, "answer"),
+    ("ans_contains", s.contains, "answer"),
+    ("contains", s.contains, "answer"),  # older name of ans_contains
     ("multihop", s.multihop, "answer"),
-    ("evid_strict", s.strict, "evidence"),
-    ("evid_all", s.all_cited, "evidence"),
+    ("evid_exact_set", s.strict, "evidence"),
+    ("evid_strict", s.strict, "evidence"),  # older name of evid_exact_set
+    ("evid_all_gold_cited", s.all_cited, "evidence"),
+    ("evid_all", s.all_cited, "evidence"),  # older name of evid_all_gold_cited
     ("evid_recall", s.recall, "evidence"),
     ("evid_precision", s.precision, "evidence"),
     ("refusal", s.refusal, "other"),

@@ -1,4 +1,12 @@
-"""Built-in scorers of custom studies and the input they receive (:class:`ScoreInput`).
+"""Own-study scorers and the input they receive (:class:`ScoreInput`).
+
+The definitions live in :mod:`lcrag.measures` (one module per measure); the own-study scorer
+names are the measures' names, and the older names stay accepted in study files as aliases:
+``contains`` = ``ans_contains``, ``evid_strict`` = ``evid_exact_set``, ``evid_all`` =
+``evid_all_gold_cited`` (``evid_recall``, ``evid_precision`` and ``ans_evid`` keep their names).
+A study's result column is the name it lists. A scorer registered by a plug-in
+(``lcrag.registry.register_scorer``, ``fn(ScoreInput)``) also serves as a measure
+(:func:`as_measure`), so plug-ins work in every spec.
 
 Evidence conventions (EBG paper §3.1; data README §6.1, §6.3). Line numbers are compared as
 rendered in the context (0-based). ``gold_lines`` are the rendered numbers of the citable
@@ -27,8 +35,7 @@ from typing import Any
 
 from ..errors import LcragError
 from ..llm.prompts import load_prompt
-from ..scoring.answer import contains_match, exact_match, is_refusal, multihop_match
-from ..scoring.evidence import evid_all_cited, evid_precision, evid_recall, evid_strict
+from ..scoring.answer import exact_match, is_refusal, multihop_match
 from ..types import Context, Item, Response
 
 
@@ -67,6 +74,13 @@ class ScoreInput:
     answer_metric: str = "contains"
     evidence_metric: str = "evid_strict"
     extra: dict[str, Any] = field(default_factory=dict)
+    task: Any = None  # the runner Task of the row (what lcrag.measures read)
+
+
+def _m(name: str):
+    from .. import measures
+
+    return measures.get(name)
 
 
 def exact(s: ScoreInput) -> float:
@@ -74,7 +88,8 @@ def exact(s: ScoreInput) -> float:
 
 
 def contains(s: ScoreInput) -> float:
-    return contains_match(s.answer, s.item.answers)
+    """``ans_contains`` (:mod:`lcrag.measures.ans_contains`)."""
+    return _m("ans_contains")(s.task, s.response)
 
 
 def multihop(s: ScoreInput) -> float:
@@ -85,23 +100,24 @@ def refusal(s: ScoreInput) -> float:
     return float(is_refusal(s.answer))
 
 
-def strict(s: ScoreInput) -> float:
-    return 0.0 if s.missing_units else evid_strict(s.cited, s.gold_lines)
+def strict(s: ScoreInput) -> float | None:
+    """``evid_exact_set`` (:mod:`lcrag.measures.evid_exact_set`)."""
+    return _m("evid_exact_set")(s.task, s.response)
 
 
-def all_cited(s: ScoreInput) -> float:
-    return 0.0 if s.missing_units else evid_all_cited(s.cited, s.gold_lines)
+def all_cited(s: ScoreInput) -> float | None:
+    """``evid_all_gold_cited`` (:mod:`lcrag.measures.evid_all_gold_cited`)."""
+    return _m("evid_all_gold_cited")(s.task, s.response)
 
 
-def recall(s: ScoreInput) -> float:
-    if s.missing_units == 0:
-        return evid_recall(s.cited, s.gold_lines)
-    hit = len(set(s.gold_lines) & {int(x) for x in s.cited})
-    return hit / (len(set(s.gold_lines)) + s.missing_units)
+def recall(s: ScoreInput) -> float | None:
+    """``evid_recall`` (:mod:`lcrag.measures.evid_recall`)."""
+    return _m("evid_recall")(s.task, s.response)
 
 
-def precision(s: ScoreInput) -> float:
-    return evid_precision(s.cited, s.gold_lines)
+def precision(s: ScoreInput) -> float | None:
+    """``evid_precision`` (:mod:`lcrag.measures.evid_precision`)."""
+    return _m("evid_precision")(s.task, s.response)
 
 
 def ans_evid(s: ScoreInput) -> float | None:
@@ -109,6 +125,29 @@ def ans_evid(s: ScoreInput) -> float | None:
     if a is None or e is None:
         return None
     return float(a >= 1 and e >= 1)
+
+
+def as_measure(spec):
+    """A plug-in scorer (``registry.ScorerSpec``, ``fn(ScoreInput)``) as a :class:`lcrag.measures.Measure`."""
+    from ..measures import Measure
+
+    kind = {"answer": "answer", "evidence": "evidence"}.get(spec.kind, "other")
+
+    def fn(task, resp):
+        expects_json = task.expects_json if task.messages is not None else load_prompt(task.prompt).expects_json
+        if not expects_json and spec.kind == "evidence":
+            return None
+        md = task.context.metadata
+        s = ScoreInput(item=task.item, context=task.context, response=resp, answer=resp.answer, cited=list(resp.lines),
+                       gold_lines=task.context.gold_lines, unit_lines=md.get("unit_lines", []),
+                       missing_units=int(md.get("missing_units", 0)), prompt=task.prompt, condition=task.condition,
+                       expects_json=bool(expects_json), task=task)
+        v = spec.fn(s)
+        return None if v is None else float(v)
+
+    fn.__doc__ = spec.fn.__doc__
+    fn.scorer_version = f"plugin:{spec.name}"
+    return Measure(spec.name, fn, kind, spec.name)
 
 
 def make_scorer(scorers: Sequence[str], answer_metric: str, evidence_metric: str | None):
@@ -129,7 +168,7 @@ def make_scorer(scorers: Sequence[str], answer_metric: str, evidence_metric: str
                        gold_lines=task.context.gold_lines, unit_lines=md.get("unit_lines", []),
                        missing_units=int(md.get("missing_units", 0)), prompt=task.prompt, condition=task.condition,
                        expects_json=bool(expects_json), answer_metric=answer_metric,
-                       evidence_metric=evidence_metric or "")
+                       evidence_metric=evidence_metric or "", task=task)
         out: dict[str, float] = {}
         for spec in specs:
             if not expects_json and (spec.kind == "evidence" or spec.name == "ans_evid"):

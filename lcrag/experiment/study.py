@@ -123,9 +123,11 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     if uses_measures:
         from .. import measures
 
+        known = set(measures.names()) | set(registry.names("scorer"))
         for i, n in enumerate(cfg.scorers):
-            if n not in measures.names():
-                raise err(f"{mfield}[{i}]", f"unknown measure {n!r}; registered: {', '.join(measures.names())}")
+            if n not in known:
+                what = "scorer" if mfield == "scorers" else "measure"
+                raise err(f"{mfield}[{i}]", f"unknown {what} {n!r}; registered: {', '.join(sorted(known))}")
         am = em = None
     else:
         for i, n in enumerate(cfg.scorers):
@@ -219,17 +221,26 @@ def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None
             df[c] = df[f"meta.{c}"]
 
 
+def measures_scorer(names: list[str]):
+    """:func:`lcrag.measures.scorer` over ``names``: registered measures, and plug-in scorers
+    (``registry.register_scorer``) adapted as measures (:func:`.scorers.as_measure`)."""
+    from .. import measures
+    from .scorers import as_measure
+
+    ms = set(measures.names())
+    return measures.scorer([n if n in ms else as_measure(registry.get_scorer(n)) for n in names])
+
+
 def scoring_kind(cfg: StudyConfig) -> str:
     """``"scorers"`` when every name is an own-study scorer of :mod:`lcrag.registry` (answer and evidence
-    metrics, ``ans``/``evid`` aliases), else ``"measures"`` (:func:`lcrag.measures.scorer`)."""
+    metrics, ``ans``/``evid`` aliases), else ``"measures"`` (:func:`lcrag.measures.scorer`; plug-in
+    scorers among them are adapted as measures)."""
     from .. import measures
 
     known, ms = set(registry.names("scorer")), set(measures.names())
     if all(n in known for n in cfg.scorers):
         return "scorers"
-    if all(n in ms for n in cfg.scorers):
-        return "measures"
-    return "scorers" if any(n in known for n in cfg.scorers) else "measures"
+    return "measures" if ms else "scorers"
 
 
 def build_tasks(prep: Prepared):
@@ -394,9 +405,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     if scoring_kind(cfg) == "scorers":
         scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
     else:
-        from .. import measures
-
-        scorer = measures.scorer(cfg.scorers)
+        scorer = measures_scorer(cfg.scorers)
     if originals:
         inner = scorer
 

@@ -83,10 +83,11 @@ def names() -> list[str]:
     return registry.names("measure")
 
 
-def scorer(measure_names: Sequence[str]) -> Callable[[Any, Any], dict[str, float]]:
-    """A runner scorer (``(task, response) -> {name: value}``) applying ``measure_names`` in order;
-    ``None`` values are left out of the row."""
-    ms = tuple(get(n) for n in measure_names)
+def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[str, float]]:
+    """A runner scorer (``(task, response) -> {column: value}``) applying the measures in order
+    (names, or :class:`Measure` objects such as adapted plug-in scorers); ``None`` values are left
+    out of the row."""
+    ms = tuple(n if isinstance(n, Measure) else get(n) for n in measure_names)
 
     def score(task, response):
         out = {}
@@ -97,7 +98,7 @@ def scorer(measure_names: Sequence[str]) -> Callable[[Any, Any], dict[str, float
         return out
 
     score.scorer_version = "measures:" + ",".join(
-        f"{m.name}={registry_hash(m.fn)}" for m in ms)
+        f"{m.name}={getattr(m.fn, 'scorer_version', None) or registry_hash(m.fn)}" for m in ms)
     return score
 
 

@@ -59,8 +59,10 @@ from .synthetic_retrieval import (
 )
 
 #: the study's measures (lcrag.measures), in the order of the result columns they fill
-MEASURES = ["synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "synthetic_ans_evid",
+MEASURES = ["synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
             "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable"]
+#: the two measures the joint ``ans_evid`` combines in this study (``task.meta``, lcrag.measures.ans_evid)
+JOINT = {"answer_measure": "synthetic_ans", "evidence_measure": "synthetic_evid_exact_set"}
 METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
 LC = "LC"
 
@@ -233,15 +235,17 @@ def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> d
     in :mod:`lcrag.measures`; data README §6.1 rules).
 
     Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`) give ``ans_star``; EBG prompts ``ans``,
-    ``evid_strict`` (cited set == both needle lines), ``evid_recall``, ``ans_evid`` and, for
+    ``evid_strict`` (cited set == both needle lines), ``evid_recall``, ``ans_evid`` (the joint of
+    :data:`JOINT`) and, for
     items with hop lines, ``cite_hop1``/``cite_hop2`` (the first-/second-hop line is cited) and
     ``ctx_hop1``/``ctx_hop2`` (it is in the context shown). Under ``reply_rule="authors"`` an empty
     or unparseable reply gives NaN metrics (out of every denominator) and ``unusable = 1``; under
     ``"lcrag"`` the runner's parse is scored as is. The engine scores the study with
     ``lcrag.measures.scorer(MEASURES)``, which reads the rule from ``task.meta["reply_rule"]``.
     """
-    if task.meta.get("reply_rule") != reply_rule:
-        task = dataclasses.replace(task, meta={**task.meta, "reply_rule": check_rule(reply_rule)})
+    want = {"reply_rule": check_rule(reply_rule), **JOINT}
+    if any(task.meta.get(k) != v for k, v in want.items()):
+        task = dataclasses.replace(task, meta={**task.meta, **want})
     return _scorer()(task, resp)
 
 

@@ -36,6 +36,7 @@ from . import synthetic_views as sv
 from .synthetic import (
     CONDITIONS,
     DEFAULT_STOPPING_RULE,
+    JOINT,
     MEASURES,
     SyntheticConfig,
     build_tasks,
@@ -86,7 +87,8 @@ def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int 
           reply_rule: str = "authors") -> list:
     """Task builder: each haystack's configured conditions x prompts, in length, trial, condition, prompt
     order; ``task.meta["condition"]`` is the :class:`~lcrag.types.Condition` record and
-    ``task.meta["reply_rule"]`` the rule the study's measures read replies with."""
+    ``task.meta["reply_rule"]`` the rule the study's measures read replies with; ``answer_measure`` /
+    ``evidence_measure`` name the two measures of the joint ``ans_evid``."""
     cfg = dataclasses.replace(trials.config, conditions=tuple(conditions), rag_budget=int(rag_budget),
                               dense_lengths=None if dense_lengths is None else [int(x) for x in dense_lengths],
                               dense_trials=None if dense_trials is None else int(dense_trials), prompts=tuple(prompts),
@@ -95,7 +97,8 @@ def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int 
     out = []
     for t in build_tasks(cfg):
         if t.item.id in keep:
-            t.meta = {"length": t.meta["length"], "condition": CONDITIONS[t.condition], "reply_rule": cfg.reply_rule}
+            t.meta = {"length": t.meta["length"], "condition": CONDITIONS[t.condition], "reply_rule": cfg.reply_rule,
+                      **JOINT}
             out.append(t)
     return out
 
