@@ -1,0 +1,95 @@
+"""The generic measures (lcrag.measures): definitions on hand-made rows, the old own-study names as
+aliases of the same definitions, and a plug-in scorer serving as a measure in a built-in study's spec."""
+
+import math
+import textwrap
+
+import pandas as pd
+import pytest
+
+from lcrag import experiment, measures
+from lcrag.runner import Task
+from lcrag.types import Context, Item, Line, Response
+
+CORE = ["ans_contains", "evid_exact_set", "evid_all_gold_cited", "evid_recall", "evid_precision", "ans_evid"]
+
+
+def _task(gold=(2, 5), missing=0, prompt="ebg", meta=None):
+    lines = tuple(Line(number=i, text=f"line {i}") for i in range(8))
+    ctx = Context(text="\n".join(f"{ln.number}: {ln.text}" for ln in lines), lines=lines, gold_lines=tuple(gold),
+                  metadata={"missing_units": missing})
+    return Task(item=Item(id="q", question="Where?", answers=("Dunmere",)), context=ctx, prompt=prompt, condition="c",
+                meta=dict(meta or {}))
+
+
+def test_every_core_measure_is_registered_with_its_definition():
+    for n in CORE:
+        m = measures.get(n)
+        assert m.name == n and "Convention" in (m.fn.__module__ and __import__(m.fn.__module__, fromlist=["x"]).__doc__)
+        assert m.section
+
+
+@pytest.mark.parametrize("cited,missing,expect", [
+    ((2, 5), 0, dict(evid_exact_set=1.0, evid_all_gold_cited=1.0, evid_recall=1.0, evid_precision=1.0)),
+    ((2, 5, 7), 0, dict(evid_exact_set=0.0, evid_all_gold_cited=1.0, evid_recall=1.0, evid_precision=2 / 3)),
+    ((2,), 0, dict(evid_exact_set=0.0, evid_all_gold_cited=0.0, evid_recall=0.5, evid_precision=1.0)),
+    ((2, 5), 1, dict(evid_exact_set=0.0, evid_all_gold_cited=0.0, evid_recall=2 / 3, evid_precision=1.0)),
+    ((), 0, dict(evid_exact_set=0.0, evid_all_gold_cited=0.0, evid_recall=0.0, evid_precision=0.0)),
+])
+def test_evidence_measures(cited, missing, expect):
+    t, r = _task(missing=missing), Response(answer="in Dunmere.", lines=tuple(cited))
+    got = {n: measures.get(n)(t, r) for n in expect}
+    assert got == pytest.approx(expect)
+
+
+def test_answer_and_joint():
+    t = _task()
+    assert measures.get("ans_contains")(t, Response(answer="It is DUNMERE")) == 1.0
+    assert measures.get("ans_contains")(t, Response(answer=None)) == 0.0
+    assert measures.get("ans_evid")(t, Response(answer="Dunmere", lines=(2, 5))) == 1.0
+    assert measures.get("ans_evid")(t, Response(answer="Dunmere", lines=(2, 5, 6))) == 0.0   # strict evidence fails
+    assert measures.get("ans_evid")(t, Response(answer="York", lines=(2, 5))) == 0.0
+    # answer-only prompts: no evidence value, so no joint value
+    ao = _task(prompt="answer_only")
+    assert measures.get("evid_exact_set")(ao, Response(answer="Dunmere")) is None
+    assert measures.get("ans_evid")(ao, Response(answer="Dunmere")) is None
+    # a study names its own two measures; an unusable reply (NaN) stays NaN
+    syn = _task(meta={"answer_measure": "synthetic_ans", "evidence_measure": "synthetic_evid_exact_set",
+                      "reply_rule": "authors"})
+    assert math.isnan(measures.get("ans_evid")(syn, Response(raw="")))
+
+
+def test_scorer_keeps_columns_and_leaves_out_none():
+    s = measures.scorer(CORE)
+    out = s(_task(prompt="answer_only"), Response(answer="Dunmere"))
+    assert out == {"ans_contains": 1.0}
+    assert s.scorer_version.startswith("measures:ans_contains=")
+
+
+def test_old_names_are_aliases_of_the_measures():
+    from lcrag import registry
+
+    for old, new in (("contains", "ans_contains"), ("evid_strict", "evid_exact_set"), ("evid_all", "evid_all_gold_cited")):
+        assert registry.get_scorer(old).fn is registry.get_scorer(new).fn
+
+
+PLUGIN = textwrap.dedent('''
+    import lcrag.registry as reg
+
+    def n_cited(s):
+        return float(len(s.cited))
+
+    reg.register_scorer("n_cited", n_cited, kind="evidence", replace=True)
+''')
+
+
+def test_plugin_scorer_as_a_measure_in_a_builtin_spec(tmp_path, monkeypatch, tmp_cache):
+    (tmp_path / "my_cite_plugin.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ov = {"plugins": ["my_cite_plugin"], "measures": ["synthetic_ans", "n_cited"], "views": [],
+          "data.params.lengths": [2000], "data.params.trials": 2, "tasks.params.conditions": ["LC"],
+          "readers": ["extractive"]}
+    res = experiment.run("synthetic-two-hop", overrides=ov, out=tmp_path / "r", progress=False)
+    ebg = res.rows[res.rows["prompt"] == "ebg"]
+    assert (ebg["n_cited"] == ebg["lines"].map(len)).all()
+    assert isinstance(res.rows, pd.DataFrame) and "ans" in res.rows
