@@ -90,8 +90,8 @@ def _slug(*parts) -> str:
 
 
 def linked_heatmap(cells: dict[tuple[str, str], tuple[float, int, list[str]]], rows: list[str], cols: list[str],
-                   prefix: str) -> tuple[str, dict[str, tuple[str, list[str]]]]:
-    """HTML heatmap whose cells link to item lists; returns (html, {anchor: (title, items)})."""
+                   prefix: str) -> tuple[str, dict[str, tuple[str, list[str], str, str]]]:
+    """HTML heatmap whose cells link to item lists; returns (html, {anchor: (title, items, row key, column key)})."""
     anchors = {}
     out = ['<table class="hm"><thead><tr><th class="t"></th>' + "".join(f"<th>{_esc(c)}</th>" for c in cols) + "</tr></thead><tbody>"]
     for r in rows:
@@ -102,7 +102,7 @@ def linked_heatmap(cells: dict[tuple[str, str], tuple[float, int, list[str]]], r
                 continue
             v, n, items = cells[(r, c)]
             a = _slug(prefix, r, c)
-            anchors[a] = (f"{r} | {c}", items)
+            anchors[a] = (f"{r} | {c}", items, r, c)
             out.append(f'<td style="background:{_color(v)}"><a href="#{a}" title="{n} items">{v:.2f}<br><small>n={n}</small></a></td>')
         out.append("</tr>")
     out.append("</tbody></table>")
@@ -130,9 +130,12 @@ def _profiles(man: dict) -> list[dict]:
 
 def _items_lists(df: pd.DataFrame, anchors: dict, run_dir: Path, metric: str) -> str:
     ok = df[df["outcome"] == Outcome.OK]
+    # heatmap keys -> (row, condition): the main heatmap is row x condition; a position heatmap's row
+    # key is the "row | condition" cell its table was grouped by (looked up, never split)
+    cells = {f"{r} | {c}": (r, c) for r, c in set(zip(ok["row"], ok["condition"]))}
     parts = []
-    for a, (title, items) in anchors.items():
-        row, cond = title.split(" | ")[:2]  # "row | condition" or "row | condition | decile"
+    for a, (title, items, rk, ck) in anchors.items():
+        row, cond = cells.get(f"{rk} | {ck}") or cells.get(rk) or (rk, ck)
         sub = ok[(ok["row"] == row) & (ok["condition"] == cond) & ok["item_id"].isin(items)]
         lis = "".join(f"<li><code>{_esc(i)}</code> {metric}={_fmt(v)} answer: {_esc(_fmt(ans))} — "
                       f"<code>lcrag show {_esc(run_dir)} {_esc(i)} {_esc(cond)}</code></li>"
