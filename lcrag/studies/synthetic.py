@@ -19,6 +19,12 @@ parse_llm_json_output``) and leaves empty or unparseable replies out of every de
 ``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
 Scoring follows data README §6.1: exact case-sensitive answer after stripping '.', strict
 evidence (cited set == gold set), joint = both; failed calls are excluded from denominators.
+
+This module holds the sweep's pieces (haystacks, contexts per condition, :data:`CONDITIONS`
+records, the summary); the study runs through the engine as the built-in study
+``synthetic-two-hop`` (:mod:`lcrag.studies.synthetic_study`: ``lcrag run synthetic-two-hop`` or
+``lcrag.experiment.run("synthetic-two-hop", overrides=...)``), scored by its registered measures
+(:data:`MEASURES`).
 """
 
 from __future__ import annotations
