@@ -253,7 +253,11 @@ def build_tasks(prep: Prepared):
     from .engine import call_with, lookup
 
     items = prep.source_items if prep.source_items is not None else prep.items
-    tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)
+    try:
+        tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)
+    except (TypeError, ValueError) as e:  # a bad builder parameter names the study file and field
+        raise ConfigError(prep.source or "<study>", f"task builder {cfg.tasks.builder!r}: {e}",
+                          line=_node_line(prep.text, "tasks.params") if prep.text else None, field="tasks.params") from None
     return Built(list(tasks), conditions=condition_records(tasks))
 
 

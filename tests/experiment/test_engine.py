@@ -159,3 +159,28 @@ def test_cli_set_and_unknown_study(capsys):
     assert "neither a study file nor a built-in study" in capsys.readouterr().err
     assert main(["run", "synthetic-two-hop", "--set", "novalue", "--dry-run"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_bad_builder_parameter_names_the_field(tmp_path, tmp_cache):
+    f = tmp_path / "s.yaml"
+    f.write_text("name: s\nreaders: [extractive]\ndata:\n  source: synthetic-two-hop\n  params: {lengths: [2000], trials: 1}\n"
+                 "tasks:\n  builder: synthetic-two-hop\n  params: {conditions: [LC, RAG-nope-single]}\n"
+                 "measures: [synthetic_ans]\n")
+    with pytest.raises(ConfigError) as e:
+        experiment.run(f, out=tmp_path / "r", progress=False)
+    assert (e.value.field, e.value.line) == ("tasks.params", 8) and "RAG-nope-single" in str(e.value)
+    f.write_text(f.read_text().replace("conditions: [LC, RAG-nope-single]", "colour: red"))
+    with pytest.raises(ConfigError) as e:
+        experiment.run(f, out=tmp_path / "r", progress=False)
+    assert e.value.field == "tasks.params" and "colour" in str(e.value)
+
+
+def test_reader_limits_restrict_a_reader(tmp_path, tmp_cache):
+    ov = synthetic_study.overrides(lengths=[2000], trials=3, readers=["extractive", "extractive-single"],
+                                   conditions=["LC", "oracle"], reader_trials={"extractive-single": 1},
+                                   reader_conditions={"extractive-single": ["oracle"]})
+    res = experiment.run("synthetic-two-hop", overrides=ov, out=tmp_path / "r", progress=False)
+    per = res.rows.groupby("reader").size().to_dict()
+    assert per == {"extractive": 3 * 2 * 2, "extractive-single": 1 * 1 * 2}
+    single = res.rows[res.rows["reader"] == "extractive-single"]
+    assert set(single["condition"]) == {"oracle"} and single["item_id"].str.contains("-t000-").all()
