@@ -95,8 +95,9 @@ def _register_own() -> None:
         """Items (and an optional corpus) from JSONL files (:mod:`lcrag.experiment.schema`)."""
         return load_items(items, corpus, limit=limit)
 
-    def example(*, data_dir=None, seed: int = 0, limit: int | None = None, out: str = "example", **params):
-        """lcrag's generated example corpus (:mod:`lcrag.experiment.example`), written to ``out``."""
+    def example(*, out: str, data_dir=None, seed: int = 0, limit: int | None = None, **params):
+        """lcrag's generated example corpus (:mod:`lcrag.experiment.example`), written to ``out``
+        (a study's ``data.example`` writes it into its run directory)."""
         from .example import write_example
 
         paths = write_example(out, seed=seed, study=False, force=True, **params)
