@@ -58,11 +58,11 @@ def lc_source(data_dir=None, *, generated_lengths: Sequence[int] = (10_000, 20_0
     ``readers`` on lcrag's generated needles/haystacks (labelled as such)."""
     if have_recorded(data_dir):
         return "recorded", None, RECORDED
-    from . import nolima_live as LV
+    from .nolima_study import run_spec
 
-    data = load_nolima(generated=True)
-    df = LV.run(LV.lc_tasks(data, list(generated_lengths), settings=settings, prompts=prompts), list(readers),
-                results_path, run_name="nolima-generated")
+    df = run_spec("nolima-lc", results_path=results_path,
+                  overrides={"readers": list(readers), "data.params": {"generated": True, "lengths": list(generated_lengths)},
+                             "tasks.params.settings": list(settings), "tasks.params.prompts": list(prompts)})
     labels = ", ".join(sorted(df["reader_label"].unique()))
     return "live", df, f"live run ({labels}) on {GENERATED_NOTE}"
 
@@ -150,10 +150,11 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
     """
     from ..data import nolima_recorded as R
     from . import nolima_figures as F
-    from . import nolima_live as LV
     from .nolima_rag import matched_budgets
+    from .nolima_study import run_spec
 
     parts_rag, cells, items = [], [], []
+    spec = {"readers": list(live_readers)}
     if have_recorded(data_dir):
         budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
@@ -161,24 +162,22 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         parts_rag.append(R.rag_frame(records, bmap))
         cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
         items.append(R.lc_per_needle_frame(data_dir))
-        tasks = recorded_rag_vs_lc_tasks(data_dir, budgets, records) if live_readers else []
         source = RECORDED
     else:
-        data = load_nolima(generated=True)
-        tasks = LV.rag_tasks(data, list(generated_lengths), retriever=retriever, k="full")
-        rows = pd.DataFrame([{"haystack_chars": t.meta["context_length"], "max_rank": t.meta["k"], "chars": t.meta["topk_chars"]}
-                             for t in tasks]).drop_duplicates("haystack_chars")
-        budgets = matched_budgets(rows, lengths=list(generated_lengths))
+        from .nolima_study import nolima_items, rag_builder
+
+        spec.update({"data.params": {"generated": True, "lengths": list(generated_lengths)}, "tasks.params.retriever": retriever})
+        rag = rag_builder(nolima_items(generated=True, lengths=generated_lengths), retriever=retriever, k="full")
+        budgets = generated_budgets(task_meta_frame(rag), list(generated_lengths))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
-        tasks += LV.lc_tasks(data, sorted(set(budgets["matched_lc"])), settings=("SN",))
         source = f"live runs on {GENERATED_NOTE}"
-    if tasks:
-        df = LV.run(tasks, list(live_readers), results_path, run_name="nolima-rag-vs-lc")
+    if live_readers:
+        df = run_spec("nolima-rag-vs-lc", overrides=spec, results_path=results_path, data_dir=data_dir)
         df["reader"] = df["reader_label"]
-        rag_live = df[df["condition"] != "LC"].copy()
+        rag_live = df[df["mode"] == "RAG"].copy()
         rag_live["meta.budget"] = rag_live["meta.context_length"].map(bmap)
         parts_rag.append(rag_live)
-        lc = df[(df["condition"] == "LC") & (df["outcome"] == "ok")]
+        lc = df[(df["mode"] == "LC") & (df["outcome"] == "ok")]
         cells.append(lc.groupby(["reader", "meta.context_length"])["ans"].mean().mul(100).reset_index()
                      .rename(columns={"meta.context_length": "context_length", "ans": "lc_ans"}))
         items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
@@ -187,6 +186,22 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
+
+
+def generated_budgets(rag_rows: pd.DataFrame, lengths: Sequence[int]) -> pd.DataFrame:
+    """Table 15 of a generated run: per haystack length the full-coverage k and the characters of
+    its top-k (``meta.k`` / ``meta.topk_chars`` of the RAG rows or tasks' meta), matched to the
+    closest LC length among ``lengths`` (:func:`lcrag.studies.nolima_rag.matched_budgets`)."""
+    from .nolima_rag import matched_budgets
+
+    rows = pd.DataFrame({"haystack_chars": rag_rows["meta.context_length"], "max_rank": rag_rows["meta.k"],
+                         "chars": rag_rows["meta.topk_chars"]}).drop_duplicates("haystack_chars")
+    return matched_budgets(rows, lengths=list(lengths))
+
+
+def task_meta_frame(tasks) -> pd.DataFrame:
+    """Tasks' ``meta`` as ``meta.``-prefixed columns (the rows' layout before a run)."""
+    return pd.DataFrame([{f"meta.{k}": v for k, v in t.meta.items()} for t in tasks])
 
 
 def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
@@ -228,7 +243,7 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     """
     from ..data import nolima_recorded as R
     from ..scoring.attribution import attribution_table
-    from . import nolima_live as LV
+    from .nolima_study import run_spec
 
     by = ["condition", "setting", "source", "reader"]
     parts = []
@@ -243,9 +258,10 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
         rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                                condition="RAG-emb (full-coverage k)")
         parts.append(attribution_table(rag, by))
-    tasks = attribution_tasks(data_dir, lengths=lengths, settings=settings, rag_retriever=rag_retriever, rag_k=rag_k)
     data = load_nolima(data_dir)
-    live = LV.run(tasks, list(readers), results_path, run_name="nolima-attribution")
+    live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
+                    overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
+                               "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
     lt = attribution_table(live, by)
@@ -259,7 +275,8 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     from ..data.nolima_recorded import MODEL_ORDER
 
     rank = {m: i for i, m in enumerate(MODEL_ORDER)}
-    full = full.assign(_c=full["condition"].str.startswith("RAG"), _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
+    modes = {"LC": "LC", "RAG-emb (full-coverage k)": "RAG", **dict(zip(live["condition"], live["mode"]))}
+    full = full.assign(_c=full["condition"].map(modes) == "RAG", _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
                        _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
     full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
     return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
@@ -284,10 +301,11 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
     (``params/readers``) it is the paper's study; offline it shows what the offline readers give,
     and the label says which readers and data those were."""
     from . import nolima_live as LV
+    from .nolima_study import run_spec
 
     data = load_nolima(data_dir)
-    df = LV.run(LV.lc_tasks(data, list(lengths), settings=("SN",), prompts=("ebg", "cot", "cot_ebg")), list(readers),
-                results_path, run_name="nolima-cot", reply_rule=reply_rule)
+    df = run_spec("nolima-cot", results_path=results_path, data_dir=data_dir,
+                  overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.reply_rule": reply_rule})
     labels = ", ".join(sorted(df["reader_label"].unique()))
     where = "rand_book_1 (LC-EBG data)" if data.source == "data" else GENERATED_NOTE
     return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"
