@@ -224,3 +224,34 @@ def recorded_rag_tasks(records, data_dir=None, *, reply_rule: str = DEFAULT_REPL
                         expects_json=True, meta={**meta, "needle_in_context": gold_in_context(ctx), "condition": cond,
                                                  "reply_rule": check_rule(reply_rule)}))
     return out
+
+
+def generated_budgets(rag_rows: pd.DataFrame, lengths: Sequence[int]) -> pd.DataFrame:
+    """Table 15 of a generated run: per haystack length the full-coverage k and the characters of
+    its top-k (``meta.k`` / ``meta.topk_chars`` of the RAG rows or tasks' meta), matched to the
+    closest LC length among ``lengths`` (:func:`lcrag.studies.nolima_rag.matched_budgets`)."""
+    from .nolima_rag import matched_budgets
+
+    rows = pd.DataFrame({"haystack_chars": rag_rows["meta.context_length"], "max_rank": rag_rows["meta.k"],
+                         "chars": rag_rows["meta.topk_chars"]}).drop_duplicates("haystack_chars")
+    return matched_budgets(rows, lengths=list(lengths))
+
+
+def task_meta_frame(tasks) -> pd.DataFrame:
+    """Tasks' ``meta`` as ``meta.``-prefixed columns (the rows' layout before a run)."""
+    return pd.DataFrame([{f"meta.{k}": v for k, v in t.meta.items()} for t in tasks])
+
+
+def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
+    """Live-reader tasks of Figures 11–12 with the data directory: the 40 recorded RAG prompts and the
+    LC SN haystacks at the matched lengths (also the pre-flight plan of notebook 06)."""
+    from ..data import nolima_recorded as R
+    from ..data.nolima import load_nolima
+    from .nolima_rag import matched_budgets
+
+    budgets = matched_budgets(R.read_table("topk_twohop", data_dir)) if budgets is None else budgets
+    records = R.load_rag_records(data_dir) if records is None else records
+    data = load_nolima(data_dir)
+    lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
+                         if h in {r.context_length for r in records}})
+    return recorded_rag_tasks(records, data_dir) + lc_tasks(data, lc_lengths, settings=("SN",))

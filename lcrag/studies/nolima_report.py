@@ -18,6 +18,7 @@ import pandas as pd
 from ..config import data_dir as _data_dir
 from ..data.nolima import GENERATED_NOTE, LICENSE_NOTE, load_nolima
 from ..plots import heatmap
+from .nolima_live import generated_budgets, recorded_rag_vs_lc_tasks, task_meta_frame  # noqa: F401  (re-exported)
 
 RECORDED = "recorded results (LC-EBG repo)"
 NOTICE_SHORT = "NoLiMa-derived · Adobe Research License (non-commercial research only)"
@@ -188,37 +189,6 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
 
 
-def generated_budgets(rag_rows: pd.DataFrame, lengths: Sequence[int]) -> pd.DataFrame:
-    """Table 15 of a generated run: per haystack length the full-coverage k and the characters of
-    its top-k (``meta.k`` / ``meta.topk_chars`` of the RAG rows or tasks' meta), matched to the
-    closest LC length among ``lengths`` (:func:`lcrag.studies.nolima_rag.matched_budgets`)."""
-    from .nolima_rag import matched_budgets
-
-    rows = pd.DataFrame({"haystack_chars": rag_rows["meta.context_length"], "max_rank": rag_rows["meta.k"],
-                         "chars": rag_rows["meta.topk_chars"]}).drop_duplicates("haystack_chars")
-    return matched_budgets(rows, lengths=list(lengths))
-
-
-def task_meta_frame(tasks) -> pd.DataFrame:
-    """Tasks' ``meta`` as ``meta.``-prefixed columns (the rows' layout before a run)."""
-    return pd.DataFrame([{f"meta.{k}": v for k, v in t.meta.items()} for t in tasks])
-
-
-def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
-    """Live-reader tasks of Figures 11–12 with the data directory: the 40 recorded RAG prompts and the
-    LC SN haystacks at the matched lengths (also the pre-flight plan of notebook 06)."""
-    from ..data import nolima_recorded as R
-    from . import nolima_live as LV
-    from .nolima_rag import matched_budgets
-
-    budgets = matched_budgets(R.read_table("topk_twohop", data_dir)) if budgets is None else budgets
-    records = R.load_rag_records(data_dir) if records is None else records
-    data = load_nolima(data_dir)
-    lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
-                         if h in {r.context_length for r in records}})
-    return LV.recorded_rag_tasks(records, data_dir) + LV.lc_tasks(data, lc_lengths, settings=("SN",))
-
-
 def attribution_tasks(data_dir=None, *, lengths: Sequence[int] = (10_000, 20_000, 30_000),
                       settings: Sequence[str] = ("SN", "TN", "CTN"), rag_retriever: str = "bm25", rag_k: int = 10) -> list:
     """Live-reader tasks of the failure attribution (LC cases and RAG top-k contexts; also notebook 09's plan)."""
@@ -350,3 +320,28 @@ def attribution_text(table: pd.DataFrame) -> str:
     show = table[["condition", "setting", "source", "reader", "n", "n_na", *[f"{c}_share" for c in CLASSES]]]
     return "\n".join(f"\n== {cond[0]} · {cond[1]} ==\n" + g.drop(columns=["condition", "setting"]).round(3).to_string(index=False)
                      for cond, g in show.groupby(["condition", "setting"], sort=False))
+
+
+def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
+                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
+    """Everything notebook 07 shows: needle positions per ordering and Table 16 (live readers run
+    as the built-in study ``nolima-rerank``); None without the recorded rankings (Table 16
+    re-orders the recorded embedding top-k)."""
+    from ..data import nolima_recorded as R
+    from .nolima_rerank import positions_table, rerank_setup, table16
+    from .nolima_study import run_spec
+
+    if not have_recorded(data_dir):
+        return None
+    records = R.load_rag_records(data_dir)
+    setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets)
+    rag = R.rag_frame(records, setup["bmap"])
+    live = None
+    if live_readers:
+        live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,
+                        overrides={"readers": list(live_readers), "tasks.params": {"methods": list(methods),
+                                                                                   "rerank_budgets": list(rerank_budgets)}})
+        live["reader"] = live["reader_label"]
+    pos = positions_table(setup["positions"], setup["bmap"])
+    source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
+    return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}

@@ -144,28 +144,3 @@ def positions_table(positions: pd.DataFrame, bmap: dict) -> pd.DataFrame:
     pos["in_top10"] *= 100
     order = {b: i for i, b in enumerate(["50K", "70K", "90K", "100K", "200K"])}
     return pos.sort_values(["method", "budget"], key=lambda s: s.map(order) if s.name == "budget" else s).reset_index(drop=True)
-
-
-def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
-                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
-    """Everything notebook 07 shows: needle positions per ordering and Table 16 (live readers run
-    as the built-in study ``nolima-rerank``); None without the recorded rankings (Table 16
-    re-orders the recorded embedding top-k)."""
-    from ..data import nolima_recorded as R
-    from .nolima_report import RECORDED, have_recorded
-    from .nolima_study import run_spec
-
-    if not have_recorded(data_dir):
-        return None
-    records = R.load_rag_records(data_dir)
-    setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets)
-    rag = R.rag_frame(records, setup["bmap"])
-    live = None
-    if live_readers:
-        live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,
-                        overrides={"readers": list(live_readers), "tasks.params": {"methods": list(methods),
-                                                                                   "rerank_budgets": list(rerank_budgets)}})
-        live["reader"] = live["reader_label"]
-    pos = positions_table(setup["positions"], setup["bmap"])
-    source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
-    return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}

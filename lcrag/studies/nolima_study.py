@@ -110,12 +110,10 @@ def rag_vs_lc_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[in
     """Task builder ``nolima-rag-vs-lc`` (Figures 11–12): with the recorded records, the 40
     recorded RAG prompts and the SN LC haystacks at the matched lengths; on generated data, RAG by
     ``retriever`` with full-coverage k at ``lengths`` and SN LC at the matched lengths."""
-    from .nolima_report import generated_budgets, recorded_rag_vs_lc_tasks, task_meta_frame
-
     if items.records:
-        return recorded_rag_vs_lc_tasks(items.data_dir, records=list(items.records))
+        return LV.recorded_rag_vs_lc_tasks(items.data_dir, records=list(items.records))
     rag = rag_builder(items, lengths=lengths, retriever=retriever, k="full")
-    budgets = generated_budgets(task_meta_frame(rag), list(lengths or items.lengths))
+    budgets = LV.generated_budgets(LV.task_meta_frame(rag), list(lengths or items.lengths))
     return rag + lc_builder(items, lengths=sorted(set(budgets["matched_lc"])), settings=("SN",))
 
 
