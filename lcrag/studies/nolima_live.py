@@ -162,14 +162,16 @@ def condition_field(df: pd.DataFrame, field: str) -> pd.Series:
 
 
 def rows_frame(rows) -> pd.DataFrame:
-    """Scored rows (``ResultRow`` list or ``lcrag.results.to_frame`` frame) with the recorded
-    frames' column names: measure columns renamed by :data:`COLUMNS`, ``reader_label`` and the
-    condition's ``mode`` as columns."""
+    """Scored rows (``ResultRow`` list or ``lcrag.results.to_frame`` frame, e.g. the engine's
+    ``StudyResult.rows``) with the recorded frames' column names: measure columns renamed by
+    :data:`COLUMNS`, ``reader_label`` and the condition's ``mode`` as columns (``mode`` from the
+    rows when the run added it — the specs' ``tasks.columns`` — else from ``meta.condition``)."""
     df = rows if isinstance(rows, pd.DataFrame) else to_frame(rows)
     df = df.rename(columns=COLUMNS)
     if len(df):
         df["reader_label"] = df["meta.reader_label"]
-        df["mode"] = condition_field(df, "mode")
+        if "mode" not in df.columns:
+            df["mode"] = condition_field(df, "mode")
     return df
 
 

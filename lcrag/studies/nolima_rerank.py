@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..runner import Task
 from ..scoring.attribution import gold_in_context
-from ..types import Chunk, Evidence, Item
 from ..scoring.replies import DEFAULT_REPLY_RULE
+from ..types import Chunk, Evidence, Item
 from .nolima_live import condition
 from .nolima_rag import prompt_text, rag_context, reorder
 

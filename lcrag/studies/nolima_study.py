@@ -20,12 +20,15 @@ Importing this module registers (``lcrag.registry``):
 Scoring is the registered measures ``lcrag/measures/nolima_*.py`` (:data:`~.nolima_live.MEASURES`).
 :func:`run_spec` runs a spec through ``lcrag.runner.run_tasks`` (one cached reader path) with
 ``lcrag.measures.scorer(spec["measures"])`` — the loop of ``lcrag.experiment.run`` over these
-registered pieces — and returns :func:`~.nolima_live.rows_frame` of the scored rows.
+registered pieces (the Condition records leave the tasks' meta before the call; the fields named
+by ``tasks.columns`` become columns, as the engine does) — and returns
+:func:`~.nolima_live.rows_frame` of the scored rows.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,33 +156,33 @@ SPECS: dict[str, dict[str, Any]] = {
     "nolima-lc": {
         "name": "nolima-lc", "description": "NoLiMa long context: SN one-/two-hop, TN and CTN needles in the haystack, EBG prompt",
         "paper": "EBG §4.2, §5.1.2, §5.2, App. C, F", "data": {"source": "nolima", "params": {"lengths": [10000, 20000]}},
-        "tasks": {"builder": "nolima-lc", "params": {"settings": ["SN", "TN", "CTN"], "prompts": ["ebg", "answer_only"]}},
+        "tasks": {"columns": ["mode"], "builder": "nolima-lc", "params": {"settings": ["SN", "TN", "CTN"], "prompts": ["ebg", "answer_only"]}},
         "readers": _R, "measures": _M, "views": ["nolima_answer_frame", "nolima_two_needle_frame"]},
     "nolima-cot": {
         "name": "nolima-cot", "description": "NoLiMa LC SN under EBG, CoT and CoT-EBG prompts (Figure 7)",
         "paper": "EBG App. A, F.5–F.6", "data": {"source": "nolima", "params": {"lengths": [10000]}},
-        "tasks": {"builder": "nolima-lc", "params": {"settings": ["SN"], "prompts": ["ebg", "cot", "cot_ebg"]}},
+        "tasks": {"columns": ["mode"], "builder": "nolima-lc", "params": {"settings": ["SN"], "prompts": ["ebg", "cot", "cot_ebg"]}},
         "readers": _R, "measures": _M, "views": ["nolima_answer_frame"]},
     "nolima-rag": {
         "name": "nolima-rag", "description": "NoLiMa RAG over the 4-needle store: the 40 recorded text-embedding-3-small "
                                              "top-k prompts (full-coverage k), or a retriever's top-k lines",
         "paper": "EBG §4.2, §5.1.3, App. G", "data": {"source": "nolima", "params": {"lengths": [10000, 20000], "recorded": True}},
-        "tasks": {"builder": "nolima-rag", "params": {"retriever": "recorded"}},
+        "tasks": {"columns": ["mode"], "builder": "nolima-rag", "params": {"retriever": "recorded"}},
         "readers": _R, "measures": _M, "views": ["nolima_rows"]},
     "nolima-rag-vs-lc": {
         "name": "nolima-rag-vs-lc", "description": "NoLiMa RAG vs LC at matched budgets (Figures 11–12, Table 15)",
         "paper": "EBG §5.1.3, App. G.1, G.4", "data": {"source": "nolima", "params": {"lengths": [10000, 20000], "recorded": True}},
-        "tasks": {"builder": "nolima-rag-vs-lc", "params": {}},
+        "tasks": {"columns": ["mode"], "builder": "nolima-rag-vs-lc", "params": {}},
         "readers": _R, "measures": _M, "views": ["nolima_rows"]},
     "nolima-rerank": {
         "name": "nolima-rerank", "description": "Embedding-RAG vs re-ordered top-k (same chunks, same k; Table 16)",
         "paper": "EBG App. G.5", "data": {"source": "nolima", "params": {"recorded": True}},
-        "tasks": {"builder": "nolima-rerank", "params": {"methods": ["rerank", "bm25"], "rerank_budgets": ["50K"]}},
+        "tasks": {"columns": ["mode"], "builder": "nolima-rerank", "params": {"methods": ["rerank", "bm25"], "rerank_budgets": ["50K"]}},
         "readers": _R, "measures": _M, "views": ["nolima_rows"]},
     "nolima-attribution": {
         "name": "nolima-attribution", "description": "NoLiMa failure attribution: LC cases and BM25 top-10 RAG contexts",
         "paper": "EBG §5.3", "data": {"source": "nolima", "params": {"lengths": [10000, 20000, 30000]}},
-        "tasks": {"builder": "nolima-attribution", "params": {"settings": ["SN", "TN", "CTN"], "rag_retriever": "bm25",
+        "tasks": {"columns": ["mode"], "builder": "nolima-attribution", "params": {"settings": ["SN", "TN", "CTN"], "rag_retriever": "bm25",
                                                               "rag_k": 10}},
         "readers": _R, "measures": _M, "views": ["nolima_rows"]},
 }
@@ -215,11 +218,14 @@ def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = N
     from .. import measures
     from ..llm.readers import make_reader
     from ..llm.server import serve_for
+    from ..results import to_frame
     from ..runner import run_tasks
 
     doc = spec_doc(spec, overrides) if isinstance(spec, str) else apply_overrides(spec, overrides)
     items = registry.lookup("item_source", doc["data"]["source"])(data_dir=data_dir, **doc["data"].get("params", {}))
     tasks = registry.lookup("task_builder", doc["tasks"]["builder"])(items, **doc["tasks"].get("params", {}))
+    conds = {t.condition: t.meta["condition"] for t in tasks}
+    tasks = [dataclasses.replace(t, meta={k: v for k, v in t.meta.items() if k != "condition"}) for t in tasks]
     scorer = measures.scorer(doc["measures"])
     readers = list(doc["readers"])
     rows = []
@@ -229,7 +235,12 @@ def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = N
                 if isinstance(r, dict) else make_reader(r)
             rows += run_tasks(tasks, reader, run=doc["name"], results_path=results_path, scorer=scorer,
                               progress=progress, budget_usd=budget_usd)
-    return LV.rows_frame(rows)
+    df = to_frame(rows)
+    if len(df):
+        df["reader_label"] = df["meta.reader_label"]
+        for c in doc["tasks"].get("columns", []):  # Condition fields as columns, as the engine adds them
+            df[c] = df["condition"].map(lambda label, c=c: conds[label].fields().get(c))
+    return LV.rows_frame(df)
 
 
 def _register() -> None:

@@ -111,3 +111,15 @@ def test_run_spec_with_overrides_on_generated_data(tmp_cache, tmp_path):
     assert (k5["meta.k"] == 5).all()
     with pytest.raises(ValueError, match="recorded"):
         NS.run_spec("nolima-rag", results_path=tmp_path / "h.jsonl", overrides={"data.params": {"generated": True}})
+
+
+def test_engine_runs_the_builtin_spec_with_the_same_rows(tmp_cache, tmp_path):
+    """``lcrag.experiment.run("nolima-rag", ...)`` (the engine) gives the rows :func:`run_spec` gives."""
+    engine = pytest.importorskip("lcrag.experiment.engine", reason="the engine's run() is not in this checkout")
+    over = {"data.params": {"generated": True, "lengths": [3000]}, "tasks.params": {"retriever": "bm25", "k": [1, 5]}}
+    res = engine.run("nolima-rag", overrides=over, out=tmp_path / "engine", progress=False)
+    mine = NS.run_spec("nolima-rag", overrides=over, results_path=tmp_path / "mine.jsonl")
+    cols = ["item_id", "condition", "reader", "prompt", "outcome", "ans", "evid", "ans_evid", "unusable"]
+    got = LV.rows_frame(res.rows)
+    key = ["item_id", "condition", "reader", "prompt"]
+    assert got[cols].sort_values(key).reset_index(drop=True).equals(mine[cols].sort_values(key).reset_index(drop=True))
