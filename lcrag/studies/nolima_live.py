@@ -204,7 +204,6 @@ def recorded_rag_tasks(records, data_dir=None, *, reply_rule: str = DEFAULT_REPL
     from ..types import Evidence, Item
     from .nolima_rag import prompt_text
 
-    cond = condition("RAG", k=None, retriever="emb", extra=(("k_rule", "full"),))
     seen, out = set(), []
     files = ranking_files(rag_root(data_dir), lengths={r.context_length for r in records})
     for r in records:
@@ -217,6 +216,7 @@ def recorded_rag_tasks(records, data_dir=None, *, reply_rule: str = DEFAULT_REPL
         meta = {"setting": "SN", "needle_id": r.needle_id, "hop": r.hop, "context_length": r.context_length,
                 "character": r.character, "retriever": "text-embedding-3-small (recorded ranking)", "k": r.topk,
                 "needle_rank": r.needle_rank, "gold_store_line": r.needle_line, "source": "data"}
+        cond = condition("RAG", k=r.topk, retriever="emb", extra=(("k_rule", "full"),))
         ctx = rag_context(hits, r.topk, gold_ids=[r.needle_line], condition=cond.label, metadata=meta)
         sys_p, user = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
         item = Item(id=f"{r.q_id}@{r.context_length}", question=r.question, answers=(r.character,),

@@ -23,6 +23,7 @@ from lcrag.runner import run_tasks
 from lcrag.studies import nolima_live as LV
 from lcrag.studies import nolima_study as NS
 from lcrag.types import Condition, Response
+from tests.conftest import needs_data
 
 REF = json.loads(gzip.decompress((Path(__file__).parent / "data" / "nolima_live_reference.json.gz").read_bytes()))
 READERS = ["extractive", {"profile": "extractive", "name": "tiny", "context_window": 900, "label": "extractive, tiny window"}]
@@ -123,3 +124,14 @@ def test_engine_runs_the_builtin_spec_with_the_same_rows(tmp_cache, tmp_path):
     got = LV.rows_frame(res.rows)
     key = ["item_id", "condition", "reader", "prompt"]
     assert got[cols].sort_values(key).reset_index(drop=True).equals(mine[cols].sort_values(key).reset_index(drop=True))
+
+
+@needs_data
+def test_default_rag_spec_rebuilds_the_40_recorded_prompts():
+    doc = NS.spec_doc("nolima-rag")
+    items = registry.lookup("item_source", "nolima")(data_dir=None, **doc["data"]["params"])
+    tasks = registry.lookup("task_builder", "nolima-rag")(items, **doc["tasks"]["params"])
+    assert len(items.records) == 240 and len(tasks) == 40
+    assert {t.condition for t in tasks} == {"RAG-emb"}
+    assert all(t.meta["condition"].k == t.meta["k"] == len(t.context.lines) for t in tasks)
+    assert all(t.context.numbering_base == 1 and t.meta["needle_in_context"] for t in tasks)
