@@ -190,9 +190,12 @@ ATTRIBUTION_COLORS = {"retrieval_miss": "tab:purple", "reading_miss": "tab:red",
                       "ok": "tab:green"}
 
 
-def attribution_bars(table: pd.DataFrame, classes, title: str):
+def attribution_bars(table: pd.DataFrame, title: str, classes=None):
     """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per
-    reader row (label: reader, source, n and N/A count)."""
+    reader row (label: reader, source, n and N/A count); ``classes`` default
+    ``lcrag.scoring.attribution.CLASSES``."""
+    if classes is None:
+        from .scoring.attribution import CLASSES as classes
     conds = list(dict.fromkeys(zip(table["condition"], table["setting"])))
     fig, axes = plt.subplots(len(conds), 1, figsize=(8, 1.0 + 0.45 * len(table)), squeeze=False)
     for ax, (cond, setting) in zip(axes[:, 0], conds):

@@ -345,3 +345,18 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     pos = positions_table(setup["positions"], setup["bmap"])
     source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
     return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}
+
+
+def lc_frame(which: str, kind: str, live: pd.DataFrame | None, data_dir=None) -> pd.DataFrame:
+    """The LC frame ``which`` of :func:`lc_source`'s result, recorded or live, in one layout:
+    ``"answers"`` (SN Ans per prompt: ``nolima_recorded.lc_answer_frame`` / ``nolima_live.answer_frame``),
+    ``"two_needle"`` (TN/CTN rows: ``two_needle_frame``) or ``"per_item"`` (SN EBG per needle and depth:
+    ``lc_per_needle_frame`` / :func:`per_item_frame`)."""
+    from ..data import nolima_recorded as R
+    from . import nolima_live as LV
+
+    recorded = {"answers": R.lc_answer_frame, "two_needle": R.two_needle_frame, "per_item": R.lc_per_needle_frame}
+    live_fns = {"answers": LV.answer_frame, "two_needle": LV.two_needle_frame, "per_item": per_item_frame}
+    if which not in recorded:
+        raise ValueError(f"which must be one of {', '.join(recorded)}, got {which!r}")
+    return recorded[which](data_dir) if kind == "recorded" else live_fns[which](live)

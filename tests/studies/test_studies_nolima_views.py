@@ -67,7 +67,7 @@ def test_attribution_text_source_and_figure(tmp_path):
     assert text.count("\n== ") == 2 and "== LC · SN ==" in text
     live = pd.DataFrame({"reader_label": ["x", "w", "x"]})
     assert NR.attribution_source(tmp_path, live) == "live: w, x"
-    fig = plots.attribution_bars(table, CLASSES, "t")
+    fig = plots.attribution_bars(table, "t")
     assert len(fig.axes) == 2 and fig.axes[0].get_title(loc="left") == "LC · SN"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["a (live, n=4)", "b (live, n=2, N/A=2)"]
@@ -88,3 +88,14 @@ def test_sensitivity_inputs_and_figures_on_generated_data(tmp_path, tmp_cache):
     pos = pd.DataFrame({"method": ["emb", "emb", "rerank"], "budget": ["50K", "70K", "50K"], "mean_needle_pos": [3.0, 5.0, 1.0]})
     ax = plots.needle_position_curves(pos, "minilm-cosine", "t").axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["emb", "rerank: minilm-cosine"]
+
+
+def test_lc_frame_picks_the_live_aggregate_and_rejects_unknown_frames():
+    import pytest
+
+    rows = pd.DataFrame({"run": "r", "reader_label": "m", "condition": "LC", "prompt": "nolima-ebg", "outcome": "ok",
+                         "meta.setting": "SN", "meta.context_length": 2000, "meta.hop": "onehop", "ans": [1.0, 0.0]})
+    a = NR.lc_frame("answers", "live", rows)
+    assert (a["n"].item(), a["ans"].item()) == (2, 0.5)
+    with pytest.raises(ValueError, match="which must be one of"):
+        NR.lc_frame("tn", "live", rows)
