@@ -143,3 +143,73 @@ def accuracy_vs_cost(table: pd.DataFrame, *, x: str = "usd_per_call", y: str = "
     sns.despine(ax=ax)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- NoLiMa figures (EBG App. G.2, G.5, §5.3)
+def needle_position_curves(pos: pd.DataFrame, reranker: str, title: str):
+    """Table 16 companion: mean needle position inside the same top-k per ordering (``method``) and
+    matched budget, log y-axis; the ``rerank`` line is labelled with the re-ranker used."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for m, g in pos.groupby("method", sort=False):
+        label = m if m != "rerank" else f"rerank: {reranker}"
+        ax.plot(g["budget"], g["mean_needle_pos"], marker="o", label=label)
+    ax.set_ylabel("mean needle position in context")
+    ax.set_xlabel("matched LC budget (same chunks, same k)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_bars(d: pd.DataFrame, *, xlabel: str, title: str):
+    """Figure 9: horizontal bars of ``original`` cosine per ``character`` (rows in the given order)."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.barh(d["character"], d["original"])
+    ax.set_xlim(d["original"].min() - 0.02, d["original"].max() + 0.01)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_diff_bars(d: pd.DataFrame, *, title: str):
+    """Figure 10: bars of ``diff`` (rephrased − original cosine) per ``character``; blue > 0, red <= 0."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    ax.bar(d["character"], d["diff"], color=["tab:blue" if v > 0 else "tab:red" for v in d["diff"]])
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("cosine(rephrased) − cosine(original)")
+    ax.set_title(title, fontsize=8)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    fig.tight_layout()
+    return fig
+
+
+ATTRIBUTION_COLORS = {"retrieval_miss": "tab:purple", "reading_miss": "tab:red", "grounding_miss": "tab:orange",
+                      "ok": "tab:green"}
+
+
+def attribution_bars(table: pd.DataFrame, title: str, classes=None):
+    """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per
+    reader row (label: reader, source, n and N/A count); ``classes`` default
+    ``lcrag.scoring.attribution.CLASSES``."""
+    if classes is None:
+        from .scoring.attribution import CLASSES as classes
+    conds = list(dict.fromkeys(zip(table["condition"], table["setting"])))
+    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 1.0 + 0.45 * len(table)), squeeze=False)
+    for ax, (cond, setting) in zip(axes[:, 0], conds):
+        g = table[(table["condition"] == cond) & (table["setting"] == setting)]
+        labels = [f"{r} ({s}, n={int(n)}{', N/A=' + str(int(na)) if na else ''})"
+                  for r, s, n, na in zip(g["reader"], g["source"], g["n"], g["n_na"])]
+        left = pd.Series(0.0, index=g.index)
+        for c in classes:
+            ax.barh(labels, g[f"{c}_share"].fillna(0), left=left, color=ATTRIBUTION_COLORS[c], label=c.replace("_", " "))
+            left += g[f"{c}_share"].fillna(0)
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{cond} · {setting}", fontsize=8, loc="left")
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(ncol=4, fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.15))
+    fig.suptitle(title, fontsize=8, y=1.0)
+    fig.tight_layout()
+    return fig

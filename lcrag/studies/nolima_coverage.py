@@ -232,3 +232,63 @@ def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str, tied: dic
     fig.suptitle(f"Minimum full-coverage top-k per question (NoLiMa-RAG, {BOOK_SCOPE}, lower is better) — {source_note}", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def rankings_summary(ranks: dict[str, dict], tables: dict[str, pd.DataFrame]) -> str:
+    """One line per retriever: hit lists ranked and coverage-table rows (notebook 02)."""
+    return "\n".join(f"{name:9s} rankings: {len(ranks[name]):4d} hit lists, coverage rows: {len(t)}"
+                     for name, t in tables.items())
+
+
+REPLAY_TABLES = (("topk_character_budget.csv", ("onehop", "twohop")), ("topk_character_budget_onehop.csv", ("onehop",)),
+                 ("topk_character_budget_twohop.csv", ("twohop",)))
+"""The recorded coverage tables (``tables/`` of the NoLiMa-RAG results) and the hops each covers."""
+
+
+def replay_check(data: NoLiMaData, ranks: dict[str, dict], tables: dict[str, pd.DataFrame]) -> str:
+    """Whether the coverage tables computed from the recorded rankings equal the recorded CSVs,
+    one line per table (or why the replay is skipped)."""
+    root = rag_root(data.root) if data.source == "data" else None
+    if root is None or tables["recorded"].empty:
+        return "no recorded rankings (data directory absent): replay skipped"
+    out = []
+    for name, hops in REPLAY_TABLES:
+        ref = pd.read_csv(root / "tables" / name, dtype={"max_rank_needle_item_id": str})
+        mine = coverage_table(ranks["recorded"], hops)
+        same = mine.shape == ref.shape and mine.astype(str).equals(ref.astype(str))
+        out.append(f"{name}: reproduced exactly = {same}")
+    return "\n".join(out)
+
+
+def figure8_tables(ranks: dict[str, dict], lengths: Iterable[int]) -> tuple[dict, dict]:
+    """``(rank tables, tie-interval tables)`` per retriever with hit lists (Figure 8 and its companion)."""
+    lengths = list(lengths)
+    return ({name: needle_rank_table(r, lengths) for name, r in ranks.items() if r},
+            {name: interval_table(r, lengths) for name, r in ranks.items() if r})
+
+
+def save_intervals(intervals: dict[str, pd.DataFrame], out_dir, prefix: str = "02_nolima_full_coverage_k_intervals") -> str:
+    """Save each retriever's tie-interval table (``<prefix>_<retriever>``) and return their text."""
+    from ..report import save_table
+
+    out = []
+    for name, t in intervals.items():
+        out.append(f"{name} — store-order k, [first–last] when the needle ties with other lines\n{t.to_string()}")
+        save_table(t.reset_index(names="q_id"), f"{prefix}_{name}", out_dir)
+    return "\n".join(out)
+
+
+def matched_budget_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Table 15 per retriever: two-hop full-coverage k, its characters and the matched LC length."""
+    from ..data.nolima_rankings import LC_LENGTHS
+    from ..scoring.retrieval import matched_budget_table
+
+    rows = []
+    for name, t in tables.items():
+        if t.empty:
+            continue
+        m = matched_budget_table(t[t.question_key == "twohop"], LC_LENGTHS, k_col="max_rank")
+        m.insert(0, "retriever", name)
+        rows.append(m)
+    return pd.concat(rows, ignore_index=True).rename(columns={"haystack_chars": "length", "max_rank": "k",
+                                                              "matched_lc_length": "matched_lc"})

@@ -308,3 +308,30 @@ def fig2_paper_gap(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({"reader": r, "paper_primary": p, "measured_primary": mp, "paper_secondary": s,
                      "measured_secondary": ms, "abs_diff_primary": abs(mp - p), "abs_diff_secondary": abs(ms - s)})
     return pd.DataFrame(rows)
+
+
+def table12_text(panels: dict[str, pd.DataFrame]) -> str:
+    """Table 12's panels as text (name line, then the panel with N/A and two decimals)."""
+    return "\n".join(f"\n{name}\n" + t.to_string(na_rep="N/A", float_format=lambda v: f"{v:.2f}")
+                     for name, t in panels.items())
+
+
+def fig5_tables(per: pd.DataFrame, lengths=FIG1_LENGTHS) -> dict[str, pd.DataFrame]:
+    """Figure 5 per hop (:func:`fig5_table`)."""
+    return {hop: fig5_table(per, hop, lengths) for hop in HOPS}
+
+
+def fig7_heat(f7: pd.DataFrame, col: str) -> pd.DataFrame:
+    """One Figure 7 panel: ``col`` per (reader · hop) x length label."""
+    h = f7.pivot_table(index=["reader", "hop"], columns="context_length", values=col, aggfunc="first")
+    h.index = [f"{r} · {hop}" for r, hop in h.index]
+    h.columns = [f"{c // 1000}K" if c < 1_000_000 else "1M" for c in h.columns]
+    return h
+
+
+FIG7_PANELS = (("delta_cot", "(a) Δ = Ans − Ans^c (EBG vs CoT)"), ("delta_cot_ebg", "(b) Δ = Ans − Ans^ce (EBG vs CoT-EBG)"))
+
+
+def fig12_rounded(fig12: pd.DataFrame) -> pd.DataFrame:
+    """Figure 12's table for display: p-values to 3 decimals, the rest to 1."""
+    return fig12.round({c: 3 if c.startswith("p_") else 1 for c in fig12.columns})

@@ -1,46 +1,70 @@
-"""Live NoLiMa runs through the reader layer, landing in the recorded runs' tables.
+"""Live NoLiMa tasks (EBG paper §4.2, §5.1, App. F–G) and the frames their scored rows land in.
 
 * :func:`lc_tasks` — LC cases (SN one-/two-hop, TN, CTN) under the needle set's EBG prompt
-  and, optionally, its answer-only variant (``lcrag.studies.nolima_lc``).
+  and, optionally, its answer-only variant (``lcrag.studies.nolima_lc``) and the EBG paper's
+  App. A ``cot`` / ``cot_ebg`` templates (``params/prompts``) for Figure 7.
 * :func:`rag_tasks` — RAG contexts over the 4-needle store (recorded ids and positions when
   the data directory is present; seeded positions for the generated stand-in) ranked by
   lcrag's own retriever, top-``k`` in similarity order, 1-based ids.
-* :func:`score` — NoLiMa ``contains`` rule (README §6.2); TN/CTN report ``primary_cited`` and
-  ``secondary_cited`` separately and Evid = both cited. Replies are read under a named reply
-  rule (:mod:`lcrag.scoring.replies`): by default the authors' (first JSON object; empty or
-  unparseable replies are *unusable* — NaN metrics, left out of denominators, counted in
-  ``unusable``), or ``reply_rule="lcrag"`` (last object, such replies score 0).
-* Prompts: ``ebg``, ``answer_only`` (the needle set's templates, as LC-EBG) and the EBG paper's
-  App. A ``cot`` / ``cot_ebg`` templates (``params/prompts``) for Figure 7.
-* :func:`run` — every reader over the tasks with ``lcrag.runner.run_tasks`` (cache, resume,
-  context-window guard -> N/A rows); :func:`answer_frame` / :func:`two_needle_frame` turn the
-  results into the recorded frames' layout so the figure functions take either.
+* :func:`recorded_rag_tasks` — the 40 recorded RAG prompts rebuilt exactly (App. G.4).
 
-Readers are profile names (``params/readers``) or dicts ``{"profile": name, **overrides}``
-(e.g. a smaller ``context_window`` and its own ``name``/``label``).
+Every task carries its :class:`lcrag.types.Condition` in ``task.meta["condition"]``;
+``task.condition`` is the label :func:`condition_label` derives from it (``"LC"``,
+``"RAG-bm25-k10"``, ``"RAG-bm25-kfull"``, ``"RAG-emb"``, ``"RAG-emb>rerank"``), never parsed
+back. ``task.meta["reply_rule"]`` names how replies are read (:mod:`lcrag.scoring.replies`:
+``"authors"`` by default — first JSON object, unusable replies NaN and counted; ``"lcrag"`` —
+last object, such replies score 0). Scoring is the registered measures :data:`MEASURES`
+(``lcrag/measures/nolima_*.py``), run by the engine through ``lcrag.runner.run_tasks``;
+:func:`rows_frame` gives the scored rows the recorded frames' column names
+(:data:`COLUMNS`), and :func:`answer_frame` / :func:`two_needle_frame` aggregate them into the
+recorded frames' layout so the figure functions take either.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
 from ..data.nolima import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData
-from ..llm.readers import make_reader
 from ..results import to_frame
-from ..runner import Task, run_tasks
-from ..scoring.answer import contains_match
+from ..runner import Task
 from ..scoring.attribution import gold_in_context
-from ..scoring.evidence import evid_all_cited, evid_contains
-from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule, read_reply
-from ..types import Response
+from ..scoring.replies import DEFAULT_REPLY_RULE, check_rule
+from ..types import Condition
 from .nolima_lc import DEPTHS, HOPS, answer_only_messages, ebg_messages, lc_cases
 from .nolima_rag import build_store, rag_context, rank_store, store_positions
 
 PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only", "cot": "nolima-cot", "cot_ebg": "nolima-cot-ebg"}
+
+MEASURES = ("nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid", "nolima_primary_cited",
+            "nolima_secondary_cited", "nolima_unusable")
+"""The registered measures of the NoLiMa studies, in the order of the rows' metric columns."""
+
+COLUMNS = {"nolima_ans_contains": "ans", "nolima_evid_needles_cited": "evid", "nolima_ans_evid": "ans_evid",
+           "nolima_primary_cited": "primary_cited", "nolima_secondary_cited": "secondary_cited",
+           "nolima_unusable": "unusable"}
+"""Measure name -> the papers' / recorded frames' column name (display label of the tables)."""
+
+
+def condition_label(c: Condition) -> str:
+    """The NoLiMa display label of a condition, derived from its fields: ``"LC"`` for every LC
+    case; ``"RAG-emb"`` for the recorded text-embedding-3-small ranking (``"RAG-emb>ORDER"`` when
+    its top-k is re-ordered); else ``"RAG-<retriever>-k<k>"`` (``kfull`` under the
+    full-coverage rule)."""
+    if c.mode == "LC":
+        return "LC"
+    if c.retriever == "emb":
+        return "RAG-emb" if c.order in (None, "emb") else f"RAG-emb>{c.order}"
+    rule = dict(c.extra).get("k_rule")
+    return f"RAG-{c.retriever}-k{'full' if rule == 'full' else c.k}"
+
+
+def condition(mode: str, **fields) -> Condition:
+    """A NoLiMa :class:`~lcrag.types.Condition` named by :func:`condition_label`."""
+    c = Condition(mode, **fields)
+    return Condition(mode, **fields, name=condition_label(c))
 
 
 def _template_messages(name: str):
@@ -50,26 +74,32 @@ def _template_messages(name: str):
     return (lambda group, haystack, question: tpl.messages(haystack, question)), tpl.expects_json
 
 
-def _task(item, ctx, group, prompt: str, condition: str, extra: dict | None = None) -> Task:
+def _task(item, ctx, group, prompt: str, cond: Condition, extra: dict | None = None,
+          reply_rule: str = DEFAULT_REPLY_RULE) -> Task:
     if prompt in ("cot", "cot_ebg"):
         build, expects_json = _template_messages(prompt)
     else:
         build, expects_json = (ebg_messages if prompt == "ebg" else answer_only_messages), True
-    meta = {**item.metadata, **(extra or {}), "needle_in_context": gold_in_context(ctx)}
-    return Task(item=item, context=ctx, prompt=PROMPTS[prompt], condition=condition,
+    meta = {**item.metadata, **(extra or {}), "needle_in_context": gold_in_context(ctx), "condition": cond,
+            "reply_rule": check_rule(reply_rule)}
+    return Task(item=item, context=ctx, prompt=PROMPTS[prompt], condition=cond.label,
                 messages=build(group, ctx.text, item.question), expects_json=expects_json, meta=meta)
 
 
 def lc_tasks(data: NoLiMaData, lengths: Sequence[int], *, settings: Sequence[str] = ("SN", "TN", "CTN"),
-             prompts: Sequence[str] = ("ebg",), hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS) -> list[Task]:
+             prompts: Sequence[str] = ("ebg",), hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS,
+             needles: Sequence[str] | None = None, reply_rule: str = DEFAULT_REPLY_RULE) -> list[Task]:
     """LC tasks; answer-only, CoT and CoT-EBG are asked for SN only (as in the paper's RQ2 runs
-    and App. F.5–F.6)."""
+    and App. F.5–F.6). Condition: mode ``LC``, budget = haystack characters, needle depth, the
+    0-based numbered layout."""
     out = []
-    for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths):
+    for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths, needles=needles):
+        m = item.metadata
+        cond = condition("LC", budget=m["context_length"], depth=m["depth"] / 100, extra=(("setting", m["setting"]),))
         for p in prompts:
-            if p != "ebg" and item.metadata["setting"] != "SN":
+            if p != "ebg" and m["setting"] != "SN":
                 continue
-            out.append(_task(item, ctx, group, p, "LC"))
+            out.append(_task(item, ctx, group, p, cond, reply_rule=reply_rule))
     return out
 
 
@@ -87,7 +117,8 @@ def store_for(data: NoLiMaData, length: int, seed: int = 42):
 
 
 def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm25", k: int | str = 10,
-              hops: Sequence[str] = HOPS) -> list[Task]:
+              hops: Sequence[str] = HOPS, needles: Sequence[str] | None = None,
+              reply_rule: str = DEFAULT_REPLY_RULE) -> list[Task]:
     """RAG tasks: the store ranked by ``retriever`` for each question, top-``k`` context.
 
     ``k="full"`` uses the full-coverage rule per length: the largest two-hop needle rank
@@ -95,6 +126,7 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
     from ..types import Evidence, Item
 
     ids = PAPER_NEEDLES if data.source == "data" else tuple(GENERATED_CHARACTER)
+    ids = tuple(i for i in ids if needles is None or i in set(needles))
     out = []
     for L in lengths:
         store = store_for(data, L)
@@ -108,76 +140,38 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
         kk = max(o.index(g) + 1 for (n, h), (o, g, *_) in ranked.items() if h == "twohop") if k == "full" else int(k)
         for (nid, hop), (order, gold, q, char, needle) in ranked.items():
             hits = [(i, store[i - 1].text) for i in order]
-            cond = f"RAG-{retriever}-k{'full' if k == 'full' else kk}"
+            cond = condition("RAG", k=kk, retriever=retriever, extra=(("k_rule", "full" if k == "full" else "fixed"),))
             meta = {"setting": "SN", "needle_id": nid, "hop": hop, "context_length": L, "character": char,
                     "retriever": retriever, "k": kk, "needle_rank": order.index(gold) + 1, "source": data.source,
                     "topk_chars": sum(len(t) for _, t in hits[:kk])}
-            ctx = rag_context(hits, kk, gold_ids=[gold], condition=cond, metadata=meta)
+            ctx = rag_context(hits, kk, gold_ids=[gold], condition=cond.label, metadata=meta)
             item = Item(id=f"RAG:{nid}:{hop}:{L}", question=q, answers=(char,),
                         evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
-            out.append(_task(item, ctx, data.needles[nid], "ebg", cond, {"gold_store_line": gold}))
+            out.append(_task(item, ctx, data.needles[nid], "ebg", cond, {"gold_store_line": gold}, reply_rule))
     return out
 
 
-def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
-    """``contains`` answer rule; SN evidence = needle line cited; TN/CTN = both needles cited.
-
-    The reply is read under ``reply_rule`` (:func:`lcrag.scoring.replies.read_reply`); an
-    unusable reply gives NaN metrics and ``unusable = 1`` (``"authors"`` rule only)."""
-    if check_rule(reply_rule) == "lcrag":  # the runner already parsed with lcrag's parser
-        usable, answer, lines = True, resp.answer, list(resp.lines)
-    else:
-        usable, answer, lines = read_reply(resp.raw, expects_json=task.expects_json, rule=reply_rule)
-    answer_only = task.prompt in (PROMPTS["answer_only"], PROMPTS["cot"])
-    names = ["ans"] if answer_only else ["ans", "evid", "ans_evid"]
-    m = task.meta
-    if m.get("setting") in ("TN", "CTN") and not answer_only:
-        names += ["primary_cited", "secondary_cited"]
-    if not usable:
-        return {**{k: float("nan") for k in names}, "unusable": 1.0}
-    flag = {} if reply_rule == "lcrag" else {"unusable": 0.0}
-    ans = contains_match(answer, task.item.answers)
-    if answer_only:
-        return {"ans": ans, **flag}
-    if m.get("setting") in ("TN", "CTN"):
-        p = evid_contains(lines, m["primary_line"])
-        s = evid_contains(lines, m["secondary_line"])
-        ev = evid_all_cited(lines, [m["primary_line"], m["secondary_line"]])
-        return {"ans": ans, "evid": ev, "ans_evid": ans * ev, "primary_cited": p, "secondary_cited": s, **flag}
-    gold = m.get("gold_store_line", m.get("needle_line"))
-    ev = evid_contains(lines, gold) if task.meta.get("needle_in_context", True) else 0.0
-    return {"ans": ans, "evid": ev, "ans_evid": ans * ev, **flag}
+def condition_field(df: pd.DataFrame, field: str) -> pd.Series:
+    """One :class:`~lcrag.types.Condition` field of every row (from ``meta.condition``, a
+    Condition in a fresh run or its dict when read back from a results file)."""
+    def one(c):
+        if isinstance(c, Condition):
+            return getattr(c, field)
+        return c.get(field) if isinstance(c, dict) else None
+    return df["meta.condition"].map(one)
 
 
-def _reader(spec):
-    if isinstance(spec, dict):
-        spec = dict(spec)
-        return make_reader(spec.pop("profile"), **spec)
-    return make_reader(spec)
-
-
-def run(tasks: Sequence[Task], readers: Sequence, results_path: str | Path, *, run_name: str,
-        progress: bool = False, budget_usd: float | None = None, reply_rule: str = DEFAULT_REPLY_RULE) -> pd.DataFrame:
-    """Run every reader over ``tasks``; tidy frame (``lcrag.results.to_frame``) with ``reader_label``.
-
-    ``reply_rule`` names how replies are read and whether unusable ones count
-    (:mod:`lcrag.scoring.replies`; default: the authors' rule)."""
-    from functools import partial
-
-    from ..llm.server import serve_for
-
-    check_rule(reply_rule)
-    scorer = partial(score, reply_rule=reply_rule)
-
-    rows = []
-    names = [r["profile"] if isinstance(r, dict) else r for r in readers]
-    with serve_for(names):
-        for spec in readers:
-            rows += run_tasks(list(tasks), _reader(spec), run=run_name, results_path=results_path, scorer=scorer,
-                              progress=progress, budget_usd=budget_usd)
-    df = to_frame(rows)
+def rows_frame(rows) -> pd.DataFrame:
+    """Scored rows (``ResultRow`` list or ``lcrag.results.to_frame`` frame, e.g. the engine's
+    ``StudyResult.rows``) with the recorded frames' column names: measure columns renamed by
+    :data:`COLUMNS`, ``reader_label`` and the condition's ``mode`` as columns (``mode`` from the
+    rows when the run added it — the specs' ``tasks.columns`` — else from ``meta.condition``)."""
+    df = rows if isinstance(rows, pd.DataFrame) else to_frame(rows)
+    df = df.rename(columns=COLUMNS)
     if len(df):
         df["reader_label"] = df["meta.reader_label"]
+        if "mode" not in df.columns:
+            df["mode"] = condition_field(df, "mode")
     return df
 
 
@@ -202,7 +196,7 @@ def two_needle_frame(df: pd.DataFrame) -> pd.DataFrame:
                              "meta.depth": "secondary_depth", "meta.setting": "setting"})
 
 
-def recorded_rag_tasks(records, data_dir=None) -> list[Task]:
+def recorded_rag_tasks(records, data_dir=None, *, reply_rule: str = DEFAULT_REPLY_RULE) -> list[Task]:
     """The recorded RAG contexts rebuilt exactly (top-k of the recorded hit list, recorded
     system prompt and template), one task per (haystack length, question) — so a live reader
     answers the same 40 prompts the six recorded models answered (App. G.4)."""
@@ -222,11 +216,44 @@ def recorded_rag_tasks(records, data_dir=None) -> list[Task]:
         meta = {"setting": "SN", "needle_id": r.needle_id, "hop": r.hop, "context_length": r.context_length,
                 "character": r.character, "retriever": "text-embedding-3-small (recorded ranking)", "k": r.topk,
                 "needle_rank": r.needle_rank, "gold_store_line": r.needle_line, "source": "data"}
-        ctx = rag_context(hits, r.topk, gold_ids=[r.needle_line], condition="RAG-emb", metadata=meta)
+        cond = condition("RAG", k=r.topk, retriever="emb", extra=(("k_rule", "full"),))
+        ctx = rag_context(hits, r.topk, gold_ids=[r.needle_line], condition=cond.label, metadata=meta)
         sys_p, user = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
         item = Item(id=f"{r.q_id}@{r.context_length}", question=r.question, answers=(r.character,),
                     evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),), metadata=meta)
-        out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition="RAG-emb",
+        out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition=cond.label,
                         messages=[{"role": "system", "content": sys_p}, {"role": "user", "content": user}],
-                        expects_json=True, meta={**meta, "needle_in_context": gold_in_context(ctx)}))
+                        expects_json=True, meta={**meta, "needle_in_context": gold_in_context(ctx), "condition": cond,
+                                                 "reply_rule": check_rule(reply_rule)}))
     return out
+
+
+def generated_budgets(rag_rows: pd.DataFrame, lengths: Sequence[int]) -> pd.DataFrame:
+    """Table 15 of a generated run: per haystack length the full-coverage k and the characters of
+    its top-k (``meta.k`` / ``meta.topk_chars`` of the RAG rows or tasks' meta), matched to the
+    closest LC length among ``lengths`` (:func:`lcrag.studies.nolima_rag.matched_budgets`)."""
+    from .nolima_rag import matched_budgets
+
+    rows = pd.DataFrame({"haystack_chars": rag_rows["meta.context_length"], "max_rank": rag_rows["meta.k"],
+                         "chars": rag_rows["meta.topk_chars"]}).drop_duplicates("haystack_chars")
+    return matched_budgets(rows, lengths=list(lengths))
+
+
+def task_meta_frame(tasks) -> pd.DataFrame:
+    """Tasks' ``meta`` as ``meta.``-prefixed columns (the rows' layout before a run)."""
+    return pd.DataFrame([{f"meta.{k}": v for k, v in t.meta.items()} for t in tasks])
+
+
+def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
+    """Live-reader tasks of Figures 11–12 with the data directory: the 40 recorded RAG prompts and the
+    LC SN haystacks at the matched lengths (also the pre-flight plan of notebook 06)."""
+    from ..data import nolima_recorded as R
+    from ..data.nolima import load_nolima
+    from .nolima_rag import matched_budgets
+
+    budgets = matched_budgets(R.read_table("topk_twohop", data_dir)) if budgets is None else budgets
+    records = R.load_rag_records(data_dir) if records is None else records
+    data = load_nolima(data_dir)
+    lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
+                         if h in {r.context_length for r in records}})
+    return recorded_rag_tasks(records, data_dir) + lc_tasks(data, lc_lengths, settings=("SN",))

@@ -18,6 +18,7 @@ import pandas as pd
 from ..config import data_dir as _data_dir
 from ..data.nolima import GENERATED_NOTE, LICENSE_NOTE, load_nolima
 from ..plots import heatmap
+from .nolima_live import generated_budgets, recorded_rag_vs_lc_tasks, task_meta_frame  # noqa: F401  (re-exported)
 
 RECORDED = "recorded results (LC-EBG repo)"
 NOTICE_SHORT = "NoLiMa-derived · Adobe Research License (non-commercial research only)"
@@ -58,11 +59,11 @@ def lc_source(data_dir=None, *, generated_lengths: Sequence[int] = (10_000, 20_0
     ``readers`` on lcrag's generated needles/haystacks (labelled as such)."""
     if have_recorded(data_dir):
         return "recorded", None, RECORDED
-    from . import nolima_live as LV
+    from .nolima_study import run_spec
 
-    data = load_nolima(generated=True)
-    df = LV.run(LV.lc_tasks(data, list(generated_lengths), settings=settings, prompts=prompts), list(readers),
-                results_path, run_name="nolima-generated")
+    df = run_spec("nolima-lc", results_path=results_path,
+                  overrides={"readers": list(readers), "data.params": {"generated": True, "lengths": list(generated_lengths)},
+                             "tasks.params.settings": list(settings), "tasks.params.prompts": list(prompts)})
     labels = ", ".join(sorted(df["reader_label"].unique()))
     return "live", df, f"live run ({labels}) on {GENERATED_NOTE}"
 
@@ -150,10 +151,11 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
     """
     from ..data import nolima_recorded as R
     from . import nolima_figures as F
-    from . import nolima_live as LV
     from .nolima_rag import matched_budgets
+    from .nolima_study import run_spec
 
     parts_rag, cells, items = [], [], []
+    spec = {"readers": list(live_readers)}
     if have_recorded(data_dir):
         budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
@@ -161,24 +163,22 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         parts_rag.append(R.rag_frame(records, bmap))
         cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
         items.append(R.lc_per_needle_frame(data_dir))
-        tasks = recorded_rag_vs_lc_tasks(data_dir, budgets, records) if live_readers else []
         source = RECORDED
     else:
-        data = load_nolima(generated=True)
-        tasks = LV.rag_tasks(data, list(generated_lengths), retriever=retriever, k="full")
-        rows = pd.DataFrame([{"haystack_chars": t.meta["context_length"], "max_rank": t.meta["k"], "chars": t.meta["topk_chars"]}
-                             for t in tasks]).drop_duplicates("haystack_chars")
-        budgets = matched_budgets(rows, lengths=list(generated_lengths))
+        from .nolima_study import nolima_items, rag_builder
+
+        spec.update({"data.params": {"generated": True, "lengths": list(generated_lengths)}, "tasks.params.retriever": retriever})
+        rag = rag_builder(nolima_items(generated=True, lengths=generated_lengths), retriever=retriever, k="full")
+        budgets = generated_budgets(task_meta_frame(rag), list(generated_lengths))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
-        tasks += LV.lc_tasks(data, sorted(set(budgets["matched_lc"])), settings=("SN",))
         source = f"live runs on {GENERATED_NOTE}"
-    if tasks:
-        df = LV.run(tasks, list(live_readers), results_path, run_name="nolima-rag-vs-lc")
+    if live_readers:
+        df = run_spec("nolima-rag-vs-lc", overrides=spec, results_path=results_path, data_dir=data_dir)
         df["reader"] = df["reader_label"]
-        rag_live = df[df["condition"] != "LC"].copy()
+        rag_live = df[df["mode"] == "RAG"].copy()
         rag_live["meta.budget"] = rag_live["meta.context_length"].map(bmap)
         parts_rag.append(rag_live)
-        lc = df[(df["condition"] == "LC") & (df["outcome"] == "ok")]
+        lc = df[(df["mode"] == "LC") & (df["outcome"] == "ok")]
         cells.append(lc.groupby(["reader", "meta.context_length"])["ans"].mean().mul(100).reset_index()
                      .rename(columns={"meta.context_length": "context_length", "ans": "lc_ans"}))
         items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
@@ -187,21 +187,6 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
-
-
-def recorded_rag_vs_lc_tasks(data_dir=None, budgets: pd.DataFrame | None = None, records=None) -> list:
-    """Live-reader tasks of Figures 11–12 with the data directory: the 40 recorded RAG prompts and the
-    LC SN haystacks at the matched lengths (also the pre-flight plan of notebook 06)."""
-    from ..data import nolima_recorded as R
-    from . import nolima_live as LV
-    from .nolima_rag import matched_budgets
-
-    budgets = matched_budgets(R.read_table("topk_twohop", data_dir)) if budgets is None else budgets
-    records = R.load_rag_records(data_dir) if records is None else records
-    data = load_nolima(data_dir)
-    lc_lengths = sorted({int(m) for h, m in zip(budgets["haystack_chars"], budgets["matched_lc"])
-                         if h in {r.context_length for r in records}})
-    return LV.recorded_rag_tasks(records, data_dir) + LV.lc_tasks(data, lc_lengths, settings=("SN",))
 
 
 def attribution_tasks(data_dir=None, *, lengths: Sequence[int] = (10_000, 20_000, 30_000),
@@ -228,7 +213,7 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     """
     from ..data import nolima_recorded as R
     from ..scoring.attribution import attribution_table
-    from . import nolima_live as LV
+    from .nolima_study import run_spec
 
     by = ["condition", "setting", "source", "reader"]
     parts = []
@@ -243,9 +228,10 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
         rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                                condition="RAG-emb (full-coverage k)")
         parts.append(attribution_table(rag, by))
-    tasks = attribution_tasks(data_dir, lengths=lengths, settings=settings, rag_retriever=rag_retriever, rag_k=rag_k)
     data = load_nolima(data_dir)
-    live = LV.run(tasks, list(readers), results_path, run_name="nolima-attribution")
+    live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
+                    overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
+                               "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
     lt = attribution_table(live, by)
@@ -259,7 +245,8 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     from ..data.nolima_recorded import MODEL_ORDER
 
     rank = {m: i for i, m in enumerate(MODEL_ORDER)}
-    full = full.assign(_c=full["condition"].str.startswith("RAG"), _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
+    modes = {"LC": "LC", "RAG-emb (full-coverage k)": "RAG", **dict(zip(live["condition"], live["mode"]))}
+    full = full.assign(_c=full["condition"].map(modes) == "RAG", _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
                        _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
     full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
     return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
@@ -284,10 +271,92 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
     (``params/readers``) it is the paper's study; offline it shows what the offline readers give,
     and the label says which readers and data those were."""
     from . import nolima_live as LV
+    from .nolima_study import run_spec
 
     data = load_nolima(data_dir)
-    df = LV.run(LV.lc_tasks(data, list(lengths), settings=("SN",), prompts=("ebg", "cot", "cot_ebg")), list(readers),
-                results_path, run_name="nolima-cot", reply_rule=reply_rule)
+    df = run_spec("nolima-cot", results_path=results_path, data_dir=data_dir,
+                  overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.reply_rule": reply_rule})
     labels = ", ".join(sorted(df["reader_label"].unique()))
     where = "rand_book_1 (LC-EBG data)" if data.source == "data" else GENERATED_NOTE
     return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"
+
+
+def save_fig5(f5: dict[str, pd.DataFrame], out_dir, source: str, prefix: str = "03_nolima_fig5_ans_evid") -> str:
+    """Save Figure 5 per hop (table ``<prefix>_<hop>``, NoLiMa notice, heatmap) and return the tables' text."""
+    from ..report import save_figure, save_table
+
+    text = []
+    for hop, t in f5.items():
+        save_table(t.reset_index(), f"{prefix}_{hop}", out_dir)
+        text.append(f"{hop} — Ans+Evid (pp); NaN = N/A\n{t.round(1).to_string()}")
+    write_notice(out_dir, [f"{prefix}_*"], source)
+    for hop, t in f5.items():
+        fig = pp_heatmap(t, f"Figure 5 · Ans+Evid (EBG), {hop}", source, delta=False)
+        save_figure(fig, f"{prefix}_{hop}", out_dir)
+        plt.close(fig)
+    return "\n".join(text)
+
+
+def save_fig7(f7: pd.DataFrame, out_dir, source: str, prefix: str = "03_nolima_fig7") -> None:
+    """Save the two Figure 7 heatmaps (``<prefix>_delta_cot``, ``<prefix>_delta_cot_ebg``)."""
+    from ..report import save_figure
+    from .nolima_figures import FIG7_PANELS, fig7_heat
+
+    for col, lab in FIG7_PANELS:
+        fig = pp_heatmap(fig7_heat(f7, col), f"Figure 7 {lab}, pp", source, delta=True)
+        save_figure(fig, f"{prefix}_{col}", out_dir)
+        plt.close(fig)
+
+
+def attribution_source(data_dir, live: pd.DataFrame) -> str:
+    """Label of the failure attribution's data: recorded results (when present) + the live readers."""
+    return (RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique()))
+
+
+def attribution_text(table: pd.DataFrame) -> str:
+    """The attribution table as text, one block per (condition, setting) with class shares."""
+    from ..scoring.attribution import CLASSES
+
+    show = table[["condition", "setting", "source", "reader", "n", "n_na", *[f"{c}_share" for c in CLASSES]]]
+    return "\n".join(f"\n== {cond[0]} · {cond[1]} ==\n" + g.drop(columns=["condition", "setting"]).round(3).to_string(index=False)
+                     for cond, g in show.groupby(["condition", "setting"], sort=False))
+
+
+def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
+                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
+    """Everything notebook 07 shows: needle positions per ordering and Table 16 (live readers run
+    as the built-in study ``nolima-rerank``); None without the recorded rankings (Table 16
+    re-orders the recorded embedding top-k)."""
+    from ..data import nolima_recorded as R
+    from .nolima_rerank import positions_table, rerank_setup, table16
+    from .nolima_study import run_spec
+
+    if not have_recorded(data_dir):
+        return None
+    records = R.load_rag_records(data_dir)
+    setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets)
+    rag = R.rag_frame(records, setup["bmap"])
+    live = None
+    if live_readers:
+        live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,
+                        overrides={"readers": list(live_readers), "tasks.params": {"methods": list(methods),
+                                                                                   "rerank_budgets": list(rerank_budgets)}})
+        live["reader"] = live["reader_label"]
+    pos = positions_table(setup["positions"], setup["bmap"])
+    source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
+    return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}
+
+
+def lc_frame(which: str, kind: str, live: pd.DataFrame | None, data_dir=None) -> pd.DataFrame:
+    """The LC frame ``which`` of :func:`lc_source`'s result, recorded or live, in one layout:
+    ``"answers"`` (SN Ans per prompt: ``nolima_recorded.lc_answer_frame`` / ``nolima_live.answer_frame``),
+    ``"two_needle"`` (TN/CTN rows: ``two_needle_frame``) or ``"per_item"`` (SN EBG per needle and depth:
+    ``lc_per_needle_frame`` / :func:`per_item_frame`)."""
+    from ..data import nolima_recorded as R
+    from . import nolima_live as LV
+
+    recorded = {"answers": R.lc_answer_frame, "two_needle": R.two_needle_frame, "per_item": R.lc_per_needle_frame}
+    live_fns = {"answers": LV.answer_frame, "two_needle": LV.two_needle_frame, "per_item": per_item_frame}
+    if which not in recorded:
+        raise ValueError(f"which must be one of {', '.join(recorded)}, got {which!r}")
+    return recorded[which](data_dir) if kind == "recorded" else live_fns[which](live)

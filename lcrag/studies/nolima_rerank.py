@@ -21,7 +21,9 @@ import pandas as pd
 
 from ..runner import Task
 from ..scoring.attribution import gold_in_context
+from ..scoring.replies import DEFAULT_REPLY_RULE
 from ..types import Chunk, Evidence, Item
+from .nolima_live import condition
 from .nolima_rag import prompt_text, rag_context, reorder
 
 
@@ -76,14 +78,15 @@ def tasks(records, orders: dict, budgets: dict[int, str]) -> list[Task]:
         r = first[(L, q)]
         meta = {"setting": "SN", "needle_id": r.needle_id, "hop": r.hop, "context_length": L, "budget": budgets.get(L, ""),
                 "order": m, "k": r.topk, "gold_store_line": r.needle_line, "character": r.character}
-        cond = f"RAG-emb>{m}" if m != "emb" else "RAG-emb"
-        ctx = rag_context(hits, len(hits), gold_ids=[r.needle_line], condition=cond, metadata=meta)
+        cond = condition("RAG", k=r.topk, retriever="emb", order=m, extra=(("k_rule", "full"),))
+        ctx = rag_context(hits, len(hits), gold_ids=[r.needle_line], condition=cond.label, metadata=meta)
         s, u = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
         item = Item(id=f"{q}@{L}", question=r.question, answers=(r.character,),
                     evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),), metadata=meta)
-        out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition=cond, expects_json=True,
+        out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition=cond.label, expects_json=True,
                         messages=[{"role": "system", "content": s}, {"role": "user", "content": u}],
-                        meta={**meta, "needle_in_context": gold_in_context(ctx)}))
+                        meta={**meta, "needle_in_context": gold_in_context(ctx), "condition": cond,
+                              "reply_rule": DEFAULT_REPLY_RULE}))
     return out
 
 
@@ -110,33 +113,34 @@ def table16(recorded_rag: pd.DataFrame, live: pd.DataFrame | None, models=("GPT-
     return t[["reader", "pipeline", *[b for b in budget_order if b in t.columns]]]
 
 
-def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
-                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
-    """Everything notebook 07 shows: needle positions per ordering and Table 16; None without
-    the recorded rankings (Table 16 re-orders the recorded embedding top-k)."""
-    from ..data import nolima_recorded as R
-    from . import nolima_live as LV
-    from .nolima_rag import matched_budgets
-    from .nolima_report import RECORDED, have_recorded
+_SETUPS: dict = {}
 
-    if not have_recorded(data_dir):
-        return None
-    budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
-    bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
-    records = R.load_rag_records(data_dir)
-    rag = R.rag_frame(records, bmap)
-    rerank_lengths = [h for h, b in bmap.items() if b in set(rerank_budgets)]
-    orders, positions, reranker_name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths)
-    live = None
-    if live_readers:
-        live = LV.run(tasks(records, orders, bmap), list(live_readers), results_path, run_name="nolima-rerank")
-        live["reader"] = live["reader_label"]
-    positions["budget"] = positions["context_length"].map(bmap)
+
+def rerank_setup(records, data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",)) -> dict:
+    """The orderings of Table 16 and their tasks (computed once per data directory, methods and
+    budgets; re-ranking embeds every retrieved line): ``bmap`` (haystack -> budget label),
+    ``orders``, ``positions``, ``reranker`` (name) and ``tasks`` (:func:`tasks`)."""
+    from ..config import data_dir as _data_dir
+    from ..data import nolima_recorded as R
+    from .nolima_rag import matched_budgets
+
+    key = (str(_data_dir(data_dir)), tuple(methods), tuple(rerank_budgets), len(records))
+    if key not in _SETUPS:
+        budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
+        bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
+        rerank_lengths = [h for h, b in bmap.items() if b in set(rerank_budgets)]
+        orders, positions, name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths)
+        _SETUPS[key] = {"bmap": bmap, "orders": orders, "positions": positions, "reranker": name,
+                        "tasks": tasks(records, orders, bmap)}
+    return _SETUPS[key]
+
+
+def positions_table(positions: pd.DataFrame, bmap: dict) -> pd.DataFrame:
+    """Needle position inside the fixed top-k per ordering x budget: mean, median, share in the top 10 (%), k, n."""
+    positions = positions.assign(budget=positions["context_length"].map(bmap))
     pos = positions.groupby(["method", "budget"], sort=False).agg(
         mean_needle_pos=("needle_pos", "mean"), median_needle_pos=("needle_pos", "median"),
         in_top10=("needle_in_top10", "mean"), k=("k", "first"), n=("q_id", "size")).reset_index()
     pos["in_top10"] *= 100
     order = {b: i for i, b in enumerate(["50K", "70K", "90K", "100K", "200K"])}
-    pos = pos.sort_values(["method", "budget"], key=lambda s: s.map(order) if s.name == "budget" else s).reset_index(drop=True)
-    source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
-    return {"positions": pos, "table16": table16(rag, live), "reranker": reranker_name, "source": source}
+    return pos.sort_values(["method", "budget"], key=lambda s: s.map(order) if s.name == "budget" else s).reset_index(drop=True)

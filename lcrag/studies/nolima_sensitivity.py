@@ -45,3 +45,32 @@ def character_similarity(template: str, characters: Sequence[str], queries: Mapp
         df["diff"] = df["rephrased"] - df["original"]
     df["rank"] = df.groupby("query")["original"].rank(ascending=False, method="first").astype(int)
     return df.sort_values(["query", "rank"]).reset_index(drop=True)
+
+
+def sensitivity_inputs(data_dir=None, needle_id: str = "0405", model: str = "minilm") -> dict:
+    """Everything notebook 08 shows: the needle template (``{CHAR}`` kept), its rephrasing, the
+    questions, the similarity table (:func:`character_similarity`) and the source label. Without
+    the data directory the generated needle ``G01`` stands in for ``needle_id``."""
+    from ..data.nolima import GENERATED_NOTE, load_nolima
+
+    data = load_nolima(data_dir)
+    if data.source == "generated":
+        needle_id = "G01"
+    group = data.needles[needle_id]
+    _, questions, _ = group.fill()
+    rephrased = {**REPHRASED, **GENERATED_REPHRASED}.get(needle_id)
+    template = group.fill(character="{CHAR}")[0]
+    source = (f"{'NoLiMa needle ' + needle_id if data.source == 'data' else GENERATED_NOTE}; "
+              f"cosine from all-MiniLM-L6-v2 (local), not text-embedding-3-small")
+    sims = character_similarity(template, group.character_set, questions, rephrased=rephrased, model=model)
+    return {"needle_id": needle_id, "template": template, "rephrased": rephrased, "questions": questions,
+            "source": source, "sims": sims}
+
+
+def similarity_summary(sims: pd.DataFrame) -> pd.DataFrame:
+    """Per query: min / max / spread of the original cosine over characters, mean rephrased − original
+    difference, characters whose cosine rises when rephrased, n."""
+    return sims.groupby("query").agg(min_cos=("original", "min"), max_cos=("original", "max"),
+                                     spread=("original", lambda s: s.max() - s.min()),
+                                     mean_diff=("diff", "mean"), n_chars_higher_when_rephrased=("diff", lambda s: int((s > 0).sum())),
+                                     n=("diff", "size"))

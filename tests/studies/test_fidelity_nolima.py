@@ -17,6 +17,7 @@ from lcrag.scoring.replies import read_reply
 from lcrag.studies import nolima_coverage as nc
 from lcrag.studies import nolima_figures as F
 from lcrag.studies import nolima_live as LV
+from lcrag.studies import nolima_study as NS
 from lcrag.types import Response
 from tests.conftest import needs_data
 
@@ -107,7 +108,8 @@ def test_fig7_live_run_uses_the_app_a_cot_prompts(tmp_cache):
     assert "Begin with a brief explanation of your reasoning" in cot[0].messages[-1]["content"]
     ce = [t for t in tasks if t.prompt == "nolima-cot-ebg"][0]
     assert ce.expects_json and "<context>" in ce.messages[-1]["content"]
-    df = LV.run(tasks, ["extractive"], tmp_cache / "cot.jsonl", run_name="cot")
+    df = NS.run_spec("nolima-cot", results_path=tmp_cache / "cot.jsonl",
+                     overrides={"data.params": {"generated": True, "lengths": [2000]}, "tasks.params.settings": ["SN", "TN"]})
     ans = LV.answer_frame(df)
     assert set(ans["prompt"]) == {"nolima-ebg", "nolima-cot", "nolima-cot-ebg"}
     t = F.fig7_table(ans)
@@ -173,16 +175,26 @@ def test_first_json_object_as_run_full_scale_parse_json_response():
     assert parse_first_json_synthetic('a {"answer": "x"} b {"answer": "y"}') == {"answer": "x"}
 
 
+def _score(task, resp, rule="authors"):
+    """The NoLiMa measures on one reply, read under ``rule`` (the task's reply rule), with the recorded frames' names."""
+    import dataclasses
+
+    from lcrag import measures
+
+    t = dataclasses.replace(task, meta={**task.meta, "reply_rule": rule})
+    return {LV.COLUMNS[k]: v for k, v in measures.scorer(LV.MEASURES)(t, resp).items()}
+
+
 def test_unusable_replies_leave_the_denominators(tmp_cache):
     t = [x for x in LV.lc_tasks(GEN, [2000], settings=("SN",)) if x.meta["hop"] == "onehop"][0]
     ch, gold = t.item.answers[0], t.meta["needle_line"]
     good = Response(raw=json.dumps({"answer": ch, "lines": [gold]}))
-    assert LV.score(t, good) == {"ans": 1.0, "evid": 1.0, "ans_evid": 1.0, "unusable": 0.0}
+    assert _score(t, good) == {"ans": 1.0, "evid": 1.0, "ans_evid": 1.0, "unusable": 0.0}
     for raw in ("", "   ", "I cannot tell."):
-        s = LV.score(t, Response(raw=raw))
+        s = _score(t, Response(raw=raw))
         assert s["unusable"] == 1.0 and math.isnan(s["ans"]) and math.isnan(s["ans_evid"])
     # lcrag's rule: the same unparseable reply scores 0 and stays in the denominator
-    assert LV.score(t, Response(raw="I cannot tell.", answer=None), "lcrag") == {"ans": 0.0, "evid": 0.0, "ans_evid": 0.0}
+    assert _score(t, Response(raw="I cannot tell.", answer=None), "lcrag") == {"ans": 0.0, "evid": 0.0, "ans_evid": 0.0}
     # aggregation: 1 right + 1 unusable -> Ans 1.0 over n = 1 (authors) with n_unusable = 1
     rows = pd.DataFrame({"run": "r", "reader_label": "m", "condition": "LC", "prompt": "nolima-ebg", "outcome": "ok",
                          "meta.setting": "SN", "meta.context_length": 2000, "meta.hop": "onehop",

@@ -9,6 +9,7 @@ from lcrag.data.nolima import load_nolima
 from lcrag.scoring.attribution import RETRIEVAL_MISS, attribution_table
 from lcrag.studies import nolima_figures as F
 from lcrag.studies import nolima_live as LV
+from lcrag.studies import nolima_study as NS
 from lcrag.types import Response
 
 GEN = load_nolima(generated=True)
@@ -21,19 +22,29 @@ def cache_env(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _score(task, resp, rule="authors"):
+    """The NoLiMa measures on one reply, read under ``rule`` (the task's reply rule), with the recorded frames' names."""
+    import dataclasses
+
+    from lcrag import measures
+
+    t = dataclasses.replace(task, meta={**task.meta, "reply_rule": rule})
+    return {LV.COLUMNS[k]: v for k, v in measures.scorer(LV.MEASURES)(t, resp).items()}
+
+
 def test_scorer_contains_rule_and_two_needle_citations():
     # lcrag's reply rule scores the runner's parsed fields (named option "lcrag")
     tn = [t for t in LV.lc_tasks(GEN, [2000], settings=("TN",)) if t.meta["depth"] == 0][0]
     p, s = tn.meta["primary_line"], tn.meta["secondary_line"]
     ch = tn.item.answers[0]
-    assert LV.score(tn, Response(answer=f"It is {ch.lower()}.", lines=[p]), "lcrag") == \
+    assert _score(tn, Response(answer=f"It is {ch.lower()}.", lines=[p]), "lcrag") == \
         {"ans": 1.0, "evid": 0.0, "ans_evid": 0.0, "primary_cited": 1.0, "secondary_cited": 0.0}
-    assert LV.score(tn, Response(answer=ch, lines=[s, p, 99]), "lcrag")["ans_evid"] == 1.0
+    assert _score(tn, Response(answer=ch, lines=[s, p, 99]), "lcrag")["ans_evid"] == 1.0
     sn = LV.lc_tasks(GEN, [2000], settings=("SN",), prompts=("ebg", "answer_only"))
     ebg = [t for t in sn if t.prompt == "nolima-ebg"][0]
-    assert LV.score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]]), "lcrag") == {"ans": 0.0, "evid": 1.0, "ans_evid": 0.0}
+    assert _score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]]), "lcrag") == {"ans": 0.0, "evid": 1.0, "ans_evid": 0.0}
     ao = [t for t in sn if t.prompt == "nolima-answer-only"][0]
-    assert LV.score(ao, Response(answer=ao.item.answers[0]), "lcrag") == {"ans": 1.0}
+    assert _score(ao, Response(answer=ao.item.answers[0]), "lcrag") == {"ans": 1.0}
     assert "lines" not in ao.messages[1]["content"] and ao.messages[0]["content"].endswith("from the context.")
 
 
@@ -50,7 +61,9 @@ def test_rag_tasks_full_coverage_k_and_retrieval_miss():
 def test_live_run_lands_in_recorded_layout_with_na_rows(cache_env):
     readers = ["extractive", {"profile": "extractive", "name": "tiny", "context_window": 900, "label": "extractive, tiny window"}]
     tasks = LV.lc_tasks(GEN, [1500, 6000], settings=("SN", "TN"), prompts=("ebg", "answer_only"))
-    df = LV.run(tasks, readers, cache_env / "r.jsonl", run_name="t")
+    over = {"readers": readers, "data.params": {"generated": True, "lengths": [1500, 6000]},
+            "tasks.params": {"settings": ["SN", "TN"], "prompts": ["ebg", "answer_only"]}}
+    df = NS.run_spec("nolima-lc", overrides=over, results_path=cache_env / "r.jsonl")
     assert len(df) == 2 * len(tasks)
     tiny = df[df["reader"] == "tiny"]
     assert set(tiny.loc[tiny["meta.context_length"] == 6000, "outcome"]) == {"na"}
@@ -66,14 +79,16 @@ def test_live_run_lands_in_recorded_layout_with_na_rows(cache_env):
     f2 = F.fig2_table(tn).set_index("reader")
     assert len(f2) == 2 and f2.loc["extractive, tiny window", "n_lengths"] == 1  # only its 1500-char rows were sent
     # a re-run resumes: nothing is sent again and the rows are identical
-    again = LV.run(tasks, readers, cache_env / "r.jsonl", run_name="t")
+    again = NS.run_spec("nolima-lc", overrides=over, results_path=cache_env / "r.jsonl")
     pd.testing.assert_frame_equal(df[["item_id", "reader", "outcome"]].reset_index(drop=True),
                                   again[["item_id", "reader", "outcome"]].reset_index(drop=True))
 
 
 def test_attribution_of_live_rag_rows(cache_env):
     tasks = LV.rag_tasks(GEN, [3000], retriever="bm25", k=1)
-    df = LV.run(tasks, ["extractive"], cache_env / "a.jsonl", run_name="a")
+    df = NS.run_spec("nolima-rag", results_path=cache_env / "a.jsonl",
+                     overrides={"data.params": {"generated": True, "lengths": [3000]},
+                                "tasks.params": {"retriever": "bm25", "k": 1}})
     t = attribution_table(df, ["condition"])
     missing = sum(not x.meta["needle_in_context"] for x in tasks)
     assert t[RETRIEVAL_MISS].item() == missing and t["n"].item() == len(tasks)
