@@ -506,10 +506,30 @@ def _with_labels(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:
-    """Label -> Condition record of the rows (from ``meta.condition``)."""
-    if "meta.condition" not in df:
-        return {lab: as_condition(lab) for lab in df["condition"].unique()}
-    return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
+    """Label -> Condition record of the rows: from ``meta.condition`` (the record as stored), else
+    from Condition field columns (``mode``, ``k``, …, and "pool": the engine's ``tasks.columns``), else
+    the records this module made for the labels (looked up, never parsed)."""
+    if "meta.condition" in df:
+        return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
+    if "mode" in df:
+        return {lab: _from_columns(g.iloc[0]) for lab, g in df.groupby("condition", sort=False)}
+    return {lab: as_condition(lab) for lab in df["condition"].unique()}
+
+
+_EXTRA = ("pool",)
+
+
+def _from_columns(row) -> Condition:
+    """A Condition from a row's field columns, named by :func:`condition_label`."""
+    def val(f):
+        v = row.get(f) if f in row.index else None
+        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+    kw = {f.name: val(f.name) for f in dataclasses.fields(Condition) if f.name not in ("extra", "name")}
+    if kw.get("k") is not None:
+        kw["k"] = int(kw["k"])
+    c = Condition(**kw, extra=tuple((e, val(e)) for e in _EXTRA if val(e) is not None))
+    return dataclasses.replace(c, name=condition_label(c))
 
 
 def _mode_rows(df: pd.DataFrame, mode: str) -> pd.DataFrame:
@@ -602,8 +622,19 @@ def lc_vs_rag_curves(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "an
 
 
 # ------------------------------------------------------------------ registration
+SPEC_PATH = Path(__file__).parent / "specs" / "multihop-rag.yaml"
+"""The built-in spec ``multihop-rag`` (what ``lcrag studies show multihop-rag`` prints)."""
+
+
 def _register() -> None:
     from ..registry import register
+
+    try:
+        from ..experiment.spec import read_spec
+    except ImportError:  # an engine without study specs: the pieces below are still registered
+        pass
+    else:
+        register("study", "multihop-rag", read_spec(SPEC_PATH)[0], replace=True)
 
     register("item_source", "multihop-rag", pilot_items, replace=True)
     register("task_builder", "multihop-rag", pilot_tasks, replace=True)

@@ -419,10 +419,30 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:
-    """Label -> Condition record of the rows (from ``meta.condition``)."""
-    if "meta.condition" not in df:
-        return {lab: as_condition(lab) for lab in df["condition"].unique()}
-    return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
+    """Label -> Condition record of the rows: from ``meta.condition`` (the record as stored), else
+    from Condition field columns (``mode``, ``k``, …, and "scope": the engine's ``tasks.columns``), else
+    the records this module made for the labels (looked up, never parsed)."""
+    if "meta.condition" in df:
+        return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
+    if "mode" in df:
+        return {lab: _from_columns(g.iloc[0]) for lab, g in df.groupby("condition", sort=False)}
+    return {lab: as_condition(lab) for lab in df["condition"].unique()}
+
+
+_EXTRA = ("scope",)
+
+
+def _from_columns(row) -> Condition:
+    """A Condition from a row's field columns, named by :func:`condition_label`."""
+    def val(f):
+        v = row.get(f) if f in row.index else None
+        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+    kw = {f.name: val(f.name) for f in dataclasses.fields(Condition) if f.name not in ("extra", "name")}
+    if kw.get("k") is not None:
+        kw["k"] = int(kw["k"])
+    c = Condition(**kw, extra=tuple((e, val(e)) for e in _EXTRA if val(e) is not None))
+    return dataclasses.replace(c, name=condition_label(c))
 
 
 def _ordered(t: pd.DataFrame, conds: dict[str, Condition]) -> pd.DataFrame:
@@ -470,8 +490,19 @@ def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: st
 
 
 # ------------------------------------------------------------------ registration
+SPEC_PATH = Path(__file__).parent / "specs" / "qasper-mp.yaml"
+"""The built-in spec ``qasper-mp`` (what ``lcrag studies show qasper-mp`` prints)."""
+
+
 def _register() -> None:
     from ..registry import register
+
+    try:
+        from ..experiment.spec import read_spec
+    except ImportError:  # an engine without study specs: the pieces below are still registered
+        pass
+    else:
+        register("study", "qasper-mp", read_spec(SPEC_PATH)[0], replace=True)
 
     register("item_source", "qasper-mp", pilot_items, replace=True)
     register("task_builder", "qasper-mp", pilot_tasks, replace=True)
