@@ -126,6 +126,14 @@ class MultihopItems(list):
         """Sampled queries per question type (sorted by type)."""
         return pd.Series([r.query.question_type for r in self], dtype=object).value_counts().sort_index()
 
+    def queries(self) -> list[Query]:
+        """The sampled queries, in sample order."""
+        return [r.query for r in self]
+
+    def qids(self) -> list[int]:
+        """The sampled query ids, in sample order."""
+        return [r.query.qid for r in self]
+
     def mean_chars(self) -> float:
         """Mean LC haystack length in characters."""
         return float(np.mean([r.context.n_chars for r in self])) if len(self) else float("nan")
@@ -594,7 +602,11 @@ def tables_lc_vs_rag(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "an
 def view_lc_vs_rag(df: pd.DataFrame, *, metrics: Sequence[str] = ("ans_star", "ans", "evid_strict", "joint"),
                    n_boot: int = 200) -> pd.DataFrame:
     """View ``multihop_lc_vs_rag``: the tables of :func:`tables_lc_vs_rag` stacked with a ``metric`` column."""
-    tables = tables_lc_vs_rag(df, metrics, n_boot=n_boot)
+    return stack_tables(tables_lc_vs_rag(df, metrics, n_boot=n_boot))
+
+
+def stack_tables(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Tables of :func:`tables_lc_vs_rag` stacked with a ``metric`` column (Tables 6–7 as one file)."""
     return pd.concat([t.assign(metric=m) for m, t in tables.items()], ignore_index=True) if tables else pd.DataFrame()
 
 
