@@ -650,8 +650,8 @@ def _register() -> None:
 
     register("item_source", "multihop-rag", pilot_items, replace=True)
     register("task_builder", "multihop-rag", pilot_tasks, replace=True)
-    register("view", "multihop_answer_only_vs_ebg", lambda rows, **kw: table_answer_only_vs_ebg(rows, **kw), replace=True)
-    register("view", "multihop_by_type", lambda rows, **kw: table_by_type(rows, **kw), replace=True)
+    register("view", "multihop_answer_only_vs_ebg", table_answer_only_vs_ebg, replace=True)
+    register("view", "multihop_by_type", table_by_type, replace=True)
     register("view", "multihop_lc_vs_rag", view_lc_vs_rag, replace=True)
     register("view", "multihop_hits_at_k", view_hits_at_k, replace=True)
     register("view", "multihop_hits_authors_grid", view_hits_authors_grid, replace=True)

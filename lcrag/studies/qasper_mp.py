@@ -506,9 +506,9 @@ def _register() -> None:
 
     register("item_source", "qasper-mp", pilot_items, replace=True)
     register("task_builder", "qasper-mp", pilot_tasks, replace=True)
-    register("view", "qasper_aggregate", lambda rows, **kw: table_aggregate(rows, **kw), replace=True)
-    register("view", "qasper_answerability", lambda rows, **kw: table_answerability(rows, **kw), replace=True)
-    register("view", "qasper_metadata_in_chunk", lambda rows, **kw: table_metadata_in_chunk(rows, **kw), replace=True)
+    register("view", "qasper_aggregate", table_aggregate, replace=True)
+    register("view", "qasper_answerability", table_answerability, replace=True)
+    register("view", "qasper_metadata_in_chunk", table_metadata_in_chunk, replace=True)
 
 
 _register()
