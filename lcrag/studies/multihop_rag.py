@@ -56,8 +56,15 @@ from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries, usable_queries
 from ..scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
 from ..types import Chunk, Condition, Document, Response
-from ._multihop_contexts import (LCRecord, build_lc_records, chunk_fact_sets, chunks_by_doc, rag_context,
-                                 sample_pilot, sample_stratified)
+from ._multihop_contexts import (
+    LCRecord,
+    build_lc_records,
+    chunk_fact_sets,
+    chunks_by_doc,
+    rag_context,
+    sample_pilot,
+    sample_stratified,
+)
 
 K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
@@ -465,10 +472,18 @@ def display_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows with the paper's columns (:data:`DISPLAY`) from the measures: each display column
     holds its measure on rows of its prompt kind, NaN elsewhere. ``joint`` is ``ans_evid`` when
     the rows have it, else computed from its definition (``multihop_ans`` = 1 AND
-    ``multihop_evid_all_located`` = 1)."""
+    ``multihop_evid_all_located`` = 1); rows whose ``ans_evid`` contradicts that definition are an
+    error (``ValueError``), so a joint computed from other measures is never shown as the study's."""
     if "multihop_ans" not in df:
         return df
     ao = df["prompt"].map({p: _is_answer_only(p) for p in df["prompt"].unique()}).astype(bool)
+    if "ans_evid" in df and "multihop_evid_all_located" in df:
+        own = pd.Series(_joint(df["multihop_ans"], df["multihop_evid_all_located"]), index=df.index)
+        both = ~ao & df["ans_evid"].notna() & own.notna()
+        bad = int((df.loc[both, "ans_evid"].astype(float) != own[both]).sum())
+        if bad:
+            raise ValueError(f"ans_evid differs from multihop_ans AND multihop_evid_all_located on {bad} rows: "
+                             "the study's joint is its answer measure AND its strict evidence measure")
     cols = {}
     for name, (m, kind) in DISPLAY.items():
         if m == "ans_evid" and m not in df and "multihop_evid_all_located" in df:

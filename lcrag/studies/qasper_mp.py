@@ -47,7 +47,13 @@ from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
 from ..types import Condition, Item, Response
-from ._qasper_contexts import lc_context, make_cue, paragraph_chunks, pool_papers, rag_context
+from ._qasper_contexts import (
+    lc_context,
+    make_cue,
+    paragraph_chunks,
+    pool_papers,
+    rag_context,
+)
 
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
@@ -313,7 +319,8 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
         rets[""] = dev_retriever(data, retriever)
         if meta_in_chunk:
             rets["_meta"] = dev_retriever(data, retriever, title_in_chunk=True)
-    kw = dict(ks=[int(k) for k in ks], seed=int(seed), layouts=list(layouts), scopes=list(scopes), include_lc=bool(include_lc))
+    kw = {"ks": [int(k) for k in ks], "seed": int(seed), "layouts": list(layouts), "scopes": list(scopes),
+          "include_lc": bool(include_lc)}
     tasks = build_tasks(items, data, rets, prompt=prompt, keep=None if keep is None else list(keep), judge=judge,
                         retriever_name=retriever, **kw)
     if keep is not None and items:

@@ -85,7 +85,7 @@ def test_qasper_labels_come_from_condition_fields():
     assert c.label == "flat_full_meta@10" and c.chunker == "paragraph+title"
     s = qm.make_condition("RAG", layout="struct", scope="pool11", k=3)
     assert s.label == "struct_pool11@3" and qm.make_condition("LC").label == "LC"
-    assert sorted([c, s, qm.make_condition("LC")], key=qm.condition_order)[0].mode == "LC"
+    assert min([c, s, qm.make_condition("LC")], key=qm.condition_order).mode == "LC"
     assert qm.condition_order(s) < qm.condition_order(c)  # metadata-in-chunk last
 
 
@@ -185,3 +185,11 @@ def test_reader_loop_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
     assert list(t8.condition) == ["LC", "flat_pool11@3", "struct_pool11@3"] and (t8.n == len(q_items)).all()
     t11 = qm.table_metadata_in_chunk(a, layout="flat", scope="pool11", k=3)
     assert list(t11.condition) == ["LC", "flat_pool11@3"]
+
+
+def test_a_joint_from_other_measures_is_refused():
+    df = pd.DataFrame({"prompt": ["ebg", "ebg"], "multihop_ans": [1.0, 1.0], "multihop_evid_all_located": [1.0, 0.0],
+                       "ans_evid": [1.0, 0.0], "condition": ["LC", "LC"]})
+    assert mh.display_rows(df).joint.tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="ans_evid differs"):
+        mh.display_rows(df.assign(ans_evid=[1.0, 1.0]))
