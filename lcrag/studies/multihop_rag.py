@@ -28,8 +28,8 @@ prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans o
 as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
 the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid strict": every
 such gold line cited, extras allowed; 0 when no fact is located), ``multihop_evid_recall_located``
-(cited gold lines / gold lines); the joint ``ans_evid`` (answer AND ``multihop_evid_all_located``;
-displayed as "joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact
+(cited gold lines / gold lines); the study's joint (``ans_evid``) ``multihop_ans_evid`` (answer
+AND ``multihop_evid_all_located``; displayed as "joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact
 is not located), ``multihop_evid_recall_all_facts`` (divided by gold lines + missing facts),
 ``multihop_ans_evid_all_facts`` (App. D.4: all-needles coverage upper-bounds faithful joint
 accuracy) and ``multihop_facts_unlocated``. In the LC condition every fact has a line, so both
@@ -70,10 +70,10 @@ K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
 PROMPTS = ("answer_only_json", "ebg")
 
-#: The study's measures in the order rows list them (``lcrag/measures/``; module doc). The
-#: spec adds the generic joint ``ans_evid``.
-MEASURES = ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_evid_all_facts",
-            "multihop_evid_recall_all_facts", "multihop_ans_evid_all_facts", "multihop_facts_unlocated")
+#: The study's measures in the order rows list them (``lcrag/measures/``; module doc).
+MEASURES = ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_ans_evid",
+            "multihop_evid_all_facts", "multihop_evid_recall_all_facts", "multihop_ans_evid_all_facts",
+            "multihop_facts_unlocated")
 
 
 @dataclass
@@ -450,7 +450,7 @@ DISPLAY = {
     "ans": ("multihop_ans", "ebg"),
     "evid_strict": ("multihop_evid_all_located", "ebg"),
     "evid_recall": ("multihop_evid_recall_located", "ebg"),
-    "joint": ("ans_evid", "ebg"),
+    "joint": ("multihop_ans_evid", "ebg"),
     "evid_strict_incl_unretrieved": ("multihop_evid_all_facts", "ebg"),
     "evid_recall_incl_unretrieved": ("multihop_evid_recall_all_facts", "ebg"),
     "joint_incl_unretrieved": ("multihop_ans_evid_all_facts", "ebg"),
@@ -468,28 +468,40 @@ def _joint(ans, evid):
     return np.where(pd.isna(ans) | pd.isna(evid), np.nan, ((ans == 1.0) & (evid == 1.0)).astype(float))
 
 
+def measure_column(name: str) -> str:
+    """The result-table column a measure's values go to (its ``column`` when the measure declares
+    one, else its name)."""
+    from .. import measures
+
+    m = measures.get(name)
+    return getattr(m, "column", "") or m.name
+
+
 def display_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with the paper's columns (:data:`DISPLAY`) from the measures: each display column
-    holds its measure on rows of its prompt kind, NaN elsewhere. ``joint`` is ``ans_evid`` when
-    the rows have it, else computed from its definition (``multihop_ans`` = 1 AND
-    ``multihop_evid_all_located`` = 1); rows whose ``ans_evid`` contradicts that definition are an
-    error (``ValueError``), so a joint computed from other measures is never shown as the study's."""
-    if "multihop_ans" not in df:
+    """Rows with the paper's columns (:data:`DISPLAY`) from the measures' columns: each display
+    column holds its measure on rows of its prompt kind, NaN elsewhere. ``joint`` is the
+    study's ``multihop_ans_evid`` (``multihop_ans`` = 1 AND ``multihop_evid_all_located`` = 1),
+    computed from that definition when the rows lack it; rows whose joint contradicts the
+    definition are an error (``ValueError``)."""
+    cols_of = {m: measure_column(m) for m, _ in DISPLAY.values()}
+    ans, strict, joint = cols_of["multihop_ans"], cols_of["multihop_evid_all_located"], cols_of["multihop_ans_evid"]
+    if ans not in df:
         return df
     ao = df["prompt"].map({p: _is_answer_only(p) for p in df["prompt"].unique()}).astype(bool)
-    if "ans_evid" in df and "multihop_evid_all_located" in df:
-        own = pd.Series(_joint(df["multihop_ans"], df["multihop_evid_all_located"]), index=df.index)
-        both = ~ao & df["ans_evid"].notna() & own.notna()
-        bad = int((df.loc[both, "ans_evid"].astype(float) != own[both]).sum())
+    own = pd.Series(_joint(df[ans], df[strict]), index=df.index) if strict in df else None
+    if joint in df and own is not None:
+        both = ~ao & df[joint].notna() & own.notna()
+        bad = int((df.loc[both, joint].astype(float) != own[both]).sum())
         if bad:
-            raise ValueError(f"ans_evid differs from multihop_ans AND multihop_evid_all_located on {bad} rows: "
+            raise ValueError(f"{joint} differs from multihop_ans AND multihop_evid_all_located on {bad} rows: "
                              "the study's joint is its answer measure AND its strict evidence measure")
     cols = {}
     for name, (m, kind) in DISPLAY.items():
-        if m == "ans_evid" and m not in df and "multihop_evid_all_located" in df:
-            vals = pd.Series(_joint(df["multihop_ans"], df["multihop_evid_all_located"]), index=df.index)
-        elif m in df:
-            vals = df[m].astype(float)
+        c = cols_of[m]
+        if c in df:
+            vals = df[c].astype(float)
+        elif m == "multihop_ans_evid" and own is not None:
+            vals = own
         else:
             continue
         cols[name] = vals.where(ao if kind == "answer_only" else ~ao)
@@ -506,10 +518,10 @@ def score(task, response: Response) -> dict[str, float]:
     from .. import measures
 
     vals = measures.scorer(MEASURES)(task, response)
+    col = {m: measure_column(m) for m, _ in DISPLAY.values()}
     if _is_answer_only(task.prompt):
-        return {"ans_star": vals["multihop_ans"]}
-    vals["ans_evid"] = float(vals["multihop_ans"] == 1.0 and vals["multihop_evid_all_located"] == 1.0)
-    return {name: vals[m] for name, (m, kind) in DISPLAY.items() if kind == "ebg" and m in vals}
+        return {"ans_star": vals[col["multihop_ans"]]}
+    return {name: vals[col[m]] for name, (m, kind) in DISPLAY.items() if kind == "ebg" and col[m] in vals}
 
 
 def summary(df: pd.DataFrame, *, by_type: bool = False, n_boot: int = 1000) -> pd.DataFrame:

@@ -344,9 +344,11 @@ def score(task, response: Response) -> dict[str, float]:
     """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
     :data:`DISPLAY`. For inspecting single rows; runs score with ``lcrag.measures.scorer``."""
     from .. import measures
+    from .multihop_rag import measure_column
 
     vals = measures.scorer(MEASURES)(task, response)
-    return {name: vals[m] for name, m in DISPLAY.items() if m in vals}
+    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
+    return {name: vals[c] for name, c in cols.items() if c in vals}
 
 
 def add_judge(df: pd.DataFrame, items: Sequence[Item], judge: Callable[[str, Sequence[str], str], float]) -> pd.DataFrame:
@@ -409,7 +411,10 @@ METRICS = ("answer_f1", "evidence_f1", "judge", "refusal", "structural_citation_
 def display_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows with the paper's columns (:data:`DISPLAY`) copied from the measures (a column already
     present, e.g. ``judge`` from :func:`add_judge`, is kept)."""
-    return df.assign(**{name: df[m] for name, m in DISPLAY.items() if m in df and name not in df})
+    from .multihop_rag import measure_column
+
+    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
+    return df.assign(**{name: df[c] for name, c in cols.items() if c in df and name not in df})
 
 
 def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1000) -> pd.DataFrame:

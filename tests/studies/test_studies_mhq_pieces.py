@@ -60,9 +60,8 @@ def test_spec_files_follow_the_contract(name):
     assert set(doc["tasks"]["params"]) <= set(inspect.signature(builder).parameters)
     for v in doc["views"]:
         registry.lookup("view", v)
-    # every measure is a registered module, except the generic joint ans_evid the engine provides
-    assert set(doc["measures"]) - set(measures.names()) <= {"ans_evid"}
-    assert set(mod.MEASURES) <= set(doc["measures"])
+    assert set(doc["measures"]) <= set(measures.names())  # every measure a registered module
+    assert set(mod.MEASURES) == set(doc["measures"])
 
 
 # ------------------------------------------------------------------ conditions: labels derived from fields
@@ -127,9 +126,10 @@ def test_multihop_measures_authors_rule_vs_all_facts():
     r = Response(answer="Acme", lines=[3, 9])
     s = measures.scorer(mh.MEASURES)
     assert s(_mtask(part), r) == {"multihop_ans": 1.0, "multihop_evid_all_located": 1.0, "multihop_evid_recall_located": 1.0,
-                                  "multihop_evid_all_facts": 0.0, "multihop_evid_recall_all_facts": 0.5,
+                                  "multihop_ans_evid": 1.0, "multihop_evid_all_facts": 0.0, "multihop_evid_recall_all_facts": 0.5,
                                   "multihop_ans_evid_all_facts": 0.0, "multihop_facts_unlocated": 1.0}
     assert s(_mtask(none), r)["multihop_evid_all_located"] == 0.0  # no located fact: 0, not vacuous 1
+    assert s(_mtask(part), Response(answer="Other", lines=[3]))["multihop_ans_evid"] == 0.0
     assert s(_mtask(part, "answer_only_json"), r) == {"multihop_ans": 1.0}  # evidence not asked
 
 
@@ -169,6 +169,7 @@ def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tm
     ebg = d[d.prompt == "ebg"]
     assert d.loc[d.prompt == "ebg", "ans_star"].isna().all() and d.loc[d.prompt != "ebg", "joint"].isna().all()
     assert (ebg.joint == ((ebg.multihop_ans == 1) & (ebg.multihop_evid_all_located == 1)).astype(float)).all()
+    assert (ebg.joint == ebg[mh.measure_column("multihop_ans_evid")]).all()
 
 
 def test_reader_loop_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
@@ -189,7 +190,9 @@ def test_reader_loop_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
 
 def test_a_joint_from_other_measures_is_refused():
     df = pd.DataFrame({"prompt": ["ebg", "ebg"], "multihop_ans": [1.0, 1.0], "multihop_evid_all_located": [1.0, 0.0],
-                       "ans_evid": [1.0, 0.0], "condition": ["LC", "LC"]})
-    assert mh.display_rows(df).joint.tolist() == [1.0, 0.0]
-    with pytest.raises(ValueError, match="ans_evid differs"):
-        mh.display_rows(df.assign(ans_evid=[1.0, 1.0]))
+                       "condition": ["LC", "LC"]})
+    joint = mh.measure_column("multihop_ans_evid")
+    assert mh.display_rows(df).joint.tolist() == [1.0, 0.0]  # computed from the definition
+    assert mh.display_rows(df.assign(**{joint: [1.0, 0.0]})).joint.tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="differs"):
+        mh.display_rows(df.assign(**{joint: [1.0, 1.0]}))
