@@ -196,3 +196,39 @@ def test_a_joint_from_other_measures_is_refused():
     assert mh.display_rows(df.assign(**{joint: [1.0, 0.0]})).joint.tolist() == [1.0, 0.0]
     with pytest.raises(ValueError, match="differs"):
         mh.display_rows(df.assign(**{joint: [1.0, 1.0]}))
+
+
+# ------------------------------------------------------------------ the engine path (lcrag run NAME)
+def _engine():
+    from lcrag import experiment
+
+    if not all(hasattr(experiment, n) for n in ("run", "load_spec")):
+        pytest.skip("the engine's lcrag.experiment.run / StudySpec are not in this tree")
+    return experiment
+
+
+@pytest.mark.parametrize("name", ["multihop-rag", "qasper-mp"])
+def test_engine_run_gives_the_rows_of_the_notebook_path(name, tmp_path, tmp_cache):
+    experiment = _engine()
+    mod, fx = (mh, "mh") if name == "multihop-rag" else (qm, "q")
+    fixture = tmp_path / fx
+    if name == "multihop-rag":
+        over = {"data.params.n": 4, "data.params.fixture_dir": str(fixture), "tasks.params.retriever": "bm25",
+                "tasks.params.ks": [4]}
+        items = mh.pilot_items(n=4, fixture_dir=fixture)
+        tasks = mh.pilot_tasks(items, retriever="bm25", ks=[4])
+    else:
+        over = {"data.params.counts": {"boolean": 2, "none": 2}, "data.params.fixture_dir": str(fixture),
+                "tasks.params.retriever": "bm25", "tasks.params.ks": [3]}
+        items = qm.pilot_items(counts={"boolean": 2, "none": 2}, fixture_dir=fixture)
+        tasks = qm.pilot_tasks(items, retriever="bm25", ks=[3])
+    res = experiment.run(name, overrides=over, out=tmp_path / "run", progress=False)
+    nb = run_readers(tasks, ["extractive"], measures=mod.MEASURES, run_name="nb", results_path=tmp_path / "nb.jsonl",
+                     progress=False)
+    cols = [measure_col for m in mod.MEASURES if (measure_col := mh.measure_column(m)) in nb]
+    key = ["item_id", "condition", "prompt"]
+    a = res.rows.set_index(key).sort_index()[cols]
+    b = nb.set_index(key).sort_index()[cols]
+    pd.testing.assert_frame_equal(a, b)
+    first = experiment.load_spec(name).views[0].name
+    assert first in res.views and len(res.views[first])
