@@ -213,3 +213,107 @@ def attribution_bars(table: pd.DataFrame, title: str, classes=None):
     fig.suptitle(title, fontsize=8, y=1.0)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------ MultiHop-RAG and QASPER-MP (EBG App. D, E)
+def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
+    """Grouped bars per reader of Ans* (answer-only), Ans (EBG), Evid recall, Evid strict and Joint
+    (the columns of ``lcrag.studies.multihop_rag.table_answer_only_vs_ebg``; Table 3 structure)."""
+    metrics = [("ans_star", "Ans* (answer-only)"), ("ans", "Ans (EBG)"), ("evid_recall", "Evid recall"),
+               ("evid_strict", "Evid strict"), ("joint", "Joint")]
+    fig, ax = plt.subplots(figsize=(1.8 + 2.2 * len(table3), 3.4))
+    x = np.arange(len(table3))
+    w = 0.8 / len(metrics)
+    for i, (m, lab) in enumerate(metrics):
+        ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab)
+    ax.set_xticks(x, table3["reader"])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=8, ncol=2)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def multihop_retrieval(curves: pd.DataFrame, coverage: pd.DataFrame, *, n_queries: int, n_pilot: int, title: str = ""):
+    """Two panels: corpus-wide Hits@k any / all per retriever × chunker (``curves``:
+    ``multihop_rag.hits_curves``) and pilot needle coverage (``coverage``: the
+    ``multihop_needle_coverage`` view; App. D.3–D.4)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for (rt, ch), h in curves.groupby(["retriever", "chunker"], sort=False):
+        line, = axes[0].plot(h.k, h.hits_any, marker="o", label=f"{rt} · {ch} (any)")
+        axes[0].plot(h.k, h.hits_all, marker="s", ls="--", color=line.get_color(), label=f"{rt} · {ch} (all)")
+    for (rt, ch), c in coverage.groupby(["retriever", "chunker"], sort=False):
+        axes[1].plot(c.k, c.all_gold, marker="o", label=f"{rt} · {ch}")
+    axes[0].set(xscale="log", xlabel="k", ylabel="fraction of queries", ylim=(0, 1.02),
+                title=f"Corpus-wide Hits@k, N={n_queries}")
+    axes[1].set(xscale="log", xlabel="K", ylabel="queries with all gold facts in top-K", ylim=(0, 1.02),
+                title=f"Pilot needle coverage, n={n_pilot}")
+    axes[0].legend(fontsize=7)
+    axes[1].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
+    """One panel per display metric: RAG (solid) and RAGpool (dashed) over K per reader, LC as a
+    dotted line (``curves``: ``multihop_rag.lc_vs_rag_curves`` — Condition fields ``mode``, ``k``,
+    ``pool``; Tables 6–7)."""
+    panels = list(dict.fromkeys(curves["metric"]))
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 3.4), squeeze=False)
+    for ax, m in zip(axes[0], panels):
+        d = curves[curves.metric == m]
+        for (reader, _prompt), g in d.groupby(["reader", "prompt"], sort=False):
+            for pool, kind, ls in (("open", "RAG", "-"), ("matched", "RAGpool", "--")):
+                r = g[(g["mode"] == "RAG") & (g["pool"] == pool)].sort_values("k")
+                if len(r):
+                    ax.plot(r["k"].astype(int), r["value"], ls=ls, marker="o", label=f"{reader} {kind}")
+            lc = g[g["mode"] == "LC"]
+            if len(lc):
+                ax.axhline(float(lc["value"].iloc[0]), color="k", lw=1, ls=":", label=f"{reader} LC")
+        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=m)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
+    """Two panels of bars per condition: the score (judge or Answer-F1, ``table9["score"]``) and the
+    refusal rate, answerable vs unanswerable (``qasper_mp.table_answerability``; Tables 9–10)."""
+    score = table9["score"].iloc[0]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
+    for ax, col, sub in ((axes[0], score, f"{score} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
+        for r, g in table9.groupby("reader"):
+            x = np.arange(len(g))
+            ax.bar(x - 0.2, g[f"{col}_answerable"], 0.4, label=f"{r} · answerable")
+            ax.bar(x + 0.2, g[f"{col}_unanswerable"], 0.4, label=f"{r} · unanswerable")
+            ax.set_xticks(x, g["condition"], rotation=45, ha="right", fontsize=7)
+        ax.set(ylim=(0, 1.02), title=sub)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k: int = 10, title: str = ""):
+    """Left: full-corpus all-gold@k and gold recall@k of the plain vs title-in-chunk index
+    (``qasper_mp.meta_coverage``); right: the answerable-subset score per condition
+    (``qasper_mp.table_metadata_in_chunk``; App. E.7, Table 11)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    x = np.arange(len(coverage))
+    axes[0].bar(x - 0.2, coverage[f"all_gold@{k}"], 0.4, label=f"all gold evidence @{k}")
+    axes[0].bar(x + 0.2, coverage[f"gold_recall@{k}"], 0.4, label=f"gold-paragraph recall @{k}")
+    axes[0].set_xticks(x, coverage["index"])
+    axes[0].set(ylim=(0, 1.02), title="full-corpus retrieval (answerable)")
+    axes[0].legend(fontsize=7)
+    col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("refusal"))
+    for r, g in table11.groupby("reader"):
+        axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r)
+        axes[1].set_xticks(np.arange(len(g)), g["condition"], fontsize=8)
+    axes[1].set(ylim=(0, 1.02), title=f"{col.removesuffix(' (answerable)')}, answerable subset")
+    axes[1].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

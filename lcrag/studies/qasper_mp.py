@@ -1,29 +1,38 @@
 """QASPER-MP study: 11-paper LC haystacks vs flat / structured RAG (EBG paper App. E).
 
-Steps (notebooks 13–14 call them):
+A built-in study of the engine (spec ``qasper-mp``, ``lcrag/studies/specs/qasper-mp.yaml``); this
+module registers its pieces with :mod:`lcrag.registry` on import:
 
-1. :func:`load_data` — official ``qasper-dev-v0.3.json`` (+ optional author metadata) when
-   present, else generated fixtures in the same schema (labelled as such).
-2. :func:`sample_questions` — stratified pilot: 13 boolean / 13 abstractive / 12 extractive /
-   12 unanswerable (App. E.1), or 150 answerable / 50 unanswerable (App. E.6); types are those
-   of each question's first annotation.
-3. :func:`build_items` — cue (author / title, by hash of the question id) and the rewritten
-   question; :func:`build_tasks` — ``LC`` and ``{flat,struct}_{pool11,full}@K`` (K in {3, 10})
-   and the metadata-in-chunk variants ``*_meta@K`` (title prepended to every indexed
-   paragraph, App. E.7; rendering unchanged).
-4. :func:`score` — Answer-F1 and Evidence-F1 (official evaluator, max over annotators,
-   ``lcrag.scoring.qasper``), refusal (starts with "Unanswerable"), fraction of citations on
-   structural lines. Cited structural lines are kept in the predicted evidence as their own
-   text, so they count as wrong citations (App. E.4: such citations "cannot match gold").
-   An optional ``judge`` callable (reader layer, App. E.5; ``(question, references,
-   prediction) -> {0, 0.5, 1}``) adds a ``judge`` column via :func:`add_judge`.
-5. :func:`retrieval_coverage` — all-gold-evidence@K and gold-paragraph recall (App. E.3, E.7),
-   max over annotators with non-empty text evidence, answerable questions only.
-6. :func:`summary` — aggregates per reader × condition [× answerability].
+* item source ``qasper-mp`` (:func:`pilot_items`) — :func:`load_data` (official
+  ``qasper-dev-v0.3.json`` + optional author metadata when present, else generated fixtures in
+  the same schema, labelled as such), :func:`sample_questions` (stratified: 13 boolean / 13
+  abstractive / 12 extractive / 12 unanswerable, App. E.1, or 150 answerable / 50 unanswerable,
+  App. E.6; types are those of each question's first annotation; counts capped at what each
+  stratum holds, :func:`cap_counts`) and :func:`build_items` (cue — author / title, by hash of
+  the question id — and the rewritten question);
+* task builder ``qasper-mp`` (:func:`pilot_tasks`) — ``LC`` and ``{flat,struct}_{pool11,full}@K``
+  (K in {3, 10}) and the metadata-in-chunk variants ``*_meta@K`` (title prepended to every
+  indexed paragraph, App. E.7; rendering unchanged). Each task carries its
+  :class:`lcrag.types.Condition` (``task.meta["condition"]``: ``layout``, ``k``, ``retriever``,
+  ``chunker`` = ``paragraph`` / ``paragraph+title``, ``extra`` scope); its label is
+  :func:`condition_label` of the fields, never parsed;
+* views: ``qasper_aggregate`` (Table 8), ``qasper_answerability`` (Tables 9–10),
+  ``qasper_metadata_in_chunk`` (Table 11) over scored rows; :func:`retrieval_coverage` /
+  :func:`coverage_summary` — all-gold-evidence@K and gold-paragraph recall (App. E.3, E.7), max
+  over annotators with non-empty text evidence, answerable questions only.
+
+Measures (``lcrag/measures/``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
+evaluator, max over annotators, ``lcrag.scoring.qasper``), ``qasper_refusal`` (starts with
+"Unanswerable"), ``qasper_structural_citation_rate`` (cited structural lines are kept in the
+predicted evidence as their own text, so they count as wrong citations; App. E.4: such
+citations "cannot match gold") and ``qasper_judge`` (App. E.5: the reader-layer judge of
+``lcrag.llm.judge`` when the tasks name a judge profile). Tables keep the paper's column names
+(``answer_f1``, ``evidence_f1``, ``judge``, ``refusal``) as display labels (:data:`DISPLAY`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,18 +41,30 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import provenance
 from ..config import cache_dir
 from ..data import registry
-from .. import provenance
 from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
-from ..scoring.qasper import answer_f1, evidence_f1, is_unanswerable
-from ..types import Item, Response
-from ._qasper_contexts import lc_context, make_cue, paragraph_chunks, pool_papers, rag_context
+from ..types import Condition, Item, Response
+from ._qasper_contexts import (
+    lc_context,
+    make_cue,
+    paragraph_chunks,
+    pool_papers,
+    rag_context,
+)
 
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
 PROMPT = "ebg_qasper"
+
+#: The study's measures (``lcrag/measures/``; module doc), in row order.
+MEASURES = ("qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal", "qasper_structural_citation_rate", "qasper_judge")
+
+#: Display label (the tables' column) -> measure.
+DISPLAY = {"answer_f1": "qasper_answer_f1", "evidence_f1": "qasper_evidence_f1", "judge": "qasper_judge",
+           "refusal": "qasper_refusal", "structural_citation_rate": "qasper_structural_citation_rate"}
 
 
 @dataclass
@@ -103,88 +124,236 @@ def build_items(data: QasperData, questions: Sequence[Question]) -> list[Item]:
     return items
 
 
+def cap_counts(questions: Sequence[Question], counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` capped at what each stratum holds (small fixture corpora; printed by notebooks)."""
+    avail = {k: sum((q.answerable if k == "answerable" else q.answer_type == k) for q in questions) for k in counts}
+    return {k: min(int(n), avail[k]) for k, n in counts.items()}
+
+
+def fingerprint(data: QasperData) -> str:
+    """First 10 hex digits of sha256 over the dev file (names result runs per data set)."""
+    import hashlib
+
+    return hashlib.sha256(Path(data.paths["dev"]).read_bytes()).hexdigest()[:10]
+
+
+class QasperItems(list):
+    """The sampled items (a list of :class:`Item`) with their data set (``data``) and the strata
+    counts requested (``requested``) and used (``used``, capped at what each stratum holds)."""
+
+    def __init__(self, items: Sequence[Item], data: QasperData, requested: dict, used: dict):
+        super().__init__(items)
+        self.data, self.requested, self.used = data, requested, used
+
+    @property
+    def label(self) -> str:
+        return self.data.label
+
+    def meta_frame(self) -> pd.DataFrame:
+        """Per item: answer type, answerability and cue type."""
+        return pd.DataFrame([it.metadata for it in self], columns=None)[["answer_type", "answerable", "cue_type"]]
+
+    def cue_counts(self) -> pd.Series:
+        """Items per answerability × cue type."""
+        return self.meta_frame().value_counts(["answerable", "cue_type"]).sort_index()
+
+    def answerable_counts(self) -> pd.Series:
+        """Items per answerability (False, True)."""
+        return pd.Series([it.metadata["answerable"] for it in self]).value_counts().sort_index()
+
+
+def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
+                dev_path: str | Path | None = None, authors_path: str | Path | None = None,
+                fixture_dir: str | Path | None = None, counts: dict[str, int] | None = None) -> QasperItems:
+    """Item source ``qasper-mp``: :func:`load_data`, ``counts`` (default :data:`PILOT_COUNTS`)
+    capped by :func:`cap_counts`, :func:`sample_questions` and :func:`build_items`; ``limit`` keeps
+    the first ``limit`` items."""
+    data = load_data(dev_path, authors_path, data_dir=data_dir, fixture_dir=fixture_dir)
+    requested = dict(counts or PILOT_COUNTS)
+    used = cap_counts(data.questions, requested)
+    items = build_items(data, sample_questions(data.questions, used, seed=int(seed)))
+    return QasperItems(items if limit is None else items[: int(limit)], data, requested, used)
+
+
 def make_retriever(name: str, data: QasperData, *, title_in_chunk: bool = False):
-    """Retriever over every dev paragraph (``bm25``, ``minilm`` or ``openai:<model>``)."""
-    from ..retrieval import BM25Retriever, DenseRetriever
+    """The registry's retriever ``name`` over every dev paragraph (``bm25``, ``minilm``, a
+    plug-in, or ``openai:<model>`` as the registry's ``dense``); see
+    ``lcrag.studies.multihop_rag.make_retriever``."""
+    from .multihop_rag import make_retriever as registered
 
-    chunks = paragraph_chunks(data.papers, title_in_chunk=title_in_chunk)
-    return BM25Retriever(chunks) if name == "bm25" else DenseRetriever(chunks, model=name)
+    return registered(name, paragraph_chunks(data.papers, title_in_chunk=title_in_chunk))
 
 
-def conditions_for(item: Item, data: QasperData, retrievers: dict, ks: Sequence[int] = (3, 10),
-                   seed: int = 0, layouts: Sequence[str] = ("flat", "struct"),
-                   scopes: Sequence[str] = ("pool11", "full"), include_lc: bool = True) -> list:
-    """Contexts for one item: LC and each ``<layout>_<scope>[_meta]@K``.
+_MEMO: dict[tuple, object] = {}
 
-    ``retrievers`` maps a suffix to a retriever: ``{"": plain, "_meta": title-in-chunk}``.
-    """
+
+def dev_retriever(data: QasperData, name: str, *, title_in_chunk: bool = False):
+    """:func:`make_retriever`, built once per process and data set."""
+    key = (fingerprint(data), name, bool(title_in_chunk))
+    if key not in _MEMO:
+        if len(_MEMO) > 8:
+            _MEMO.clear()
+        _MEMO[key] = make_retriever(name, data, title_in_chunk=title_in_chunk)
+    return _MEMO[key]
+
+
+# ------------------------------------------------------------------ conditions and tasks
+_BY_LABEL: dict[str, Condition] = {}
+SCOPES = ("pool11", "full")
+LAYOUTS = ("flat", "struct")
+
+
+def condition_label(cond: Condition) -> str:
+    """The paper's label of a QASPER-MP condition, from its fields: ``"LC"`` or
+    ``"<layout>_<scope>[_meta]@<k>"`` (``_meta``: the title-in-chunk index, ``chunker =
+    "paragraph+title"``)."""
+    if cond.mode == "LC":
+        return "LC"
+    meta = "_meta" if cond.chunker == "paragraph+title" else ""
+    return f"{cond.layout}_{dict(cond.extra)['scope']}{meta}@{cond.k}"
+
+
+def make_condition(mode: str, *, layout: str | None = None, scope: str | None = None, k: int | None = None,
+                   retriever: str | None = None, title_in_chunk: bool = False) -> Condition:
+    """A QASPER-MP :class:`Condition` named by :func:`condition_label`: LC over the 11-paper pool,
+    or RAG with ``layout`` (flat / struct), ``scope`` (pool11 / full), ``k`` paragraphs of the
+    plain (``chunker="paragraph"``) or title-in-chunk (``"paragraph+title"``) index."""
+    if mode == "LC":
+        c = Condition(mode="LC", layout="paper_xml", extra=(("scope", "pool11"),))
+    elif mode == "RAG":
+        if layout not in LAYOUTS or scope not in SCOPES or k is None:
+            raise ValueError(f"a RAG condition needs layout in {LAYOUTS}, scope in {SCOPES} and k; "
+                             f"got {layout!r}, {scope!r}, {k!r}")
+        c = Condition(mode="RAG", k=int(k), layout=layout, retriever=retriever,
+                      chunker="paragraph+title" if title_in_chunk else "paragraph", extra=(("scope", scope),))
+    else:
+        raise ValueError(f"QASPER-MP condition mode must be 'LC' or 'RAG', got {mode!r}")
+    c = dataclasses.replace(c, name=condition_label(c))
+    _BY_LABEL[c.name] = c
+    return c
+
+
+def as_condition(c) -> Condition:
+    """A Condition from a record, a row's stored ``meta.condition`` (fields as a mapping) or a
+    label this module made (looked up, not parsed)."""
+    if isinstance(c, Condition):
+        return c
+    if isinstance(c, dict):
+        d = dict(c)
+        d["extra"] = tuple(tuple(x) for x in d.get("extra") or ())
+        return Condition(**d)
+    return _BY_LABEL[c]
+
+
+def condition_order(c) -> tuple:
+    """Sort key from the Condition fields: LC first, then by metadata-in-chunk (last), scope
+    (pool11, full), k, layout (flat, struct)."""
+    c = as_condition(c)
+    if c.mode == "LC":
+        return (0,)
+    return (1, c.chunker == "paragraph+title", dict(c.extra)["scope"] != "pool11", int(c.k), c.layout != "flat")
+
+
+_SUFFIXES = {"": False, "_meta": True}
+
+
+def _conditioned(item: Item, data: QasperData, retrievers: dict, ks: Sequence[int] = (3, 10), seed: int = 0,
+                 layouts: Sequence[str] = LAYOUTS, scopes: Sequence[str] = SCOPES, include_lc: bool = True,
+                 retriever_name: str | None = None) -> list[tuple[Condition, object]]:
     q: Question = item.metadata["question"]
     pool = pool_papers(q, data.papers, seed=seed)
-    ctxs = [lc_context(q, data.papers, pool)] if include_lc else []
+    out = [(make_condition("LC"), lc_context(q, data.papers, pool))] if include_lc else []
     for suffix, ret in retrievers.items():
+        if suffix not in _SUFFIXES:
+            raise ValueError(f"retriever keys must be '' (plain index) or '_meta' (title in chunk), got {suffix!r}")
         for scope in scopes:
             hits = [c for c, _ in ret.search(item.question, k=max(ks), candidates=pool if scope == "pool11" else None)]
             for layout in layouts:
                 for k in ks:
-                    ctxs.append(rag_context(q, data.papers, hits, k, layout, f"{layout}_{scope}{suffix}@{k}"))
-    return ctxs
+                    cond = make_condition("RAG", layout=layout, scope=scope, k=k, retriever=retriever_name,
+                                          title_in_chunk=_SUFFIXES[suffix])
+                    out.append((cond, rag_context(q, data.papers, hits, k, layout, cond.label)))
+    return out
+
+
+def conditions_for(item: Item, data: QasperData, retrievers: dict, ks: Sequence[int] = (3, 10),
+                   seed: int = 0, layouts: Sequence[str] = LAYOUTS, scopes: Sequence[str] = SCOPES,
+                   include_lc: bool = True) -> list:
+    """Contexts for one item: LC and each ``<layout>_<scope>[_meta]@K``.
+
+    ``retrievers`` maps ``""`` (plain index) / ``"_meta"`` (title-in-chunk index) to a retriever.
+    """
+    return [ctx for _, ctx in _conditioned(item, data, retrievers, ks, seed, layouts, scopes, include_lc)]
 
 
 def build_tasks(items: Sequence[Item], data: QasperData, retrievers: dict | None = None, *, prompt: str = PROMPT,
-                keep: Sequence[str] | None = None, **kw) -> list:
-    """Runner tasks for every item and condition (``keep``: only these condition names)."""
+                keep: Sequence[str] | None = None, judge: str | None = None, retriever_name: str | None = None,
+                **kw) -> list:
+    """Runner tasks for every item and condition (``keep``: only the conditions with these
+    labels); ``task.meta["condition"]`` is the :class:`Condition`, ``task.meta["judge"]`` the
+    judge profile (``qasper_judge``) when given."""
     from ..runner import Task
 
     tasks = []
     for it in items:
         meta = {"answer_type": it.metadata["answer_type"], "answerable": it.metadata["answerable"],
-                "cue_type": it.metadata["cue_type"]}
-        for ctx in conditions_for(it, data, retrievers or {}, **kw):
-            if keep is not None and ctx.condition not in keep:
+                "cue_type": it.metadata["cue_type"], **({"judge": judge} if judge else {})}
+        for cond, ctx in _conditioned(it, data, retrievers or {}, retriever_name=retriever_name, **kw):
+            if keep is not None and cond.label not in keep:
                 continue
-            tasks.append(Task(item=it, context=ctx, prompt=prompt, condition=ctx.condition, meta=dict(meta)))
+            tasks.append(Task(item=it, context=ctx, prompt=prompt, condition=cond.label, meta={**meta, "condition": cond}))
     return tasks
 
 
+def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = None, ks: Sequence[int] = (3, 10),
+                layouts: Sequence[str] = LAYOUTS, scopes: Sequence[str] = SCOPES, meta_in_chunk: bool = False,
+                include_lc: bool = True, keep: Sequence[str] | None = None, prompt: str = PROMPT,
+                judge: str | None = None) -> list:
+    """Task builder ``qasper-mp``: :func:`build_tasks` with the registry retriever ``retriever``
+    (None: LC only) over the plain paragraph index and, with ``meta_in_chunk``, the title-in-chunk
+    index; ``seed`` draws each question's 11-paper pool. A ``keep`` label that no condition has
+    is an error."""
+    data = items.data
+    rets = {}
+    if retriever:
+        rets[""] = dev_retriever(data, retriever)
+        if meta_in_chunk:
+            rets["_meta"] = dev_retriever(data, retriever, title_in_chunk=True)
+    kw = {"ks": [int(k) for k in ks], "seed": int(seed), "layouts": list(layouts), "scopes": list(scopes),
+          "include_lc": bool(include_lc)}
+    tasks = build_tasks(items, data, rets, prompt=prompt, keep=None if keep is None else list(keep), judge=judge,
+                        retriever_name=retriever, **kw)
+    if keep is not None and items:
+        made = {cond.label for cond, _ in _conditioned(items[0], data, rets, retriever_name=retriever, **kw)}
+        unknown = [c for c in keep if c not in made]
+        if unknown:
+            raise ValueError(f"conditions {unknown} are not built by these parameters (built: {sorted(made, key=condition_order)})")
+    return tasks
+
+
+# ------------------------------------------------------------------ scoring helpers
 def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
-    """Texts of the cited lines (paragraph text; a structural line's own text; an unknown
-    number a placeholder) and the count of cited structural or unknown lines."""
-    para = context.metadata.get("para_text", {})
-    out, bad = [], 0
-    for n in dict.fromkeys(int(x) for x in lines):
-        if n in para:
-            out.append(para[n])
-            continue
-        ln = context.line(n)
-        out.append(ln.text if ln is not None else f"<no line {n}>")
-        bad += 1
-    return out, bad
+    """Texts of the cited lines and the count of cited structural or unknown lines
+    (``lcrag.measures.qasper_evidence_f1.predicted_evidence``)."""
+    from ..measures.qasper_evidence_f1 import predicted_evidence as pe
+
+    return pe(context, lines)
 
 
 def score(task, response: Response) -> dict[str, float]:
-    """Scorer for ``lcrag.runner.run_tasks`` (see module doc)."""
-    refs = task.item.metadata["references"]
-    meta = task.context.metadata
-    kept = meta.get("kept_refs")
-    if kept:  # annotators whose evidence could not be located are left out, as the authors' builder does
-        refs = [refs[i] for i in kept]
-    af1, _ = answer_f1(response.answer, refs)
-    pred, bad = predicted_evidence(task.context, response.lines)
-    gold_texts = meta.get("gold_texts_by_ref")
-    ev_refs = [gold_texts[i] for i in kept] if (kept and gold_texts is not None) else refs
-    return {"answer_f1": af1, "evidence_f1": evidence_f1(pred, ev_refs), "refusal": float(is_unanswerable(response.answer)),
-            "structural_citation_rate": bad / len(pred) if pred else 0.0}
+    """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
+    :data:`DISPLAY`. For inspecting single rows; runs score with ``lcrag.measures.scorer``."""
+    from .. import measures
+    from .multihop_rag import measure_column
 
-
-def run(tasks: Sequence, reader, *, run_name: str, results_path: str | Path, **kw) -> pd.DataFrame:
-    from ..results import to_frame
-    from ..runner import run_tasks
-
-    return to_frame(run_tasks(tasks, reader, run=run_name, results_path=results_path, scorer=score, **kw))
+    vals = measures.scorer(MEASURES)(task, response)
+    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
+    return {name: vals[c] for name, c in cols.items() if c in vals}
 
 
 def add_judge(df: pd.DataFrame, items: Sequence[Item], judge: Callable[[str, Sequence[str], str], float]) -> pd.DataFrame:
-    """Add a ``judge`` column from a reader-layer judge (App. E.5); failed/NA rows stay NaN."""
+    """Add a ``judge`` column from a reader-layer judge callable (App. E.5) to finished rows;
+    failed/NA rows stay NaN (``qasper_judge`` does the same inside a run)."""
     by_id = {it.id: it for it in items}
     vals = []
     for _, r in df.iterrows():
@@ -194,6 +363,7 @@ def add_judge(df: pd.DataFrame, items: Sequence[Item], judge: Callable[[str, Seq
     return df.assign(judge=vals)
 
 
+# ------------------------------------------------------------------ retrieval coverage
 def retrieval_coverage(items: Sequence[Item], data: QasperData, retriever, ks: Sequence[int] = (3, 10),
                        scope: str = "full", seed: int = 0) -> pd.DataFrame:
     """Per answerable item and K: all gold evidence retrieved (0/1) and gold-paragraph recall,
@@ -215,36 +385,44 @@ def retrieval_coverage(items: Sequence[Item], data: QasperData, retriever, ks: S
     return pd.DataFrame(rows, columns=["item_id", "K", "scope", "all_gold", "gold_recall"])
 
 
+def coverage_summary(items: QasperItems, retriever: str, *, ks: Sequence[int] = (3, 10), scopes: Sequence[str] = SCOPES,
+                     seed: int = 0) -> pd.DataFrame:
+    """Mean all-gold@K and gold recall@K per scope × K over the answerable items (App. E.3), with n."""
+    ret = dev_retriever(items.data, retriever)
+    cov = pd.concat([retrieval_coverage(items, items.data, ret, ks=list(ks), scope=s, seed=int(seed)) for s in scopes])
+    g = cov.groupby(["scope", "K"])
+    return g[["all_gold", "gold_recall"]].mean().reset_index().assign(n=g.size().values)
+
+
+def meta_coverage(items: QasperItems, retriever: str, *, k: int = 10, seed: int = 0) -> pd.DataFrame:
+    """Full-corpus all-gold@k and gold recall@k of the plain vs the title-in-chunk index (App. E.7)."""
+    rows = []
+    for name, tic in (("plain", False), ("title-in-chunk", True)):
+        c = retrieval_coverage(items, items.data, dev_retriever(items.data, retriever, title_in_chunk=tic), ks=[k],
+                               scope="full", seed=int(seed))
+        rows.append({"index": name, "n": len(c), f"all_gold@{k}": c.all_gold.mean(), f"gold_recall@{k}": c.gold_recall.mean()})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ scored rows -> tables
 METRICS = ("answer_f1", "evidence_f1", "judge", "refusal", "structural_citation_rate")
+
+
+def display_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows with the paper's columns (:data:`DISPLAY`) copied from the measures (a column already
+    present, e.g. ``judge`` from :func:`add_judge`, is kept)."""
+    from .multihop_rag import measure_column
+
+    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
+    return df.assign(**{name: df[c] for name, c in cols.items() if c in df and name not in df})
 
 
 def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1000) -> pd.DataFrame:
     from ..results import aggregate
 
+    df = display_rows(df)
     by = ["reader", "condition"] + (["meta.answerable"] if by_answerability else [])
     return aggregate(df, by, [m for m in METRICS if m in df.columns], n_boot=n_boot)
-
-
-def cap_counts(questions: Sequence[Question], counts: dict[str, int]) -> dict[str, int]:
-    """``counts`` capped at what each stratum holds (small fixture corpora; printed by notebooks)."""
-    avail = {k: sum((q.answerable if k == "answerable" else q.answer_type == k) for q in questions) for k in counts}
-    return {k: min(int(n), avail[k]) for k, n in counts.items()}
-
-
-def fingerprint(data: QasperData) -> str:
-    """First 10 hex digits of sha256 over the dev file (names result runs per data set)."""
-    import hashlib
-
-    return hashlib.sha256(Path(data.paths["dev"]).read_bytes()).hexdigest()[:10]
-
-
-def condition_order(c: str) -> tuple:
-    """LC first, then by scope (pool11, full), metadata-in-chunk last, K, layout (flat, struct)."""
-    if c == "LC":
-        return (0,)
-    name, _, k = c.partition("@")
-    layout, scope, *meta = name.split("_")
-    return (1, bool(meta), scope != "pool11", int(k) if k.isdigit() else 0, layout != "flat")
 
 
 def _labelled(df: pd.DataFrame) -> pd.DataFrame:
@@ -252,17 +430,52 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(reader=lab.fillna(df["reader"]))
 
 
+def _conditions(df: pd.DataFrame) -> dict[str, Condition]:
+    """Label -> Condition record of the rows: from ``meta.condition`` (the record as stored), else
+    from Condition field columns (``mode``, ``k``, …, and "scope": the engine's ``tasks.columns``), else
+    the records this module made for the labels (looked up, never parsed)."""
+    if "meta.condition" in df:
+        return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
+    if "mode" in df:
+        return {lab: _from_columns(g.iloc[0]) for lab, g in df.groupby("condition", sort=False)}
+    return {lab: as_condition(lab) for lab in df["condition"].unique()}
+
+
+_EXTRA = ("scope",)
+
+
+def _from_columns(row) -> Condition:
+    """A Condition from a row's field columns, named by :func:`condition_label`."""
+    def val(f):
+        v = row.get(f) if f in row.index else None
+        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+
+    kw = {f.name: val(f.name) for f in dataclasses.fields(Condition) if f.name not in ("extra", "name")}
+    if kw.get("k") is not None:
+        kw["k"] = int(kw["k"])
+    c = Condition(**kw, extra=tuple((e, val(e)) for e in _EXTRA if val(e) is not None))
+    return dataclasses.replace(c, name=condition_label(c))
+
+
+def _ordered(t: pd.DataFrame, conds: dict[str, Condition]) -> pd.DataFrame:
+    return t.iloc[sorted(range(len(t)), key=lambda i: (t.reader.iloc[i], condition_order(conds[t.condition.iloc[i]])))]
+
+
 def table_aggregate(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
     """Table 8 structure: per reader × condition, n, Answer-F1, Evidence-F1, judge (when run), refusal."""
+    conds = _conditions(df)
     s = summary(_labelled(df), n_boot=n_boot)
     cols = ["reader", "condition", "n", "n_failed"] + [m for m in ("answer_f1", "evidence_f1", "judge", "refusal") if m in s]
-    s = s[cols]
-    return s.iloc[sorted(range(len(s)), key=lambda i: (s.reader.iloc[i], condition_order(s.condition.iloc[i])))]
+    return _ordered(s[cols], conds)
 
 
-def table_answerability(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
+def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None, n_boot: int = 500) -> pd.DataFrame:
     """Tables 9–10 structure: per reader × condition × subset (answerable / unanswerable): n, the
-    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate."""
+    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate.
+    ``title_in_chunk``: only the conditions of that index (LC counts as plain); None: all."""
+    conds = _conditions(df)
+    if title_in_chunk is not None:
+        df = df[df["condition"].map(lambda lab: (conds[lab].chunker == "paragraph+title") == title_in_chunk)]
     s = summary(_labelled(df), by_answerability=True, n_boot=n_boot)
     metric = "judge" if "judge" in s and s["judge"].notna().any() else "answer_f1"
     s = s.assign(subset=s["meta.answerable"].map({True: "answerable", False: "unanswerable"}))
@@ -270,5 +483,44 @@ def table_answerability(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
     w.columns = [f"{m}_{sub}" for m, sub in w.columns]
     order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "refusal")]
     w = w[[c for c in order if c in w.columns]].reset_index()
-    w = w.iloc[sorted(range(len(w)), key=lambda i: (w.reader.iloc[i], condition_order(w.condition.iloc[i])))]
-    return w.assign(score=metric)
+    return _ordered(w, conds).assign(score=metric)
+
+
+def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: str = "full", k: int = 10,
+                            n_boot: int = 500) -> pd.DataFrame:
+    """Table 11 structure: LC and the ``layout``/``scope``/``k`` RAG condition of both indexes
+    (plain, title-in-chunk), answerable subset: n, score (judge or Answer-F1) and refusal."""
+    conds = _conditions(df)
+
+    def wanted(c: Condition) -> bool:
+        return c.mode == "LC" or (c.layout == layout and dict(c.extra).get("scope") == scope and c.k == k)
+
+    ans = table_answerability(df[df["condition"].map(lambda lab: wanted(conds[lab]))], n_boot=n_boot)
+    score = ans["score"].iloc[0]
+    return ans[["reader", "condition", "n_answerable", f"{score}_answerable", "refusal_answerable"]].rename(
+        columns={f"{score}_answerable": f"{score} (answerable)", "refusal_answerable": "refusal (answerable)"})
+
+
+# ------------------------------------------------------------------ registration
+SPEC_PATH = Path(__file__).parent / "specs" / "qasper-mp.yaml"
+"""The built-in spec ``qasper-mp`` (what ``lcrag studies show qasper-mp`` prints)."""
+
+
+def _register() -> None:
+    from ..registry import register
+
+    try:
+        from ..experiment.spec import read_spec
+    except ImportError:  # an engine without study specs: the pieces below are still registered
+        pass
+    else:
+        register("study", "qasper-mp", read_spec(SPEC_PATH)[0], replace=True)
+
+    register("item_source", "qasper-mp", pilot_items, replace=True)
+    register("task_builder", "qasper-mp", pilot_tasks, replace=True)
+    register("view", "qasper_aggregate", table_aggregate, replace=True)
+    register("view", "qasper_answerability", table_answerability, replace=True)
+    register("view", "qasper_metadata_in_chunk", table_metadata_in_chunk, replace=True)
+
+
+_register()

@@ -214,11 +214,15 @@ def test_score_strict_needs_every_fact_located_and_cited():
 
 
 def test_end_to_end_with_the_extractive_reader(data, chunks, bm25, tmp_path, tmp_cache):
+    from lcrag import measures
     from lcrag.llm.readers import make_reader
+    from lcrag.results import to_frame
+    from lcrag.runner import run_tasks
 
     pilot, _ = mh.build_pilot(data, n=4)
     tasks = mh.build_tasks(pilot, retriever=bm25, chunks=chunks, ks=(4,), pool_matched=False)
-    df = mh.run(tasks, make_reader("extractive"), run_name="t", results_path=tmp_path / "r.jsonl", progress=False)
+    df = to_frame(run_tasks(tasks, make_reader("extractive"), run="t", results_path=tmp_path / "r.jsonl", progress=False,
+                            scorer=measures.scorer(mh.MEASURES)))
     assert len(df) == len(tasks) == 4 * 2 * 2 and (df.outcome == "ok").all()
     s = mh.summary(df, n_boot=50)
     ebg = s[(s.prompt == "ebg")]

@@ -177,11 +177,15 @@ def test_retrieval_coverage_all_gold_at_most_recall_and_grows_with_k(data, items
 
 
 def test_end_to_end_with_the_extractive_reader_and_a_judge_hook(data, items, bm25, tmp_path, tmp_cache):
+    from lcrag import measures
     from lcrag.llm.readers import make_reader
+    from lcrag.results import to_frame
+    from lcrag.runner import run_tasks
 
     tasks = qm.build_tasks(items[:4], data, {"": bm25}, ks=(3,), scopes=("pool11",))
     assert {t.condition for t in tasks} == {"LC", "flat_pool11@3", "struct_pool11@3"}
-    df = qm.run(tasks, make_reader("extractive"), run_name="t", results_path=tmp_path / "r.jsonl", progress=False)
+    df = to_frame(run_tasks(tasks, make_reader("extractive"), run="t", results_path=tmp_path / "r.jsonl", progress=False,
+                            scorer=measures.scorer(qm.MEASURES)))
     assert len(df) == 12 and (df.outcome == "ok").all()
     df = qm.add_judge(df, items, lambda q, golds, pred: 1.0 if pred in golds else 0.0)
     s = qm.summary(df, by_answerability=True, n_boot=50)

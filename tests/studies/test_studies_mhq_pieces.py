@@ -1,0 +1,234 @@
+"""MultiHop-RAG and QASPER-MP as built-in studies: registered pieces, Condition records, measures, views.
+
+The task builders + measures must reproduce the rows the studies produced before (the notebooks'
+stored numbers); these tests pin the pieces: labels derived from Condition fields (never parsed),
+one module per measure with the documented conventions, views reading Condition fields from the
+stored record or from the engine's field columns, retrievers from the registry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from lcrag import measures, registry
+from lcrag.data.multihop_rag import Fact, Query
+from lcrag.results import to_frame
+from lcrag.runner import Task, run_tasks
+from lcrag.studies import multihop_rag as mh
+from lcrag.studies import qasper_mp as qm
+from lcrag.studies.reader_rows import run_readers
+from lcrag.types import Condition, Context, Response
+
+
+@pytest.fixture(scope="module")
+def mh_items(tmp_path_factory):
+    return mh.pilot_items(fixture_dir=tmp_path_factory.mktemp("mh"), n=6)
+
+
+@pytest.fixture(scope="module")
+def q_items(tmp_path_factory):
+    return qm.pilot_items(fixture_dir=tmp_path_factory.mktemp("q"), counts={"boolean": 2, "extractive": 2, "none": 2})
+
+
+# ------------------------------------------------------------------ registry
+def test_pieces_are_registered():
+    for kind, name in [("item_source", "multihop-rag"), ("task_builder", "multihop-rag"), ("item_source", "qasper-mp"),
+                       ("task_builder", "qasper-mp"), ("view", "multihop_answer_only_vs_ebg"), ("view", "multihop_lc_vs_rag"),
+                       ("view", "multihop_hits_at_k"), ("view", "multihop_needle_coverage"), ("view", "qasper_aggregate"),
+                       ("view", "qasper_answerability"), ("view", "qasper_metadata_in_chunk")]:
+        assert callable(registry.lookup(kind, name))
+    for name in mh.MEASURES + qm.MEASURES:
+        m = measures.get(name)
+        assert m.name == name and m.definition and m.section
+        assert (Path(measures.__file__).parent / f"{name}.py").is_file()  # module file = measure name
+
+
+@pytest.mark.parametrize("name", ["multihop-rag", "qasper-mp"])
+def test_spec_files_follow_the_contract(name):
+    mod = mh if name == "multihop-rag" else qm
+    doc = yaml.safe_load(mod.SPEC_PATH.read_text(encoding="utf-8"))
+    assert doc["name"] == name and doc["paper"] and doc["description"]
+    assert doc["data"]["source"] == name and doc["tasks"]["builder"] == name
+    registry.lookup("item_source", doc["data"]["source"])
+    builder = registry.lookup("task_builder", doc["tasks"]["builder"])
+    import inspect
+
+    assert set(doc["tasks"]["params"]) <= set(inspect.signature(builder).parameters)
+    for v in doc["views"]:
+        registry.lookup("view", v)
+    assert set(doc["measures"]) <= set(measures.names())  # every measure a registered module
+    assert set(mod.MEASURES) == set(doc["measures"])
+
+
+# ------------------------------------------------------------------ conditions: labels derived from fields
+def test_multihop_labels_come_from_condition_fields():
+    lc = mh.make_condition("LC")
+    rag = mh.make_condition("RAG", k=5, pool="open", retriever="bm25", chunker="tok256")
+    pool = mh.make_condition("RAG", k=5, pool="matched", retriever="bm25", chunker="tok256")
+    assert (lc.label, rag.label, pool.label) == ("LC", "RAG@5", "RAGpool@5")
+    assert rag.fields() == {"mode": "RAG", "k": 5, "chunker": "tok256", "retriever": "bm25", "layout": "chunk_lines",
+                            "pool": "open"}
+    # the order is read from the fields: a record whose name says otherwise sorts by its fields
+    odd = Condition(mode="RAG", k=3, extra=(("pool", "matched"),), name="zzz")
+    assert sorted([pool, odd, rag, lc], key=mh.condition_order) == [lc, rag, odd, pool]
+    with pytest.raises(ValueError):
+        mh.make_condition("RAG", k=5, pool="nearby")
+
+
+def test_qasper_labels_come_from_condition_fields():
+    c = qm.make_condition("RAG", layout="flat", scope="full", k=10, retriever="bm25", title_in_chunk=True)
+    assert c.label == "flat_full_meta@10" and c.chunker == "paragraph+title"
+    s = qm.make_condition("RAG", layout="struct", scope="pool11", k=3)
+    assert s.label == "struct_pool11@3" and qm.make_condition("LC").label == "LC"
+    assert min([c, s, qm.make_condition("LC")], key=qm.condition_order).mode == "LC"
+    assert qm.condition_order(s) < qm.condition_order(c)  # metadata-in-chunk last
+
+
+def test_task_builders_attach_condition_records(mh_items, q_items):
+    tasks = mh.pilot_tasks(mh_items, retriever="bm25", ks=[4, 10])
+    assert {t.condition for t in tasks} == {"LC", "RAG@4", "RAG@10", "RAGpool@4", "RAGpool@10"}
+    assert all(t.meta["condition"].label == t.condition for t in tasks)
+    assert len(tasks) == len(mh_items) * 5 * 2
+    assert {t.meta["condition"].retriever for t in tasks if t.meta["condition"].mode == "RAG"} == {"bm25"}
+    qt = qm.pilot_tasks(q_items, retriever="bm25", meta_in_chunk=True, keep=["LC", "flat_full@10", "flat_full_meta@10"])
+    assert {t.condition for t in qt} == {"LC", "flat_full@10", "flat_full_meta@10"}
+    assert all(t.meta["condition"].label == t.condition for t in qt)
+    with pytest.raises(ValueError, match="flat_full@5"):
+        qm.pilot_tasks(q_items, retriever="bm25", keep=["flat_full@5"])
+
+
+def test_retrievers_come_from_the_registry(mh_items):
+    made = []
+
+    def factory(chunks, **params):
+        made.append(len(chunks))
+        return registry.get_retriever("bm25")(chunks)
+
+    registry.register_retriever("test-mhq-bm25", factory, replace=True)
+    chunks = mh.corpus_chunks(mh_items.data)
+    r = mh.make_retriever("test-mhq-bm25", chunks)
+    assert made == [len(chunks)] and r.search("a", k=1)
+
+
+# ------------------------------------------------------------------ measures
+def _mtask(ctx, prompt="ebg"):
+    q = Query(0, "q?", "Acme", "inference_query", (Fact("A", "x"), Fact("B", "y")))
+    return Task(item=q.to_item(), context=ctx, prompt=prompt, condition="LC")
+
+
+def test_multihop_measures_authors_rule_vs_all_facts():
+    part = Context("", (), (3,), metadata={"fact_lines": [3, None]})
+    none = Context("", (), (), metadata={"fact_lines": [None, None]})
+    r = Response(answer="Acme", lines=[3, 9])
+    s = measures.scorer(mh.MEASURES)
+    assert s(_mtask(part), r) == {"multihop_ans": 1.0, "multihop_evid_all_located": 1.0, "multihop_evid_recall_located": 1.0,
+                                  "multihop_ans_evid": 1.0, "multihop_evid_all_facts": 0.0, "multihop_evid_recall_all_facts": 0.5,
+                                  "multihop_ans_evid_all_facts": 0.0, "multihop_facts_unlocated": 1.0}
+    assert s(_mtask(none), r)["multihop_evid_all_located"] == 0.0  # no located fact: 0, not vacuous 1
+    assert s(_mtask(part), Response(answer="Other", lines=[3]))["multihop_ans_evid"] == 0.0
+    assert s(_mtask(part, "answer_only_json"), r) == {"multihop_ans": 1.0}  # evidence not asked
+
+
+def test_qasper_measures_match_the_display_scorer(q_items):
+    it = q_items[0]
+    lc = qm.conditions_for(it, q_items.data, {})[0]
+    t = Task(item=it, context=lc, prompt=qm.PROMPT, condition="LC")
+    gold = list(lc.gold_lines)
+    r = Response(answer=it.answers[0], lines=gold + [0])
+    got = measures.scorer(qm.MEASURES)(t, r)
+    assert "qasper_judge" not in got  # no judge named: no value
+    assert qm.score(t, r) == {name: got[m] for name, m in qm.DISPLAY.items() if m in got}
+    assert got["qasper_structural_citation_rate"] == pytest.approx(1 / (len(set(gold)) + 1))
+
+
+# ------------------------------------------------------------------ rows -> views
+def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tmp_cache):
+    tasks = mh.pilot_tasks(mh_items, retriever="bm25", ks=[4])
+    df = run_readers(tasks, ["extractive"], measures=mh.MEASURES, run_name="t", results_path=tmp_path / "r.jsonl",
+                     progress=False)
+    assert len(df) == len(tasks) and "meta.condition" in df
+    t6 = mh.view_lc_vs_rag(df)
+    assert list(t6.columns[2:5]) == ["LC", "RAG@4", "RAGpool@4"]
+    # the engine's rows: no stored record, Condition fields as columns (tasks.columns)
+    conds = {t.condition: t.meta["condition"] for t in tasks}
+    eng = df.drop(columns=["meta.condition"]).assign(
+        mode=df.condition.map(lambda c: conds[c].mode), k=df.condition.map(lambda c: conds[c].k),
+        pool=df.condition.map(lambda c: dict(conds[c].extra).get("pool")))
+    mh._BY_LABEL.clear()  # a fresh process: the study's own records are gone
+    try:
+        pd.testing.assert_frame_equal(mh.view_lc_vs_rag(eng), t6)
+        pd.testing.assert_frame_equal(mh.table_answer_only_vs_ebg(eng), mh.table_answer_only_vs_ebg(df))
+    finally:
+        mh.pilot_tasks(mh_items, retriever="bm25", ks=[4])
+    # Joint = answer AND located-evidence strict, read on EBG rows only; Ans* only on answer-only rows
+    d = mh.display_rows(df)
+    ebg = d[d.prompt == "ebg"]
+    assert d.loc[d.prompt == "ebg", "ans_star"].isna().all() and d.loc[d.prompt != "ebg", "joint"].isna().all()
+    assert (ebg.joint == ((ebg.multihop_ans == 1) & (ebg.multihop_evid_all_located == 1)).astype(float)).all()
+    assert (ebg.joint == ebg[mh.measure_column("multihop_ans_evid")]).all()
+
+
+def test_reader_loop_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
+    from lcrag.llm.readers import make_reader
+
+    tasks = qm.pilot_tasks(q_items, retriever="bm25", ks=[3], scopes=["pool11"])
+    a = run_readers(tasks, ["extractive"], measures=qm.MEASURES, run_name="a", results_path=tmp_path / "a.jsonl",
+                    progress=False)
+    b = to_frame(run_tasks(tasks, make_reader("extractive"), run="a", results_path=tmp_path / "b.jsonl", progress=False,
+                           scorer=measures.scorer(qm.MEASURES)))
+    cols = ["item_id", "condition", "qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    t8 = qm.table_aggregate(a)
+    assert list(t8.condition) == ["LC", "flat_pool11@3", "struct_pool11@3"] and (t8.n == len(q_items)).all()
+    t11 = qm.table_metadata_in_chunk(a, layout="flat", scope="pool11", k=3)
+    assert list(t11.condition) == ["LC", "flat_pool11@3"]
+
+
+def test_a_joint_from_other_measures_is_refused():
+    df = pd.DataFrame({"prompt": ["ebg", "ebg"], "multihop_ans": [1.0, 1.0], "multihop_evid_all_located": [1.0, 0.0],
+                       "condition": ["LC", "LC"]})
+    joint = mh.measure_column("multihop_ans_evid")
+    assert mh.display_rows(df).joint.tolist() == [1.0, 0.0]  # computed from the definition
+    assert mh.display_rows(df.assign(**{joint: [1.0, 0.0]})).joint.tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="differs"):
+        mh.display_rows(df.assign(**{joint: [1.0, 1.0]}))
+
+
+# ------------------------------------------------------------------ the engine path (lcrag run NAME)
+def _engine():
+    from lcrag import experiment
+
+    if not all(hasattr(experiment, n) for n in ("run", "load_spec")):
+        pytest.skip("the engine's lcrag.experiment.run / StudySpec are not in this tree")
+    return experiment
+
+
+@pytest.mark.parametrize("name", ["multihop-rag", "qasper-mp"])
+def test_engine_run_gives_the_rows_of_the_notebook_path(name, tmp_path, tmp_cache):
+    experiment = _engine()
+    mod, fx = (mh, "mh") if name == "multihop-rag" else (qm, "q")
+    fixture = tmp_path / fx
+    if name == "multihop-rag":
+        over = {"data.params.n": 4, "data.params.fixture_dir": str(fixture), "tasks.params.retriever": "bm25",
+                "tasks.params.ks": [4]}
+        items = mh.pilot_items(n=4, fixture_dir=fixture)
+        tasks = mh.pilot_tasks(items, retriever="bm25", ks=[4])
+    else:
+        over = {"data.params.counts": {"boolean": 2, "none": 2}, "data.params.fixture_dir": str(fixture),
+                "tasks.params.retriever": "bm25", "tasks.params.ks": [3]}
+        items = qm.pilot_items(counts={"boolean": 2, "none": 2}, fixture_dir=fixture)
+        tasks = qm.pilot_tasks(items, retriever="bm25", ks=[3])
+    res = experiment.run(name, overrides=over, out=tmp_path / "run", progress=False)
+    nb = run_readers(tasks, ["extractive"], measures=mod.MEASURES, run_name="nb", results_path=tmp_path / "nb.jsonl",
+                     progress=False)
+    cols = [measure_col for m in mod.MEASURES if (measure_col := mh.measure_column(m)) in nb]
+    key = ["item_id", "condition", "prompt"]
+    a = res.rows.set_index(key).sort_index()[cols]
+    b = nb.set_index(key).sort_index()[cols]
+    pd.testing.assert_frame_equal(a, b)
+    first = experiment.load_spec(name).views[0].name
+    assert first in res.views and len(res.views[first])
