@@ -225,6 +225,10 @@ def _num(v: Any) -> float:
 
 def per_query_view(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (variant, query): ROUGE-L, precision low/high, sizes, untraced citations, sentence reranker."""
+    return _per_query(rows).drop(columns=["validator_errors"])
+
+
+def _per_query(rows: pd.DataFrame) -> pd.DataFrame:
     recs = []
     for r in rows.to_dict("records"):
         recs.append({"variant": r["meta.variant"], "query_id": r["meta.query_id"], "rougeL_f1": _num(r.get("longeval_rouge_l")),
@@ -232,14 +236,14 @@ def per_query_view(rows: pd.DataFrame) -> pd.DataFrame:
                      "precision_high": _num(r.get("longeval_citation_precision_high")),
                      "n_sentences": int(r["longeval_n_sentences"]), "n_cited_docs": int(r["longeval_n_cited_docs"]),
                      "n_references": int(r["longeval_n_references"]), "trace_issues": int(r["longeval_untraced_citations"]),
-                     "validator_errors": int(r["longeval_validator_errors"]),
-                     "sentence_reranker": _text(r.get("meta.sentence_reranker"))})
+                     "sentence_reranker": _text(r.get("meta.sentence_reranker")),
+                     "validator_errors": int(r["longeval_validator_errors"])})
     return pd.DataFrame(recs)
 
 
 def summary_view(rows: pd.DataFrame, query_ids: Iterable[str] | None = None) -> pd.DataFrame:
     """Per-variant means (over ``query_ids`` if given) with n, validator verdict and untraced citations."""
-    df = per_query_view(rows)
+    df = _per_query(rows)
     if query_ids is not None:
         df = df[df.query_id.isin(set(query_ids))]
     out = []
@@ -305,3 +309,12 @@ def _register() -> None:
 
 _register()
 build_tasks.scorer = longeval_scorer  # the study's scorer factory (measures + the mapped answer in the row)
+
+
+def _register_spec() -> None:
+    from .longeval_spec import register_spec
+
+    register_spec()
+
+
+_register_spec()
