@@ -38,7 +38,7 @@ def parse_evidence_answer(raw: str | None) -> tuple[list[dict[str, Any]], str]:
             import json_repair
 
             data, status = json_repair.loads(raw or ""), "repaired"
-        except Exception:
+        except Exception:  # noqa: BLE001 - json_repair raises assorted errors on garbage; the reply is unparsable
             return [], "failed"
     ans = data.get("answer") if isinstance(data, dict) else None
     if not isinstance(ans, list):

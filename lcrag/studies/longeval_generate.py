@@ -49,7 +49,7 @@ ANSWER_SCHEMA = {
 ``make_reader(name, json_mode="none", extra_body={"response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}})``."""
 
 
-def _sources(items: Sequence[EvidenceItem]) -> list[dict]:  # noqa: D103
+def _sources(items: Sequence[EvidenceItem]) -> list[dict]:
     return [{"evidence_id": it.evidence_id, "doc_id": it.doc_id, "start": it.start, "end": it.end} for it in items]
 
 

@@ -46,7 +46,12 @@ from ..scoring.longeval_reply import parse_evidence_answer, task_response
 from ..trec import RagResponse
 from ..types import Condition, Context, Item
 from .longeval import select, write_variant_run
-from .longeval_generate import EXTRACTIVE_KIND, build_messages, load_prompt, load_team_prompt
+from .longeval_generate import (
+    EXTRACTIVE_KIND,
+    build_messages,
+    load_prompt,
+    load_team_prompt,
+)
 from .longeval_variants import Variant, load_variants
 
 MEASURES = ("longeval_rouge_l", "longeval_citation_precision", "longeval_citation_precision_low",
@@ -66,7 +71,12 @@ def longeval_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: 
     """Items of the LongEval-RAG queries (module doc); ``queries``: ``fulltext`` (the queries
     whose every candidate has recovered text), ``all``, or a list of query ids (in that order).
     ``seed`` is unused (the items are data, not generated); ``limit`` keeps the first N."""
-    from ..data.longeval import full_text_query_ids, load_corpus, load_gold_answers, load_recovered
+    from ..data.longeval import (
+        full_text_query_ids,
+        load_corpus,
+        load_gold_answers,
+        load_recovered,
+    )
     from ..errors import ConfigError
     from .longeval_stored import inferred_gold_pairs
 
@@ -268,8 +278,8 @@ def identical_variants_view(rows: pd.DataFrame) -> pd.DataFrame:
     runs = responses_from_frame(rows)
     answers = {k: [(r.query_id, [(s.text, s.citations) for s in r.answer]) for r in v] for k, v in runs.items()}
     groups: list[list[str]] = []
-    for k in answers:
-        same = next((g for g in groups if answers[g[0]] == answers[k]), None)
+    for k, ans in answers.items():
+        same = next((g for g in groups if answers[g[0]] == ans), None)
         if same is None:
             groups.append([k])
         else:

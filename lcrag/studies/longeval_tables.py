@@ -20,9 +20,26 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import data_dir
-from ..data.longeval import QUERIES_REL, load_gold_answers, load_queries, load_recovered, published_text_sources
-from ..scoring.citations import cited_doc_ids, citation_precision_range, citation_set_metrics, run_citation_precision
-from ..scoring.text import answer_text, bertscore_available, bertscore_f1, rouge_l_f1, tfc1_scores
+from ..data.longeval import (
+    QUERIES_REL,
+    load_gold_answers,
+    load_queries,
+    load_recovered,
+    published_text_sources,
+)
+from ..scoring.citations import (
+    citation_precision_range,
+    citation_set_metrics,
+    cited_doc_ids,
+    run_citation_precision,
+)
+from ..scoring.text import (
+    answer_text,
+    bertscore_available,
+    bertscore_f1,
+    rouge_l_f1,
+    tfc1_scores,
+)
 from . import longeval_stored as st
 
 
@@ -119,7 +136,7 @@ def table5_primary(root: str | Path | None = None, *, tfc1: bool = True) -> pd.D
 
 def table6_supplementary(root: str | Path | None = None) -> pd.DataFrame:
     """Table 6 of seed 000 recomputed from per-query judgements, runs and silver references."""
-    inputs, judg, summary = st.judge_rows(root)
+    _, judg, summary = st.judge_rows(root)
     silver = st.silver_gold_citations(root)
     rows = []
     for model, g in judg.groupby("model_name", sort=False):

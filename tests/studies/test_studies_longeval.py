@@ -7,8 +7,12 @@ import json
 import pytest
 
 from lcrag.config import data_dir
-from lcrag.studies.longeval_generate import build_messages, map_llm_answer, parse_evidence_answer
 from lcrag.studies.longeval_evidence import EvidenceItem
+from lcrag.studies.longeval_generate import (
+    build_messages,
+    map_llm_answer,
+    parse_evidence_answer,
+)
 from lcrag.studies.longeval_variants import load_variants, method_matrix
 from lcrag.trec import read_run, validate_run
 

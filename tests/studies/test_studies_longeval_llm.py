@@ -34,7 +34,7 @@ def test_llm_generation_runs_through_run_tasks_traces_and_caches(tmp_path):
     with LocalServer(port=0, n_ctx=4096) as srv:
         reader = make_reader("smollm2-local", base_url=srv.base_url, max_tokens=200, json_mode="none",
                              extra_body={"response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}})
-        kw = dict(run="longeval", scorer=le.longeval_scorer(), cache=cache, progress=False, log=lambda s: None)
+        kw = {"run": "longeval", "scorer": le.longeval_scorer(), "cache": cache, "progress": False, "log": lambda s: None}
         rows = run_tasks(tasks, reader, results_path=tmp_path / "a.jsonl", **kw)
         (row,) = rows
         assert row.outcome == "ok" and row.parse_status in ("ok", "repaired"), row
