@@ -238,3 +238,15 @@ def test_citation_prior_enters_the_rerank(corpus):
     assert boosted.provenance["passages"][0]["citation"] == pytest.approx(0.05)
     plain = run_query(corpus, SMALLEST, v["rrf-no-rerank"], citation_prior={target: 1.0})
     assert plain.provenance["citation_prior"] == "none" and all(p["citation"] == 0 for p in plain.provenance["passages"])
+
+
+def test_spec_registers_as_a_study_when_the_engine_has_studyspec():
+    """With the engine's StudySpec (lcrag.experiment.spec) the spec file validates and is the study ``longeval``."""
+    pytest.importorskip("lcrag.experiment.spec", reason="the engine's StudySpec is not in this installation yet")
+    from lcrag import registry
+    from lcrag.studies import longeval_study  # noqa: F401  (registers on import)
+    from lcrag.studies.longeval_spec import register_spec
+
+    assert register_spec()
+    spec = registry.lookup("study", "longeval")
+    assert spec.name == "longeval" and list(spec.measures)[:2] == ["longeval_rouge_l", "longeval_citation_precision"]
