@@ -119,3 +119,14 @@ def test_registered_measure_reproduces_organizer_precision():
             assert abs(first - published[r.query_id]) <= 5e-5, (run, r.query_id)
             n += 1
     assert n == 470
+
+
+def test_recorded_tables_are_registered_views():
+    from lcrag import registry
+    from lcrag.studies import longeval_study  # noqa: F401  (registers on import)
+    from lcrag.studies.longeval_tables import table1_text_availability
+    from lcrag.studies.longeval_variants import load_variants, method_matrix
+
+    assert registry.lookup("view", "longeval_table1")(None).equals(table1_text_availability())
+    assert registry.lookup("view", "longeval_method_matrix")(None).equals(method_matrix(load_variants()))
+    assert {"longeval_table5", "longeval_table6", "longeval_summary"} <= set(registry.names("view"))
