@@ -131,7 +131,7 @@ def test_ten_variants_end_to_end_through_the_engine(corpus, tmp_path):
     assert "caes-rag-rrf = default" in groups and "concat-baseline" in groups
     # resume: a second run reuses every row (no call), same rows
     again, _ = _run(tasks, tmp_path)
-    assert [r.to_dict() for r in again] == [r.to_dict() for r in rows]
+    assert [(r.task_id, r.answer, r.metrics, r.cache_key) for r in again] == [(r.task_id, r.answer, r.metrics, r.cache_key) for r in rows]
 
 
 @needs_data
