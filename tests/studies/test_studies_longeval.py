@@ -250,3 +250,27 @@ def test_spec_registers_as_a_study_when_the_engine_has_studyspec():
     assert register_spec()
     spec = registry.lookup("study", "longeval")
     assert spec.name == "longeval" and list(spec.measures)[:2] == ["longeval_rouge_l", "longeval_citation_precision"]
+
+
+def test_bertscore_measure_local_minilm():
+    """BERTScore-MiniLM F1 (no rescaling): ~1 for the gold answer itself, lower for unrelated text."""
+    from types import SimpleNamespace
+
+    from lcrag import measures
+    from lcrag.scoring.text import bertscore_available
+    from lcrag.types import Item
+
+    if not bertscore_available():
+        pytest.skip("bert-score not installed")
+    ev = [{"evidence_id": 0, "text": "x", "doc_id": "d", "start": 0, "end": 1, "citation": 0}]
+    meta = {"variant": "v", "query_id": "q", "narrative": "n", "references": ["d"], "evidence": ev, "max_answer_sentences": 5}
+    gold = "Graph neural networks forecast traffic flow from sensor data."
+    task = SimpleNamespace(item=Item("q", "n", (gold,)), meta=meta, context=SimpleNamespace(metadata={}))
+    m = measures.get("longeval_bertscore")
+
+    def reply(text):
+        return SimpleNamespace(raw=json.dumps({"answer": [{"text": text, "evidence_ids": [0]}]}))
+
+    same, other = m(task, reply(gold)), m(task, reply("The cat sat quietly on a red mat in the kitchen."))
+    assert same > 0.99 and other < same - 0.1
+    assert m(SimpleNamespace(item=Item("q", "n", ()), meta=meta, context=None), reply(gold)) is None  # no gold answer
