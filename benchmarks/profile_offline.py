@@ -66,19 +66,24 @@ def nb11() -> None:
 
 
 def nb19() -> None:
+    import tempfile
+
     from lcrag.config import data_dir
-    from lcrag.data.longeval import full_text_query_ids, load_recovered
-    from lcrag.studies.longeval_runs import per_query_scores, run_matrix, summarise
-    from lcrag.studies.longeval_variants import load_variants
+    from lcrag.llm.readers import make_reader
+    from lcrag.results import to_frame
+    from lcrag.runner import run_tasks
+    from lcrag.studies import longeval_study as le
 
     root = data_dir(None)
     if root is None:
         print("19: no data directory, skipped")
         return
-    corpus = load_recovered(root)
-    qids = full_text_query_ids(corpus)
-    runs = run_matrix(corpus, load_variants(), qids, embedding_queries=offline("19").get("embedding_queries"))
-    summarise(per_query_scores(runs, corpus, root), runs, corpus)
+    items = le.longeval_items(data_dir=root)
+    tasks = le.build_tasks(items, embedding_queries=offline("19").get("embedding_queries"))
+    with tempfile.TemporaryDirectory() as d:
+        rows = run_tasks(tasks, make_reader(le.EXTRACTIVE_READER), run="longeval", results_path=Path(d) / "results.jsonl",
+                         scorer=le.longeval_scorer(), progress=False)
+    le.summary_view(to_frame(rows))
 
 
 JOBS = {"01": nb01, "09": nb09, "11": nb11, "19": nb19}

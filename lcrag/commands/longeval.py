@@ -1,9 +1,12 @@
 """``lcrag longeval run|validate|score``: the LongEval-RAG candidate-constrained pipeline.
 
 * ``lcrag longeval run --variant NAME [--variant ...] [--queries all|fulltext|ID,...] [--reader PROFILE] --out DIR``
-  runs variants of ``params/longeval_variants.yaml`` (extractive generator unless ``--reader``) on
-  the recovered corpus (or ``--queries-file``/``--documents`` for your own files) and writes
-  TREC-RAG JSONL + provenance sidecars.
+  runs variants of ``params/longeval_variants.yaml`` (the extractive generator, reader
+  ``longeval-extractive``, unless ``--reader``) on the recovered corpus (or
+  ``--queries-file``/``--documents`` for your own files) through the engine's pieces of the
+  ``longeval`` study (item source, task builder, :func:`lcrag.runner.run_tasks`: one cached
+  reader path, resumable rows in ``DIR/results.jsonl``) and writes TREC-RAG JSONL + provenance
+  sidecars per variant.
 * ``lcrag longeval validate RUN.jsonl [--queries-file Q]`` checks the candidate constraint and
   citation indices (exit 1 on errors).
 * ``lcrag longeval score RUN.jsonl`` prints mean ROUGE-L (organizer rule) and citation precision
@@ -15,49 +18,33 @@ from __future__ import annotations
 import argparse
 
 
-def _corpus(args):
-    from ..data.longeval import load_corpus, load_recovered
-
-    if args.queries_file:
-        if not args.documents:
-            raise SystemExit("--queries-file needs --documents")
-        return load_corpus(args.queries_file, args.documents)
-    return load_recovered(args.data_dir)
-
-
 def _cmd_run(args) -> int:
-    from ..config import params_dir
-    from ..data.longeval import full_text_query_ids
-    from ..errors import ConfigError
-    from ..llm.readers import make_reader
-    from ..studies.longeval import run_variant, trace_citations, validate_variant_run, write_variant_run
-    from ..studies.longeval_variants import VARIANTS_FILE, load_variants
+    from pathlib import Path
 
-    corpus = _corpus(args)
-    variants = load_variants(args.variants_file)
-    names = args.variant or list(variants)
-    unknown = [n for n in names if n not in variants]
-    if unknown:  # checked before any run is written
-        raise ConfigError(args.variants_file or params_dir() / VARIANTS_FILE,
-                          f"unknown variant(s) {', '.join(unknown)}; defined: {', '.join(variants)}", field="variants")
-    if args.queries == "all":
-        qids = [q.id for q in corpus.queries]
-    elif args.queries == "fulltext":
-        qids = full_text_query_ids(corpus)
+    from ..llm.readers import make_reader
+    from ..results import to_frame
+    from ..runner import run_tasks
+    from ..studies import longeval_study as le
+
+    le.select_variants(args.variant, args.variants_file)  # unknown names fail before any run is written
+    if args.queries in ("all", "fulltext"):
+        queries = args.queries
     else:
-        qids = args.queries.split(",")
-        absent = sorted(set(qids) - {q.id for q in corpus.queries})
-        if absent:
-            raise ConfigError("--queries", f"query id(s) {', '.join(absent)} not in the query file")
-    reader = make_reader(args.reader) if args.reader else None
+        queries = args.queries.split(",")
+    items = le.longeval_items(data_dir=args.data_dir, queries=queries, queries_file=args.queries_file, documents=args.documents)
+    tasks = le.build_tasks(items, variants=args.variant, variants_file=args.variants_file)
+    reader = make_reader(args.reader or le.EXTRACTIVE_READER)
+    out = Path(args.out)
+    rows = run_tasks(tasks, reader, run="longeval", results_path=out / "results.jsonl", scorer=le.longeval_scorer(),
+                     progress=False)
+    frame = to_frame(rows)
+    paths = dict(zip(le.responses_from_frame(frame), le.write_runs(frame, out)))
+    summary = le.summary_view(frame)
     bad = 0
-    for name in names:
-        responses = run_variant(corpus, variants[name], qids, reader=reader)
-        path = write_variant_run(responses, args.out, name)
-        rep = validate_variant_run(responses, corpus)
-        untraced = sum(len(trace_citations(r, corpus)) for r in responses)
-        bad += (not rep.ok) or untraced > 0
-        print(f"{name}: {len(responses)} responses -> {path} | validator {'pass' if rep.ok else 'FAIL'} | untraced citations {untraced}")
+    for s in summary.to_dict("records"):
+        bad += s["validator"] != "pass" or s["untraced citations"] > 0
+        print(f"{s['variant']}: {s['n']} responses -> {paths[s['variant']]} | validator {s['validator']} | "
+              f"untraced citations {s['untraced citations']} | generator: {reader.label}")
     return 1 if bad else 0
 
 
@@ -87,7 +74,7 @@ def _cmd_score(args) -> int:
     rouge = [rouge_l_f1(answer_text(r.answer), gold[r.query_id]) for r in responses if r.query_id in gold]
     pairs = inferred_gold_pairs(args.data_dir)
     answered = {r.query_id for r in responses}
-    prec, _ = run_citation_precision(responses, {q: p[0] for q, p in pairs.items() if q in answered})
+    prec, _ = run_citation_precision(responses, {q: p[0] for q, p in pairs.items() if q in answered})  # the one rule
     print(f"queries scored: {len(rouge)} | ROUGE-L F1: {sum(rouge) / max(1, len(rouge)):.4f} | "
           f"citation precision (inferred gold pairs, first consistent pair): {prec:.4f}")
     return 0

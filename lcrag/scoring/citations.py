@@ -9,6 +9,11 @@ A response has ``references`` (ordered document ids) and ``answer`` sentences, e
   the first sentence; it contradicts every published value and exists to show that.
 * :func:`citation_precision` — "precision at Q-length" of seed 000 Table 5: per query
   ``|cited ∩ gold| / |cited|``, 0 when nothing is cited; the run score is the mean over queries.
+  This is the ONE implementation of the rule: :func:`response_citation_precision` (one
+  response), :func:`citation_precision_range` (several consistent gold sets),
+  :func:`run_citation_precision` (a run) and the registered measures
+  ``longeval_citation_precision[_low|_high]`` (:mod:`lcrag.measures`) all call it, and every
+  LongEval table (Table 5 recomputation, our variants, ``lcrag longeval score``) uses those.
 * :func:`citation_set_metrics` — seed 000 §5.2 (Table 6): recall ``|G∩R|/|G|``, precision
   ``|G∩R|/|R|``, Jaccard ``|G∩R|/|G∪R|`` between the reference-side set G and the RAG-side set R;
   each is 0 when its denominator is empty (as in the team's judge inputs).
@@ -61,17 +66,34 @@ def citation_precision(cited: Iterable[Any], gold: Iterable[Any]) -> float:
     return len(c & {str(x) for x in gold}) / len(c)
 
 
+def response_citation_precision(response: Any, gold: Iterable[Any], *, sentences: str = "all") -> float:
+    """Citation precision of one response: ``citation_precision(cited_doc_ids(response), gold)``.
+
+    ``cited`` pools ``references[c]`` (as strings) over the citations of ALL answer sentences
+    (organizer rule, data README §6.5); 0.0 when nothing is cited.
+    """
+    return citation_precision(cited_doc_ids(response, sentences=sentences), gold)
+
+
+def citation_precision_range(response: Any, gold_sets: Sequence[Iterable[Any]]) -> tuple[float, float]:
+    """``(low, high)`` of :func:`response_citation_precision` over several gold sets (e.g. every
+    inferred gold pair consistent with the published precisions); ``(nan, nan)`` for none."""
+    vals = [response_citation_precision(response, g) for g in gold_sets]
+    return (min(vals), max(vals)) if vals else (float("nan"), float("nan"))
+
+
 def run_citation_precision(responses: Sequence[Any], gold: Mapping[str, Iterable[Any]], *, sentences: str = "all") -> tuple[float, dict[str, float]]:
     """Mean citation precision of a run and its per-query values.
 
     ``gold`` maps query id -> gold document ids (the organizers' ``paper_1_id, paper_2_id``).
-    A query of ``gold`` that the run does not answer scores 0; the mean is over ``gold``'s queries.
+    A query of ``gold`` that the run does not answer scores 0; the mean is over ``gold``'s queries
+    (the organizers' "avg_prec_at_q").
     """
     per_query: dict[str, float] = {qid: 0.0 for qid in gold}
     for r in responses:
         qid = str(_get(_get(r, "metadata", {}), "narrative_id", ""))
         if qid in gold:
-            per_query[qid] = citation_precision(cited_doc_ids(r, sentences=sentences), gold[qid])
+            per_query[qid] = response_citation_precision(r, gold[qid], sentences=sentences)
     mean = sum(per_query.values()) / len(per_query) if per_query else 0.0
     return mean, per_query
 

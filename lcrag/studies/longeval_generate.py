@@ -7,10 +7,14 @@ citation index -> ``references[index]`` -> document id, and evidence_id -> (doc 
 * :func:`extractive_answer` (no model): the first ``max_answer_sentences`` (5) evidence items,
   in evidence order, each copied verbatim and citing its own document; an item whose
   normalised text repeats an earlier one is skipped.
-* :func:`llm_answer`: prompt ``params/longeval_prompts.yaml`` (evidence_id, doc_id, text per item;
-  no timestamps), the reader's JSON ``{"answer": [{"text", "evidence_ids"}]}`` parsed leniently;
-  evidence ids outside the shown items are dropped and recorded; sentences beyond the limit are cut.
-  Responses are cached in :class:`lcrag.llm.cache.ResponseCache` keyed by reader identity + messages.
+* LLM generation: :func:`build_messages` renders the prompt ``params/longeval_prompts.yaml``
+  (evidence_id, doc_id, text per item; no timestamps) or the team's verbatim prompts
+  (:func:`load_team_prompt`); the engine sends it through :func:`lcrag.runner.run_tasks` (the one
+  cached reader path: cache key, resume, budget, window guard) and the reply
+  ``{"answer": [{"text", "evidence_ids"}]}`` is mapped by :mod:`lcrag.scoring.longeval_reply`
+  (evidence ids outside the shown items are dropped and recorded; sentences beyond the limit are cut).
+* :class:`LongEvalExtractiveReader`: :func:`extractive_answer` behind the reader interface, so
+  the extractive generator runs through the same path (reader ``longeval-extractive``).
 """
 
 from __future__ import annotations
@@ -23,8 +27,15 @@ from typing import Any
 import yaml
 
 from ..config import params_dir
+from ..llm.client import CallResult
+from ..llm.profiles import ReaderProfile
+from ..llm.readers import Reader, ReadRequest, register_reader_kind
+from ..scoring.longeval_reply import map_answer, parse_evidence_answer  # noqa: F401  (re-exported)
 from ..trec import AnswerSentence
 from .longeval_evidence import EvidenceItem
+
+EXTRACTIVE_KIND = "longeval-extractive"
+EXTRACTIVE_LABEL = "extractive (no model)"
 
 
 ANSWER_SCHEMA = {
@@ -92,67 +103,35 @@ def build_messages(query_id: str, query: str, items: Sequence[EvidenceItem], max
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def parse_evidence_answer(raw: str) -> tuple[list[dict[str, Any]], str]:
-    """``([{"text", "evidence_ids"}], status)`` from raw model text; status ok|repaired|failed."""
-    try:
-        data, status = json.loads(raw), "ok"
-    except (json.JSONDecodeError, TypeError):
-        try:
-            import json_repair
-
-            data, status = json_repair.loads(raw or ""), "repaired"
-        except Exception:
-            return [], "failed"
-    ans = data.get("answer") if isinstance(data, dict) else None
-    if not isinstance(ans, list):
-        return [], "failed"
-    out = []
-    for a in ans:
-        if isinstance(a, dict) and str(a.get("text", "")).strip():
-            ids = a.get("evidence_ids", a.get("citations", []))
-            out.append({"text": str(a["text"]).strip(), "evidence_ids": ids if isinstance(ids, list) else [ids]})
-    return out, status
-
-
 def map_llm_answer(parsed: list[dict], items: Sequence[EvidenceItem], max_sentences: int) -> tuple[list[AnswerSentence], list[dict]]:
-    """Evidence ids -> citation indices and sources; unknown ids are dropped and recorded."""
-    by_id = {it.evidence_id: it for it in items}
-    out, prov = [], []
-    for a in parsed[:max_sentences]:
-        used, bad = [], []
-        for e in a["evidence_ids"]:
-            try:
-                it = by_id[int(e)]
-            except (KeyError, TypeError, ValueError):
-                bad.append(e)
-                continue
-            if it not in used:
-                used.append(it)
-        out.append(AnswerSentence(a["text"], sorted({it.citation for it in used})))
-        prov.append({"evidence_ids": [it.evidence_id for it in used], "sources": _sources(used), "dropped_evidence_ids": bad, "extractive": False})
-    return out, prov
+    """:func:`lcrag.scoring.longeval_reply.map_answer` for :class:`EvidenceItem` objects."""
+    return map_answer(parsed, [it.to_dict() for it in items], max_sentences)
 
 
-def llm_answer(reader, query_id: str, query: str, items: Sequence[EvidenceItem], max_sentences: int = 5, *, cache=None,
-               prompt: dict | None = None) -> tuple[list[AnswerSentence], list[dict], dict]:
-    """Generate with ``reader`` (``lcrag.llm.readers``); returns sentences, provenance, call record.
-    ``prompt``: a :func:`build_messages` prompt (default lcrag's ``params/longeval_prompts.yaml``;
-    :func:`load_team_prompt` for the team's verbatim prompts)."""
-    from ..llm.cache import ResponseCache, cache_key
-    from ..llm.readers import ReadRequest
+class LongEvalExtractiveReader(Reader):
+    """The deterministic extractive generator behind the reader interface (no model).
 
-    prompt = prompt or load_prompt()
-    messages = build_messages(query_id, query, items, max_sentences, prompt)
-    request = {"reader": reader.identity(), "messages": messages, "prompt_version": prompt.get("version"), "json": True}
-    key = cache_key(request)
-    cache = cache or ResponseCache()
-    hit = cache.get(key, f"longeval {query_id}")
-    if hit is None:
-        res = reader.read(ReadRequest(messages=messages, expects_json=True, question=query, meta={"query_id": query_id}))
-        if not res.ok:
-            return [], [], {"cache_key": key, "outcome": "error", "error": res.error}
-        hit = {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens}
-        cache.put(key, reader.name, request, hit)
-    parsed, status = parse_evidence_answer(hit["text"])
-    sents, prov = map_llm_answer(parsed, items, max_sentences)
-    return sents, prov, {"cache_key": key, "outcome": "ok", "parse_status": status, "raw": hit["text"]}
+    Reads the evidence items of the rendered context (``context.metadata["evidence"]``, set by
+    the ``longeval`` task builder) and replies ``{"answer": [{"text", "evidence_ids": [id]}]}``
+    with :func:`extractive_answer`'s sentences, so the engine runs it through
+    :func:`lcrag.runner.run_tasks` like any reader (cache key, resume, rows) and the reply maps
+    back to exactly :func:`extractive_answer`'s sentences and citations. Profile
+    ``params/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
+    "extractive (no model)" wherever it appears.
+    """
+
+    def __init__(self, profile: ReaderProfile):
+        self.profile = profile
+
+    def read(self, request: ReadRequest) -> CallResult:
+        meta = request.context.metadata if request.context is not None else {}
+        if "evidence" not in meta or "max_answer_sentences" not in meta:
+            return CallResult(False, error="the LongEval extractive reader needs a context built by the longeval task builder")
+        items = [EvidenceItem(**d) for d in meta["evidence"]]
+        _, prov = extractive_answer(items, int(meta["max_answer_sentences"]))
+        by_id = {it.evidence_id: it for it in items}
+        answer = [{"text": by_id[p["evidence_ids"][0]].text, "evidence_ids": p["evidence_ids"]} for p in prov]
+        return CallResult(True, text=json.dumps({"answer": answer}, ensure_ascii=False), attempts=1)
+
+
+register_reader_kind(EXTRACTIVE_KIND, LongEvalExtractiveReader)

@@ -106,3 +106,14 @@ def method_matrix(variants: dict[str, Variant]) -> pd.DataFrame:
             "RRF": mark(v.retrieval == "rrf"), "RR": mark(v.rerank), "Cit.": mark(v.citation_prior), "Sent.": mark(v.sentence_rerank),
         })
     return pd.DataFrame(rows)
+
+
+def variant_constants(variants: dict[str, Variant]) -> pd.DataFrame:
+    """The shared constants (seed 000 Table 3) as ``parameter, value`` rows (values as text), in file order."""
+    first = next(iter(variants.values()))
+    return pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in first.params.items()])
+
+
+def variant_roles(variants: dict[str, Variant]) -> pd.DataFrame:
+    """Each variant's ``role`` note (why it is in the matrix), in file order."""
+    return pd.DataFrame([{"variant": v.name, "role": v.role} for v in variants.values()])

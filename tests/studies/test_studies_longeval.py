@@ -7,8 +7,12 @@ import json
 import pytest
 
 from lcrag.config import data_dir
-from lcrag.studies.longeval_generate import build_messages, map_llm_answer, parse_evidence_answer
 from lcrag.studies.longeval_evidence import EvidenceItem
+from lcrag.studies.longeval_generate import (
+    build_messages,
+    map_llm_answer,
+    parse_evidence_answer,
+)
 from lcrag.studies.longeval_variants import load_variants, method_matrix
 from lcrag.trec import read_run, validate_run
 
@@ -71,36 +75,139 @@ def corpus():
     return c
 
 
+def _run(tasks, tmp_path, reader=None):
+    from lcrag.llm.cache import ResponseCache
+    from lcrag.llm.readers import make_reader
+    from lcrag.results import to_frame
+    from lcrag.runner import run_tasks
+    from lcrag.studies import longeval_study as le
+
+    rows = run_tasks(tasks, reader or make_reader(le.EXTRACTIVE_READER), run="longeval", results_path=tmp_path / "results.jsonl",
+                     scorer=le.longeval_scorer(), cache=ResponseCache(tmp_path / "cache.sqlite"), progress=False, log=lambda s: None)
+    return rows, to_frame(rows)
+
+
 @needs_data
-def test_ten_variants_end_to_end_offline(corpus, tmp_path):
-    """All ten variants on the smallest full-text query; the lexical ones on all 11 full-text queries."""
-    from lcrag.data.longeval import full_text_query_ids
-    from lcrag.studies.longeval import run_variant, trace_citations, validate_variant_run, write_variant_run
+def test_ten_variants_end_to_end_through_the_engine(corpus, tmp_path):
+    """All ten variants on the smallest full-text query, the lexical ones on all 11 full-text queries:
+    task builder -> run_tasks (extractive reader) -> rows -> TREC-RAG runs; each response equals the
+    deterministic extractive pipeline (:func:`run_query`) and every citation traces."""
+    from lcrag.studies import longeval_study as le
+    from lcrag.studies.longeval import run_query, trace_citations, validate_variant_run
 
     variants = load_variants()
-    ids = full_text_query_ids(corpus)
+    items = le.longeval_items()
+    assert [it.id for it in items][:3] and SMALLEST in [it.id for it in items] and len(items) == 11
+    small = [it for it in items if it.id == SMALLEST]
+    tasks = le.build_tasks(items, variants=list(LEXICAL)) + le.build_tasks(small, variants=[v for v in variants if v not in LEXICAL])
+    assert all(t.meta["condition"].label == t.condition == t.meta["variant"] for t in tasks)
+    assert {t.meta["condition"].fields()["chunker"] for t in tasks} == {"rule", "semantic", "topic_shift"}
+    rows, frame = _run(tasks, tmp_path)
+    assert all(r.outcome == "ok" and r.parse_status == "ok" for r in rows)
+    runs = le.responses_from_frame(frame)
+    assert list(runs) == list(variants)
     cands = {q.id: q.doc_ids for q in corpus.queries}
-    outputs = {}
-    for name, v in variants.items():
-        qids = ids if name in LEXICAL else [SMALLEST]
-        responses = run_variant(corpus, v, qids)
+    for name, responses in runs.items():
         for r in responses:
+            assert r.to_dict() == run_query(corpus, r.query_id, variants[name]).to_dict(), (name, r.query_id)
             assert trace_citations(r, corpus) == [], (name, r.query_id)
             assert 1 <= len(r.answer) <= 5 and all(len(s.citations) == 1 for s in r.answer)
-            prov = r.provenance
-            assert len(prov["passages"]) <= 20 and len(prov["evidence"]) <= 10
-            assert all(p["doc_id"] in cands[r.query_id] for p in prov["passages"])
-            if v.sentence_rerank:
-                assert prov["sentence_reranker"]  # cross-encoder or the labelled MiniLM-cosine fallback
+            assert len(r.provenance["passages"]) <= 20 and len(r.provenance["evidence"]) <= 10
+            assert all(p["doc_id"] in cands[r.query_id] for p in r.provenance["passages"])
+            assert r.provenance["generator"] == "extractive (no model)"
+            if variants[name].sentence_rerank:
+                assert r.provenance["sentence_reranker"]  # cross-encoder or the labelled MiniLM-cosine fallback
         assert validate_variant_run(responses, corpus).ok
-        path = write_variant_run(responses, tmp_path, name)
+    paths = le.write_runs(frame, tmp_path / "runs")
+    for path in paths:
         back = read_run(path)
-        assert [b.to_dict() for b in back] == [r.to_dict() for r in responses]
+        assert [b.to_dict() for b in back] == [r.to_dict() for r in runs[path.stem]]
         assert validate_run(back, cands).ok
-        assert all(json.loads(line)["narrative_id"] for line in (tmp_path / f"{name}.provenance.jsonl").read_text().splitlines())
-        outputs[name] = [r.to_dict() for r in responses]
-    assert outputs["caes-rag-rrf"] == [dict(o, metadata={**o["metadata"], "run_id": "caes-rag-rrf"}) for o in outputs["default"]]
-    assert outputs["concat-baseline"] != outputs["single-query-bm25"]
+        assert all(json.loads(line)["narrative_id"] for line in path.with_suffix(".provenance.jsonl").read_text().splitlines())
+    summary = le.summary_view(frame).set_index("variant")
+    assert (summary.validator == "pass").all() and summary["untraced citations"].sum() == 0
+    assert summary.loc["single-query-bm25", "n"] == 11 and summary.loc["semantic-minilm", "n"] == 1
+    groups = le.identical_variants_view(frame).variants.tolist()
+    assert "caes-rag-rrf = default" in groups and "concat-baseline" in groups
+    # resume: a second run reuses every row (no call), same rows
+    again, _ = _run(tasks, tmp_path)
+    assert [(r.task_id, r.answer, r.metrics, r.cache_key) for r in again] == [(r.task_id, r.answer, r.metrics, r.cache_key) for r in rows]
+
+
+@needs_data
+def test_measures_on_the_rows_follow_the_one_rule(corpus, tmp_path):
+    """The registered measures agree with the scoring functions on the rebuilt responses."""
+    from lcrag.data.longeval import load_gold_answers
+    from lcrag.scoring.citations import citation_precision, cited_doc_ids
+    from lcrag.scoring.text import answer_text, rouge_l_f1
+    from lcrag.studies import longeval_study as le
+    from lcrag.studies.longeval_stored import inferred_gold_pairs
+
+    items = le.longeval_items()
+    rows, frame = _run(le.build_tasks(items, variants=["concat-baseline", "single-query-bm25"]), tmp_path)
+    gold, pairs = load_gold_answers(), inferred_gold_pairs()
+    by_key = {(r.meta["variant"], r.item_id): r for r in rows}
+    n_ranges = 0
+    for name, responses in le.responses_from_frame(frame).items():
+        for resp in responses:
+            m = by_key[(name, resp.query_id)].metrics
+            assert m["longeval_rouge_l"] == rouge_l_f1(answer_text(resp.answer), gold[resp.query_id])
+            vals = [citation_precision(cited_doc_ids(resp), p) for p in pairs[resp.query_id]]
+            assert (m["longeval_citation_precision_low"], m["longeval_citation_precision_high"]) == (min(vals), max(vals))
+            assert m["longeval_citation_precision"] == vals[0]
+            assert m["longeval_n_cited_docs"] == len(cited_doc_ids(resp)) and m["longeval_n_sentences"] == len(resp.answer)
+            n_ranges += min(vals) != max(vals)
+    assert n_ranges > 0  # some queries have several consistent gold pairs
+
+
+def test_citation_precision_measure_rule():
+    """Union over all sentences, string ids, 0 when nothing is cited; None without gold or for another study."""
+    from types import SimpleNamespace
+
+    from lcrag import measures
+    from lcrag.types import Item
+
+    ev = [{"evidence_id": 0, "text": "Alpha beta gamma delta.", "doc_id": "11", "start": 0, "end": 23, "passage_id": "p",
+           "passage_rank": 0, "citation": 0, "heuristic": 1.0, "score": 1.0},
+          {"evidence_id": 1, "text": "Other words here now.", "doc_id": "22", "start": 0, "end": 21, "passage_id": "q",
+           "passage_rank": 1, "citation": 1, "heuristic": 0.5, "score": 0.5}]
+    meta = {"variant": "v", "query_id": "q1", "narrative": "n", "references": ["11", "22"], "evidence": ev,
+            "max_answer_sentences": 5, "candidates": ["11", "22"], "passages": [{"doc_id": "11"}, {"doc_id": "22"}]}
+    item = Item("q1", "n", ("alpha beta",), (), {"gold_docs": ["11", "99"], "gold_pairs": [["11", "99"], ["11", "22"]]})
+    task = SimpleNamespace(item=item, meta=meta, context=SimpleNamespace(metadata={}))
+
+    def score(raw):
+        resp = SimpleNamespace(raw=raw)
+        return {n: measures.get(n)(task, resp) for n in ("longeval_citation_precision", "longeval_citation_precision_low",
+                                                          "longeval_citation_precision_high", "longeval_n_cited_docs")}
+
+    two = json.dumps({"answer": [{"text": "A.", "evidence_ids": [0]}, {"text": "B.", "evidence_ids": [1, 7]}]})
+    assert score(two) == {"longeval_citation_precision": 0.5, "longeval_citation_precision_low": 0.5,
+                          "longeval_citation_precision_high": 1.0, "longeval_n_cited_docs": 2.0}
+    none = json.dumps({"answer": [{"text": "A.", "evidence_ids": []}]})
+    assert score(none)["longeval_citation_precision"] == 0.0  # nothing cited -> 0
+    assert score("not json")["longeval_n_cited_docs"] == 0.0
+    other = SimpleNamespace(item=item, meta={}, context=SimpleNamespace(metadata={}))
+    assert measures.get("longeval_citation_precision")(other, SimpleNamespace(raw=two)) is None
+    assert "0 when nothing is cited" in measures.get("longeval_citation_precision").definition
+
+
+def test_spec_names_registered_pieces():
+    """The built-in spec file names the registered item source, task builder, reader, measures and views."""
+    from lcrag import measures, registry
+    from lcrag.llm.readers import make_reader
+    from lcrag.studies import longeval_study as le
+    from lcrag.studies.longeval_spec import spec_doc
+
+    doc = spec_doc()
+    assert doc["name"] == "longeval"
+    assert registry.lookup("item_source", doc["data"]["source"]) is le.longeval_items
+    assert registry.lookup("task_builder", doc["tasks"]["builder"]) is le.build_tasks
+    assert set(doc["tasks"]["params"]) <= set(le.build_tasks.__code__.co_varnames)
+    assert list(doc["measures"]) == list(le.MEASURES)
+    assert all(measures.get(n).definition for n in doc["measures"])
+    assert all(registry.lookup("view", v) for v in doc["views"])
+    assert make_reader(doc["readers"][0]).label == "extractive (no model)"
 
 
 @needs_data
@@ -131,3 +238,39 @@ def test_citation_prior_enters_the_rerank(corpus):
     assert boosted.provenance["passages"][0]["citation"] == pytest.approx(0.05)
     plain = run_query(corpus, SMALLEST, v["rrf-no-rerank"], citation_prior={target: 1.0})
     assert plain.provenance["citation_prior"] == "none" and all(p["citation"] == 0 for p in plain.provenance["passages"])
+
+
+def test_spec_registers_as_a_study_when_the_engine_has_studyspec():
+    """With the engine's StudySpec (lcrag.experiment.spec) the spec file validates and is the study ``longeval``."""
+    pytest.importorskip("lcrag.experiment.spec", reason="the engine's StudySpec is not in this installation yet")
+    from lcrag import registry
+    from lcrag.studies import longeval_study  # noqa: F401  (registers on import)
+    from lcrag.studies.longeval_spec import register_spec
+
+    assert register_spec()
+    spec = registry.lookup("study", "longeval")
+    assert spec.name == "longeval" and list(spec.measures)[:2] == ["longeval_rouge_l", "longeval_citation_precision"]
+
+
+def test_bertscore_measure_local_minilm():
+    """BERTScore-MiniLM F1 (no rescaling): ~1 for the gold answer itself, lower for unrelated text."""
+    from types import SimpleNamespace
+
+    from lcrag import measures
+    from lcrag.scoring.text import bertscore_available
+    from lcrag.types import Item
+
+    if not bertscore_available():
+        pytest.skip("bert-score not installed")
+    ev = [{"evidence_id": 0, "text": "x", "doc_id": "d", "start": 0, "end": 1, "citation": 0}]
+    meta = {"variant": "v", "query_id": "q", "narrative": "n", "references": ["d"], "evidence": ev, "max_answer_sentences": 5}
+    gold = "Graph neural networks forecast traffic flow from sensor data."
+    task = SimpleNamespace(item=Item("q", "n", (gold,)), meta=meta, context=SimpleNamespace(metadata={}))
+    m = measures.get("longeval_bertscore")
+
+    def reply(text):
+        return SimpleNamespace(raw=json.dumps({"answer": [{"text": text, "evidence_ids": [0]}]}))
+
+    same, other = m(task, reply(gold)), m(task, reply("The cat sat quietly on a red mat in the kitchen."))
+    assert same > 0.99 and other < same - 0.1
+    assert m(SimpleNamespace(item=Item("q", "n", ()), meta=meta, context=None), reply(gold)) is None  # no gold answer

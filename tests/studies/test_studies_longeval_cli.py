@@ -27,7 +27,7 @@ def test_validate_and_score_stored_run(capsys, tmp_path):
     assert "citation_out_of_range" in capsys.readouterr().out
 
 
-def test_run_writes_valid_runs(tmp_path, capsys):
+def test_run_writes_valid_runs(tmp_path, capsys, tmp_cache):
     rc = main(["longeval", "run", "--variant", "single-query-bm25", "--queries", "44e521225789bb4e0a23bd3d8482322b", "--out", str(tmp_path)])
     assert rc == 0
     assert "validator pass | untraced citations 0" in capsys.readouterr().out

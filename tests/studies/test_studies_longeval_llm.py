@@ -1,5 +1,6 @@
-"""Integration: LLM generation of a LongEval answer through the reader layer, with the real
-llama.cpp server and SmolLM2 on 127.0.0.1 (a smoke-test model: structure only, not quality)."""
+"""Integration: LLM generation of LongEval answers through the engine's one cached reader path
+(task builder -> :func:`lcrag.runner.run_tasks`), with the real llama.cpp server and SmolLM2 on
+127.0.0.1 (a smoke-test model: structure only, not quality)."""
 
 from __future__ import annotations
 
@@ -15,30 +16,39 @@ pytestmark = [pytest.mark.slow, pytest.mark.server,
 SMALLEST = "44e521225789bb4e0a23bd3d8482322b"
 
 
-def test_llm_generation_traces_and_caches(tmp_path):
+def test_llm_generation_runs_through_run_tasks_traces_and_caches(tmp_path):
     from lcrag.data.longeval import load_recovered
-    from lcrag.llm.cache import ResponseCache
+    from lcrag.llm.cache import ResponseCache, cache_key
     from lcrag.llm.readers import make_reader
     from lcrag.llm.server import LocalServer
-    from lcrag.studies.longeval import run_query, trace_citations, validate_variant_run
+    from lcrag.results import to_frame
+    from lcrag.runner import RunStats, run_tasks
+    from lcrag.studies import longeval_study as le
+    from lcrag.studies.longeval import trace_citations, validate_variant_run
     from lcrag.studies.longeval_generate import ANSWER_SCHEMA
-    from lcrag.studies.longeval_variants import load_variants
 
     corpus = load_recovered()
-    variant = load_variants(max_evidence=4)["single-query-bm25"]  # short prompt for the 135M model
+    items = le.longeval_items(queries=[SMALLEST])
+    tasks = le.build_tasks(items, variants=["single-query-bm25"], constants={"max_evidence": 4})  # short prompt for 135M
     cache = ResponseCache(tmp_path / "c.sqlite")
     with LocalServer(port=0, n_ctx=4096) as srv:
         reader = make_reader("smollm2-local", base_url=srv.base_url, max_tokens=200, json_mode="none",
                              extra_body={"response_format": {"type": "json_object", "schema": ANSWER_SCHEMA}})
-        r = run_query(corpus, SMALLEST, variant, reader=reader, cache=cache)
-        call = r.provenance["call"]
-        assert call["outcome"] == "ok" and call["parse_status"] in ("ok", "repaired"), call
+        kw = {"run": "longeval", "scorer": le.longeval_scorer(), "cache": cache, "progress": False, "log": lambda s: None}
+        rows = run_tasks(tasks, reader, results_path=tmp_path / "a.jsonl", **kw)
+        (row,) = rows
+        assert row.outcome == "ok" and row.parse_status in ("ok", "repaired"), row
+        # the cache key is the runner's: reader identity (model id) + messages, not a study's own key
+        request, _, _ = tasks[0].request(reader.identity())
+        assert row.cache_key == cache_key(request) and cache.contains(row.cache_key)
+        (r,) = le.responses_from_frame(to_frame(rows))["single-query-bm25"]
         assert r.provenance["generator"] == reader.label
         assert 1 <= len(r.answer) <= 5  # SmolLM2 under the schema answers (deterministic: temperature 0, seed 0)
         for s, sp in zip(r.answer, r.provenance["sentences"]):
             assert all(0 <= c < len(r.references) for c in s.citations)
-            assert len(sp["evidence_ids"]) == len({e for e in sp["evidence_ids"]})
+            assert len(sp["evidence_ids"]) == len(set(sp["evidence_ids"]))
         assert trace_citations(r, corpus) == []
         assert validate_variant_run([r], corpus).ok
-        again = run_query(corpus, SMALLEST, variant, reader=reader, cache=cache)
-        assert cache.hits >= 1 and again.to_dict() == r.to_dict()
+        stats = RunStats()
+        again = run_tasks(tasks, reader, results_path=tmp_path / "b.jsonl", stats=stats, **kw)  # new rows file: from the cache
+        assert stats.cached == 1 and again[0].answer == row.answer and again[0].metrics == row.metrics

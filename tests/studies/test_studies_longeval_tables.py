@@ -87,3 +87,46 @@ def test_tfc1_pool_sizes():
     scores = tfc1_scores(q.text, {n: answer_text(rs[q.id].answer) for n, rs in runs.items()})
     assert all(abs(v * 10 - round(v * 10)) < 1e-9 for v in scores.values())
     assert sum(scores.values()) == pytest.approx(0.0)  # antisymmetric preferences sum to zero
+
+
+def test_registered_measure_reproduces_organizer_precision():
+    """The registered measure (the rule every LongEval table uses) on the 10 stored runs: each
+    response is re-expressed as a reply over one evidence item per reference (evidence id i cites
+    reference i), and the measure's per-query value equals the organizers' printed precision for
+    every consistent gold pair (low <= published <= high; equal where the pair is unique)."""
+    import json
+    from types import SimpleNamespace
+
+    from lcrag import measures
+    from lcrag.studies import longeval_stored as st
+    from lcrag.types import Item
+
+    low, high, exact = (measures.get(n) for n in ("longeval_citation_precision_low", "longeval_citation_precision_high",
+                                                  "longeval_citation_precision"))
+    pairs = st.inferred_gold_pairs()
+    n = 0
+    for run in st.STORED_RUNS:
+        _, published = st.organizer_precision(run)
+        for r in st.load_stored_run(run):
+            ev = [{"evidence_id": i, "text": "x", "doc_id": d, "start": 0, "end": 1, "citation": i} for i, d in enumerate(r.references)]
+            meta = {"variant": run, "query_id": r.query_id, "narrative": "", "references": r.references, "evidence": ev,
+                    "max_answer_sentences": len(r.answer)}
+            item = Item(r.query_id, "", (), (), {"gold_pairs": pairs[r.query_id], "gold_docs": pairs[r.query_id][0]})
+            task = SimpleNamespace(item=item, meta=meta, context=SimpleNamespace(metadata={}))
+            reply = SimpleNamespace(raw=json.dumps({"answer": [{"text": s.text or "-", "evidence_ids": s.citations} for s in r.answer]}))
+            lo, hi, first = low(task, reply), high(task, reply), exact(task, reply)
+            assert lo - 5e-5 <= published[r.query_id] <= hi + 5e-5, (run, r.query_id)
+            assert abs(first - published[r.query_id]) <= 5e-5, (run, r.query_id)
+            n += 1
+    assert n == 470
+
+
+def test_recorded_tables_are_registered_views():
+    from lcrag import registry
+    from lcrag.studies import longeval_study  # noqa: F401  (registers on import)
+    from lcrag.studies.longeval_tables import table1_text_availability
+    from lcrag.studies.longeval_variants import load_variants, method_matrix
+
+    assert registry.lookup("view", "longeval_table1")(None).equals(table1_text_availability())
+    assert registry.lookup("view", "longeval_method_matrix")(None).equals(method_matrix(load_variants()))
+    assert {"longeval_table5", "longeval_table6", "longeval_summary"} <= set(registry.names("view"))

@@ -1,0 +1,35 @@
+"""The built-in study spec ``longeval`` (``specs/longeval.yaml``), registered with the engine.
+
+The YAML is the spec a user copies (``lcrag studies show longeval``), edits and runs
+(``lcrag run my_longeval.yaml``): item source ``longeval``, task builder ``longeval``, reader
+``longeval-extractive`` (the deterministic extractive generator), the LongEval measures and views.
+It is registered as kind ``study`` once the engine's :class:`StudySpec` is importable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import registry
+
+SPEC_PATH = Path(__file__).parent / "specs" / "longeval.yaml"
+
+
+def spec_doc() -> dict[str, Any]:
+    """The spec as a plain mapping (the YAML file's content)."""
+    return yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
+
+
+def register_spec() -> bool:
+    """Register the ``longeval`` study (a validated ``StudySpec``); False when the engine's spec
+    class is not available in this installation."""
+    try:
+        from ..experiment.spec import StudySpec
+    except ImportError:
+        return False
+    if "longeval" not in registry.names("study"):
+        registry.register("study", "longeval", StudySpec.model_validate(spec_doc()))
+    return True
