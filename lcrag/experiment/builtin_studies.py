@@ -9,6 +9,10 @@ import importlib
 #: modules registering a built-in study (``lcrag studies`` lists them)
 MODULES = (
     "lcrag.studies.synthetic_study",
+    "lcrag.studies.nolima_study",
+    "lcrag.studies.multihop_rag",
+    "lcrag.studies.qasper_mp",
+    "lcrag.studies.longeval_study",
 )
 
 _LOADED = False
