@@ -165,7 +165,7 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         out: str | Path | None = None, cache=None, progress: bool = True, log=None, readers: list | None = None,
         base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
         wait: bool = False, executor: dict | None = None, views: bool = True,
-        results_path: str | Path | None = None) -> StudyResult:
+        results_path: str | Path | None = None, data_dir: str | Path | None = None) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
@@ -174,7 +174,8 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     spec's ``out``, else ``runs/<name>`` next to the study file, or under the working directory for a
     built-in study; with ``results_path`` and no ``out``: that file's path without its suffix).
     ``results_path``: the results file (default ``<run_dir>/results.jsonl``). ``readers`` replaces
-    the spec's readers. Other arguments: see
+    the spec's readers. ``data_dir``: the data directory handed to the item source (default
+    :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). Other arguments: see
     :func:`lcrag.experiment.study.run_study`.
     """
     from .study import run_study
@@ -191,7 +192,7 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         out = Path(results_path).with_suffix("")
     res = run_study(src, out=out, results_path=results_path, readers=readers, cache=cache, progress=progress, base_dir=base_dir,
                     budget_usd=budget_usd, allow_over_budget=allow_over_budget, log=log, wait=wait, executor=executor,
-                    overrides=overrides)
+                    overrides=overrides, data_dir=data_dir)
     spec = res.spec
     out_views = compute_views(spec, res.frame) if views else {}
     return StudyResult(res.frame, out_views, res.run_dir, spec, res.manifest, res.stats, res.seconds)

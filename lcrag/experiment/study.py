@@ -89,6 +89,7 @@ def _reader(entry: str | dict, overrides: dict) -> Reader:
 
 
 def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | None = None, readers: list | None = None,
+            data_dir: str | Path | None = None,
             out: str | Path | None = None, overrides: dict | None = None) -> Prepared:
     """Validate a study (path, mapping or :class:`~.spec.StudySpec`) and everything it names; load its items.
 
@@ -185,11 +186,12 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
                     [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
     prep.run_dir = run_dir_of(prep, out)
     if cfg.data.source is not None:
-        from ..config import data_dir
+        from ..config import data_dir as default_data_dir
         from .engine import call_with, lookup
 
         try:
-            got = call_with(lookup("item_source", cfg.data.source), data_dir=data_dir(), seed=cfg.seed,
+            got = call_with(lookup("item_source", cfg.data.source),
+                            data_dir=Path(data_dir) if data_dir is not None else default_data_dir(), seed=cfg.seed,
                             limit=cfg.data.limit, **cfg.data.params)
         except (TypeError, ValueError) as e:
             raise err("data.params", f"item source {cfg.data.source!r}: {e}") from None
@@ -371,7 +373,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
               wait: bool = False, executor: dict | None = None, overrides: dict | None = None,
-              results_path: str | Path | None = None) -> StudyRun:
+              results_path: str | Path | None = None, data_dir: str | Path | None = None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
 
     Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
@@ -392,7 +394,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
 
         runner = functools.partial(run_tasks_ray, **executor)
     log = log or (lambda s: print(s, file=sys.stderr))
-    prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides)
+    prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides, data_dir=data_dir)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
                                     "cache": None, "out": None, "description": "", "hits_ks": []})

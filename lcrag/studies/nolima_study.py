@@ -210,37 +210,17 @@ def spec_doc(name: str, overrides: dict[str, Any] | None = None) -> dict[str, An
 
 def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = None, results_path: str | Path,
              data_dir=None, progress: bool = False, budget_usd: float | None = None) -> pd.DataFrame:
-    """Run a NoLiMa spec: item source -> task builder -> every reader through
-    ``lcrag.runner.run_tasks`` with ``lcrag.measures.scorer(measures)`` -> :func:`~.nolima_live.rows_frame`.
+    """Run a NoLiMa spec with the engine (:func:`lcrag.experiment.run`: item source -> task builder ->
+    every reader through ``lcrag.runner.run_tasks`` -> the spec's measures) and return its rows in the
+    layout of :func:`~.nolima_live.rows_frame` (the recorded frames' columns).
 
-    ``results_path``: the results file (resumable); the run name is the spec's name. Readers are
-    profile names or ``{"profile": name, **overrides}`` dicts (e.g. a smaller context window)."""
-    from .. import measures
-    from ..llm.readers import make_reader
-    from ..llm.server import serve_for
-    from ..results import to_frame
-    from ..runner import run_tasks
+    ``results_path``: the results file (resumable). Readers are profile names or
+    ``{"profile": name, **overrides}`` dicts (e.g. a smaller context window)."""
+    from ..experiment import run
 
-    doc = spec_doc(spec, overrides) if isinstance(spec, str) else apply_overrides(spec, overrides)
-    items = registry.lookup("item_source", doc["data"]["source"])(data_dir=data_dir, **doc["data"].get("params", {}))
-    tasks = registry.lookup("task_builder", doc["tasks"]["builder"])(items, **doc["tasks"].get("params", {}))
-    conds = {t.condition: t.meta["condition"] for t in tasks}
-    tasks = [dataclasses.replace(t, meta={k: v for k, v in t.meta.items() if k != "condition"}) for t in tasks]
-    scorer = measures.scorer(doc["measures"])
-    readers = list(doc["readers"])
-    rows = []
-    with serve_for([r["profile"] if isinstance(r, dict) else r for r in readers]):
-        for r in readers:
-            reader = make_reader(r["profile"], **{k: v for k, v in r.items() if k != "profile"}) \
-                if isinstance(r, dict) else make_reader(r)
-            rows += run_tasks(tasks, reader, run=doc["name"], results_path=results_path, scorer=scorer,
-                              progress=progress, budget_usd=budget_usd)
-    df = to_frame(rows)
-    if len(df):
-        df["reader_label"] = df["meta.reader_label"]
-        for c in doc["tasks"].get("columns", []):  # Condition fields as columns, as the engine adds them
-            df[c] = df["condition"].map(lambda label, c=c: conds[label].fields().get(c))
-    return LV.rows_frame(df)
+    src = spec_doc(spec, overrides) if isinstance(spec, str) else apply_overrides(spec, overrides)
+    res = run(src, results_path=results_path, data_dir=data_dir, progress=progress, budget_usd=budget_usd, views=False)
+    return LV.rows_frame(res.rows)
 
 
 def _register() -> None:
