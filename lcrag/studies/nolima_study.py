@@ -214,13 +214,15 @@ def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = N
     every reader through ``lcrag.runner.run_tasks`` -> the spec's measures) and return its rows in the
     layout of :func:`~.nolima_live.rows_frame` (the recorded frames' columns).
 
-    ``results_path``: the results file (resumable). Readers are profile names or
+    ``results_path``: the results file (resumable); ``run`` is the study name, ``run_id`` the
+    engine's run id. Readers are profile names or
     ``{"profile": name, **overrides}`` dicts (e.g. a smaller context window)."""
     from ..experiment import run
 
     src = spec_doc(spec, overrides) if isinstance(spec, str) else apply_overrides(spec, overrides)
     res = run(src, results_path=results_path, data_dir=data_dir, progress=progress, budget_usd=budget_usd, views=False)
-    return LV.rows_frame(res.rows)
+    # the recorded frames' ``run`` column names the study; the engine's run id (<name>@<config hash>) stays in ``run_id``
+    return LV.rows_frame(res.rows.assign(run_id=res.rows["run"], run=res.spec.name))
 
 
 def _register() -> None:

@@ -108,7 +108,8 @@ def test_run_spec_with_overrides_on_generated_data(tmp_cache, tmp_path):
     df = NS.run_spec("nolima-rag", results_path=tmp_path / "g.jsonl",
                      overrides={"data.params": {"generated": True, "lengths": [3000]},
                                 "tasks.params": {"retriever": "bm25", "k": [1, 5]}})
-    assert set(df["condition"]) == {"RAG-bm25-k1", "RAG-bm25-k5"} and df["run"].str.startswith("nolima-rag@").all()  # engine run id: <name>@<config hash>
+    assert set(df["condition"]) == {"RAG-bm25-k1", "RAG-bm25-k5"} and set(df["run"]) == {"nolima-rag"}
+    assert df["run_id"].str.startswith("nolima-rag@").all()  # the engine's run id: <name>@<config hash>
     assert len(df) == 2 * 4 * 2 and df["ans"].notna().all()
     k5 = df[df["condition"] == "RAG-bm25-k5"]
     assert (k5["meta.k"] == 5).all()
