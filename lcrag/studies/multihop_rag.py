@@ -6,7 +6,7 @@ Pipeline (each step a plain function; notebooks 10–12 call them):
    paths, else the data directory), otherwise generated fixtures in the same schema, labelled
    ``lcrag.data.fixtures.FIXTURE_LABEL``.
 2. :func:`build_pilot` — LC mini-haystacks (gold articles + 20 seeded distractors) and the
-   50-query pilot (data README §3.4); see ``_multihop_contexts``.
+   50-query pilot (data README §3.4); see ``multihop_contexts``.
 3. Retrieval: :func:`chunk_corpus` (256-token cl100k windows per article), :func:`make_retriever`
    (``bm25``, ``minilm`` offline; ``openai:text-embedding-3-large`` with a key),
    :func:`fact_ranks` (rank of the first chunk containing each gold fact, App. D.3) and the
@@ -50,7 +50,7 @@ from ..scoring.answer import multihop_match
 from ..scoring.evidence import evid_all_cited, evid_recall
 from ..scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
 from ..types import Chunk, Document, Response
-from ._multihop_contexts import (LCRecord, build_lc_records, chunk_fact_sets, chunks_by_doc, rag_context,
+from .multihop_contexts import (LCRecord, build_lc_records, chunk_fact_sets, chunks_by_doc, rag_context,
                                  sample_pilot, sample_stratified)
 
 K_VALUES = (4, 10, 25, 50, 100, 200)
@@ -134,11 +134,11 @@ def make_retriever(name: str, chunks: Sequence[Chunk]):
 
 def fact_ranks(queries: Sequence[Query], chunks: Sequence[Chunk], retriever, *, batch: int = 128) -> pd.DataFrame:
     """Rank (1-based; descending score, ties by chunk index) of the best gold chunk of each fact
-    (App. D.3; gold chunks per ``_multihop_contexts.chunk_fact_sets``). ``mapped`` is False for a
+    (App. D.3; gold chunks per ``multihop_contexts.chunk_fact_sets``). ``mapped`` is False for a
     fact no chunk contains: with the authors' rules such a fact leaves the query's all-gold set
     (and is counted, ``n_facts_unmapped``); with lcrag's rules it stays and the query can never
     reach full coverage."""
-    from . import _multihop_contexts as MC
+    from . import multihop_contexts as MC
     by_doc, cache = chunks_by_doc(chunks), {}
     rows = []
     for b in range(0, len(queries), batch):
@@ -178,8 +178,8 @@ AUTHORS_KS = (1, 4, 10, 50, 100, 500)
 
 def retrieval_metrics(fr: pd.DataFrame, ks: Sequence[int] = AUTHORS_KS) -> pd.DataFrame:
     """Hits@k any/all at the authors' grid, MAP@10, MRR@10 and unmapped facts
-    (``_multihop_authors.retrieval_metrics_table``)."""
-    from ._multihop_authors import retrieval_metrics_table
+    (``multihop_authors.retrieval_metrics_table``)."""
+    from .multihop_authors import retrieval_metrics_table
 
     return retrieval_metrics_table(fr, ks)
 

@@ -39,7 +39,7 @@ from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
 from ..scoring.qasper import answer_f1, evidence_f1, is_unanswerable
 from ..types import Item, Response
-from ._qasper_contexts import lc_context, make_cue, paragraph_chunks, pool_papers, rag_context
+from .qasper_contexts import lc_context, make_cue, paragraph_chunks, pool_papers, rag_context
 
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
