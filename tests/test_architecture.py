@@ -6,7 +6,9 @@ import statement anywhere in a module: top-level and inside functions (a lazy im
 edge to ``a``) and ``importlib.import_module("lcrag.x")`` / ``__import__("lcrag.x")`` with a literal name.
 Imports under ``if TYPE_CHECKING:`` count as well: the layering is about what a module may know of, not only about
 what executes. Importing ``a.b.c`` also runs the ``__init__`` of ``a`` and ``a.b``; those implicit parent edges are
-not counted (a package's ``__init__`` importing its own submodules is not a cycle).
+not counted (a package's ``__init__`` importing its own submodules is not a cycle). A module named only at run time
+(a name held in data: the public API's name map in ``lcrag/__init__.py``, ``pkgutil`` discovery of measure modules,
+a study's ``plugins:`` list) is not an edge: that is how a lower layer finds what registers with it.
 
 A *unit* is one level below ``lcrag``: a sub-package (``lcrag.llm``, ``lcrag.experiment``, ...) or a top-level
 module (``lcrag.runner`` is its own unit); ``lcrag/__init__.py`` is the unit ``lcrag``.
@@ -18,35 +20,41 @@ Three rules:
 (c) no import of an underscore name (a module or an attribute whose name starts with ``_`` and is not a dunder)
     from another unit: a package's private modules and helpers are used only inside that package.
 
-The layer order the code follows (an arrow means "may import"; each layer may import every layer above it):
+The layer order the code follows today (each layer imports only layers above it in this list; computed from the
+graph as the longest import chain below each unit):
 
-    errors, textio, yamlpos, types, config, ...          records, positions, small helpers (no lcrag imports
-                                                         beyond this layer)
-      ↑
-    data, chunking, llm, embeddings(_onnx), stats        loaders, chunkers, readers and the one cached call,
-                                                         encoders, statistics
-      ↑
-    retrieval, scoring, measures, haystack, position     retrievers, scores of responses, registered measures
-      ↑
-    registry                                             the table of named components (imports no lcrag code)
-      ↑
-    runner, results, resume, report, plots, ...          the task runner and the rows it writes
-      ↑
-    executors                                            ways of running the runner's tasks (pool, ray, shards)
-      ↑
-    experiment                                           the engine: spec -> conditions -> contexts -> rows
-      ↑
-    studies                                              the paper studies registered with the engine
-      ↑
-    commands, cli, reproduce                             the command line
-      ↑
-    lcrag (the public API in ``lcrag/__init__.py``, resolved lazily by name)
+    errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
+    rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
+      ↓ used by
+    llm, haystack, measures, trec, ...                   readers, prompts, parsing, the one cached reader call
+                                                         (lcrag.llm.call), haystacks, registered measures
+      ↓
+    runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),
+                                                         scores of responses, encoders, cost plans
+      ↓
+    chunking, data, retrieval, executors, results        chunkers, loaders (recorded runs are loaded, not
+                                                         scored), retrievers, run executors, result tables
+      ↓
+    studies                                              the paper studies' pieces
+      ↓
+    experiment, reproduce                                the engine (spec -> conditions -> contexts -> rows)
+      ↓
+    lcrag (lcrag/__init__.py), commands, cli             the public API (resolved lazily by name, and the loader
+                                                         that fills the registry with the built-ins), the CLI
 
-The rules, not the picture, are what the tests enforce; the picture is the order the graph is sorted in today.
+The target order puts ``studies`` above ``experiment`` (paper studies registered with the engine); today one edge
+points the other way (``experiment.convert`` uses ``studies.multihop_contexts``). The rules, not the picture, are
+what the tests enforce.
 """
 from __future__ import annotations
 
 import ast
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -393,3 +401,113 @@ def test_checker_allows_private_names_inside_one_package(tmp_path):
     })
     g = build_graph(pkg)
     assert module_cycles(g) == [] and unit_cycles(g) == [] and underscore_imports(g) == []
+
+
+# ---- the public API (lcrag/__init__.py) and its users outside the package ----
+
+def test_public_api_names_resolve():
+    """Every name in ``lcrag.__all__`` resolves to an object of the module it is documented in, and ``dir``
+    lists it."""
+    import lcrag
+
+    assert lcrag.__all__, "lcrag.__all__ is empty"
+    for name in lcrag.__all__:
+        module, attr = lcrag._API[name].split(":")
+        obj = getattr(lcrag, name)
+        assert obj is getattr(importlib.import_module(module), attr), name
+    assert set(lcrag.__all__) <= set(dir(lcrag))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        lcrag.no_such_name  # noqa: B018
+
+
+def test_import_lcrag_is_cheap():
+    """``import lcrag`` loads the registry table and the version only; names load on first use."""
+    code = ("import sys, lcrag; mods = sorted(m for m in sys.modules if m.startswith('lcrag')); print(mods); "
+            "lcrag.Chunk; print('lcrag.types' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    mods, types_loaded = out.stdout.splitlines()
+    assert mods == "['lcrag', 'lcrag.registry', 'lcrag.version']", mods
+    assert types_loaded == "True"
+
+
+def test_registry_imports_no_lcrag_module(graph):
+    """The registry is a plain table every layer may use: it imports nothing of lcrag (built-ins come from the
+    loader ``lcrag/__init__.py`` installs)."""
+    assert [e.where() for e in graph.edges if e.source == "lcrag.registry"] == []
+
+
+def _code_of(path: Path) -> list[tuple[str, int]]:
+    """(source, first line) of each piece of Python in a file: the whole ``.py`` file, each code cell of a
+    notebook (IPython magics blanked), each ```python block of a Markdown file."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".py":
+        return [(text, 1)]
+    if path.suffix == ".ipynb":
+        cells = json.loads(text)["cells"]
+        out = []
+        for i, c in enumerate(cells):
+            if c.get("cell_type") == "code":
+                src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                src = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in src.splitlines())
+                out.append((src, i))
+        return out
+    return [(m.group(1), text[: m.start()].count("\n") + 2)
+            for m in re.finditer(r"```python\n(.*?)```", text, flags=re.S)]
+
+
+def _private_lcrag_imports(path: Path) -> list[str]:
+    """``file:line: imports NAME from MODULE`` for each import of an underscore module or name of lcrag."""
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    bad = []
+    for src, first in _code_of(path):
+        tree = ast.parse(src)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                mods = [(a.name, ()) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                mods = [(node.module, tuple(a.name for a in node.names))]
+            else:
+                continue
+            for mod, names in mods:
+                if mod != PACKAGE and not mod.startswith(PACKAGE + "."):
+                    continue
+                private = [p for p in mod.split(".") if _private(p)] + [n for n in names if _private(n)]
+                if private:
+                    bad.append(f"{where}:{first + node.lineno - 1}: imports {', '.join(private)} "
+                               f"from {mod}")
+    return bad
+
+
+def test_examples_use_the_public_api():
+    """The plug-in examples import only from ``lcrag`` itself or public (non-underscore) lcrag modules, and at
+    least one name from the top-level API."""
+    files = sorted((ROOT / "examples" / "plugins").glob("*.py"))
+    assert files
+    bad = [b for f in files for b in _private_lcrag_imports(f)]
+    assert not bad, "plug-in examples import private lcrag names:\n" + "\n".join(bad)
+    for f in files:
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        assert any(isinstance(n, ast.ImportFrom) and n.module == PACKAGE for n in ast.walk(tree)), \
+            f"{f.relative_to(ROOT)} does not use `from lcrag import ...`"
+
+
+def test_notebooks_docs_and_benchmarks_import_no_private_names():
+    """Code outside the package (notebooks, docs' Python blocks, benchmarks, examples) imports no underscore
+    module or name of lcrag. (Unit tests may: they test internals.)"""
+    files = [*sorted((ROOT / "notebooks").glob("*.ipynb")), *sorted((ROOT / "docs").glob("*.md")),
+             ROOT / "README.md", *sorted((ROOT / "benchmarks").rglob("*.py")),
+             *sorted((ROOT / "examples").rglob("*.py"))]
+    bad = [b for f in files for b in _private_lcrag_imports(f)]
+    assert not bad, "private lcrag names imported outside the package:\n" + "\n".join(bad)
+
+
+def test_private_import_scan_catches_one(tmp_path):
+    md = tmp_path / "guide.md"
+    md.write_text("text\n\n```python\nimport lcrag\nfrom lcrag.chunking._spans import chunks_from_spans\n"
+                  "from lcrag.registry import _TABLES, register\n```\n", encoding="utf-8")
+    bad = _private_lcrag_imports(md)
+    assert len(bad) == 2, bad
+    assert bad[0].endswith("guide.md:5: imports _spans from lcrag.chunking._spans"), bad
+    assert bad[1].endswith("guide.md:6: imports _TABLES from lcrag.registry"), bad

@@ -149,6 +149,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
     lcrag's generated needles, RAG by ``retriever`` with full-coverage k.
     """
     from ..data import nolima_recorded as R
+    from .recorded_nolima import rag_frame
     from . import nolima_figures as F
     from . import nolima_live as LV
     from .nolima_rag import matched_budgets
@@ -158,7 +159,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
         records = R.load_rag_records(data_dir)
-        parts_rag.append(R.rag_frame(records, bmap))
+        parts_rag.append(rag_frame(records, bmap))
         cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
         items.append(R.lc_per_needle_frame(data_dir))
         tasks = recorded_rag_vs_lc_tasks(data_dir, budgets, records) if live_readers else []
@@ -227,6 +228,7 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     Returns ``(table, live_frame)``.
     """
     from ..data import nolima_recorded as R
+    from .recorded_nolima import rag_frame
     from ..scoring.attribution import attribution_table
     from . import nolima_live as LV
 
@@ -240,8 +242,8 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
         tn = R.two_needle_frame(data_dir)
         tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
         parts.append(attribution_table(tn, by))
-        rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
-                                                               condition="RAG-emb (full-coverage k)")
+        rag = rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
+                                                             condition="RAG-emb (full-coverage k)")
         parts.append(attribution_table(rag, by))
     tasks = attribution_tasks(data_dir, lengths=lengths, settings=settings, rag_retriever=rag_retriever, rag_k=rag_k)
     data = load_nolima(data_dir)

@@ -115,6 +115,7 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     """Everything notebook 07 shows: needle positions per ordering and Table 16; None without
     the recorded rankings (Table 16 re-orders the recorded embedding top-k)."""
     from ..data import nolima_recorded as R
+    from .recorded_nolima import rag_frame
     from . import nolima_live as LV
     from .nolima_rag import matched_budgets
     from .nolima_report import RECORDED, have_recorded
@@ -124,7 +125,7 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
     bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
     records = R.load_rag_records(data_dir)
-    rag = R.rag_frame(records, bmap)
+    rag = rag_frame(records, bmap)
     rerank_lengths = [h for h, b in bmap.items() if b in set(rerank_budgets)]
     orders, positions, reranker_name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths)
     live = None
