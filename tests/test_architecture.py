@@ -18,7 +18,8 @@ Three rules:
 (a) no cycle between modules;
 (b) no cycle between units (edges inside one unit are ignored);
 (c) no import of an underscore name (a module or an attribute whose name starts with ``_`` and is not a dunder)
-    from another unit: a package's private modules and helpers are used only inside that package.
+    from another unit, and no ``m._x`` through a module ``m`` bound by an import: a package's private modules and
+    helpers are used only inside that package.
 
 The layer order the code follows today (each layer imports only layers above it in this list; computed from the
 graph as the longest import chain below each unit):
@@ -132,6 +133,10 @@ def _literal_import(call: ast.Call, current: str, is_pkg: bool) -> str | None:
     return target
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 def build_graph(pkg_dir: Path, package: str | None = None) -> Graph:
     """Parse every ``.py`` file under ``pkg_dir`` and return its import graph (edges to modules of the package
     only; third-party and standard-library imports are left out)."""
@@ -156,19 +161,25 @@ def build_graph(pkg_dir: Path, package: str | None = None) -> Graph:
         is_pkg = path.name == "__init__.py"
         rel = str(path.relative_to(graph.root))
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=rel)
+        module_alias: dict[str, str] = {}  # local name bound to a module of the package (``import a.b as m``)
         for node in ast.walk(tree):
             found: list[tuple[str, tuple[str, ...]]] = []
             if isinstance(node, ast.Import):
                 found = [(alias.name, ()) for alias in node.names]
+                module_alias.update({a.asname: a.name for a in node.names if a.asname and a.name in graph.modules})
             elif isinstance(node, ast.ImportFrom):
                 base = (_resolve_relative(current, is_pkg, node.level, node.module) if node.level
                         else node.module or "")
+                attrs = []
                 for alias in node.names:
                     sub = f"{base}.{alias.name}"
                     if sub in graph.modules:
                         found.append((sub, ()))
+                        module_alias[alias.asname or alias.name] = sub
                     else:
-                        found.append((base, (alias.name,)))
+                        attrs.append(alias.name)
+                if attrs:
+                    found.append((base, tuple(attrs)))
             elif isinstance(node, ast.Call):
                 target = _literal_import(node, current, is_pkg)
                 if target:
@@ -177,10 +188,13 @@ def build_graph(pkg_dir: Path, package: str | None = None) -> Graph:
                 if not own(target):
                     continue
                 module = nearest_module(target)
-                if module is None:
-                    continue
-                # ``import pkg.a._b`` names a module deeper than the nearest file only when it does not exist
-                graph.edges.append(Edge(current, module, rel, node.lineno, names))
+                if module is not None:
+                    graph.edges.append(Edge(current, module, rel, node.lineno, names))
+        # ``m._x`` through a module bound by an import uses the private name as ``from m import _x`` would
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in module_alias and _private(node.attr)):
+                graph.edges.append(Edge(current, module_alias[node.value.id], rel, node.lineno, (node.attr,)))
     return graph
 
 
@@ -295,10 +309,6 @@ def unit_cycles(graph: Graph) -> list[str]:
     return [_describe(_cycle_in(c, succ), lambda a, b: first[(a, b)]) for c in _sccs(units, succ)]
 
 
-def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
-
-
 def underscore_imports(graph: Graph) -> list[str]:
     """Every import, from another unit, of a private module (a path component below the unit starting with
     ``_``) or of a private attribute."""
@@ -363,7 +373,8 @@ def synthetic(tmp_path) -> Graph:
         "b/__init__.py": "",
         # lazy import inside a function closes the package cycle a -> b -> a
         "b/two.py": "def g():\n    from pkg.a import one\n    return one\n",
-        "b/three.py": "from pkg.a._hidden import h\nfrom pkg.c import _secret, __version__\n",
+        "b/three.py": "from pkg.a._hidden import h\nfrom pkg.c import _secret, __version__\nimport pkg.d as dd\n"
+                      "def f():\n    return dd._private_helper()\n",
         "c.py": "__version__ = '1'\n_secret = 2\nimport importlib\n"
                 "def load():\n    return importlib.import_module('pkg.d')\n",
         "d.py": "from . import c\n",
@@ -387,8 +398,9 @@ def test_checker_finds_underscore_imports(synthetic):
     bad = underscore_imports(synthetic)
     assert any("pkg/b/three.py:1" in b and "_hidden" in b for b in bad), bad
     assert any("pkg/b/three.py:2" in b and "_secret" in b for b in bad), bad
-    assert not any("__version__" in b for b in bad), bad            # dunders are public
-    assert len(bad) == 2, bad
+    assert any("pkg/b/three.py:5" in b and "_private_helper" in b for b in bad), bad   # m._x through an alias
+    assert any("imports _secret from another package" in b for b in bad), bad   # dunders are public
+    assert len(bad) == 3, bad
 
 
 def test_checker_allows_private_names_inside_one_package(tmp_path):
