@@ -523,3 +523,22 @@ def test_private_import_scan_catches_one(tmp_path):
     assert len(bad) == 2, bad
     assert bad[0].endswith("guide.md:5: imports _spans from lcrag.chunking._spans"), bad
     assert bad[1].endswith("guide.md:6: imports _TABLES from lcrag.registry"), bad
+
+
+def test_registry_finds_builtins_in_a_fresh_process():
+    """Without the registry importing the engine, a fresh process that imports only ``lcrag.registry`` sees the
+    built-ins (the loader installed by ``lcrag/__init__.py``), and a plug-in reader kind reaches ``make_reader``."""
+    code = """
+import lcrag.registry as reg
+print(sorted(reg.names("reader")), "sentences" in reg.names("chunker"), "bm25" in reg.names("retriever"),
+      "contains" in reg.names("scorer"))
+from lcrag.llm.readers import ExtractiveReader, make_reader
+class Mine(ExtractiveReader):
+    pass
+reg.register_reader("mine", Mine)
+print(type(make_reader({"name": "m", "kind": "mine"})).__name__)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["['extractive', 'extractive-single', 'openai'] True True True", "Mine"]
