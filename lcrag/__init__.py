@@ -25,7 +25,7 @@ import importlib
 from typing import Any
 
 from . import registry as _registry
-from .version import __version__
+from .version import __version__  # noqa: F401  (lcrag.__version__)
 
 #: public name -> "module:attribute" it is resolved from
 _API: dict[str, str] = {
@@ -64,7 +64,12 @@ _API: dict[str, str] = {
     "data_dir": "lcrag.config:data_dir",
 }
 
-__all__ = sorted(_API)
+__all__ = [
+    "CallResult", "Chunk", "Condition", "Context", "Document", "Evidence", "Item", "Line", "Measure",
+    "ReadRequest", "Reader", "Response", "ResultRow", "Retriever", "Task", "chunks_from_spans", "data_dir",
+    "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
+    "register_retriever", "register_scorer", "run_tasks",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
 import json
 import os
 import re
@@ -272,7 +273,7 @@ def _cycle_in(comp: list[str], succ: dict[str, set[str]]) -> list[str]:
 
 def _describe(cycle: list[str], edge_of) -> str:
     lines = [" -> ".join(cycle)]
-    for a, b in zip(cycle, cycle[1:]):
+    for a, b in itertools.pairwise(cycle):
         e = edge_of(a, b)
         lines.append(f"    {a} -> {b}   ({e.where()}: {_statement(e)})")
     return "\n".join(lines)
@@ -423,6 +424,7 @@ def test_public_api_names_resolve():
     import lcrag
 
     assert lcrag.__all__, "lcrag.__all__ is empty"
+    assert sorted(lcrag.__all__) == sorted(lcrag._API), "__all__ and the name map differ"
     for name in lcrag.__all__:
         module, attr = lcrag._API[name].split(":")
         obj = getattr(lcrag, name)
@@ -436,7 +438,7 @@ def test_import_lcrag_is_cheap():
     """``import lcrag`` loads the registry table and the version only; names load on first use."""
     code = ("import sys, lcrag; mods = sorted(m for m in sys.modules if m.startswith('lcrag')); print(mods); "
             "lcrag.Chunk; print('lcrag.types' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     mods, types_loaded = out.stdout.splitlines()
@@ -466,7 +468,7 @@ def _code_of(path: Path) -> list[tuple[str, int]]:
                 out.append((src, i))
         return out
     return [(m.group(1), text[: m.start()].count("\n") + 2)
-            for m in re.finditer(r"```python\n(.*?)```", text, flags=re.S)]
+            for m in re.finditer(r"```python\n(.*?)```", text, flags=re.DOTALL)]
 
 
 def _private_lcrag_imports(path: Path) -> list[str]:
@@ -538,7 +540,7 @@ class Mine(ExtractiveReader):
 reg.register_reader("mine", Mine)
 print(type(make_reader({"name": "m", "kind": "mine"})).__name__)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT, timeout=300,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["['extractive', 'extractive-single', 'openai'] True True True", "Mine"]

@@ -102,9 +102,9 @@ def test_judge_budget_refuses_uncached_calls_only(tmp_path):
         with pytest.raises(BudgetExceeded, match="exceeds the budget"):
             judge("Who else?", ["Yuki"], pred, r, cache, budget=broke)
         assert srv.requests == 1  # refused before sending
-        fn = make_judge(dict(name="judge", kind="openai", model="judge-model", base_url=srv.base_url, api_key_env=None,
-                             family="fault", max_retries=1, price_input_per_1m=1000.0, price_output_per_1m=1000.0,
-                             max_tokens=100), cache, budget_usd=1.0)
+        fn = make_judge({"name": "judge", "kind": "openai", "model": "judge-model", "base_url": srv.base_url,
+                         "api_key_env": None, "family": "fault", "max_retries": 1, "price_input_per_1m": 1000.0,
+                         "price_output_per_1m": 1000.0, "max_tokens": 100}, cache, budget_usd=1.0)
         assert fn("Who?", ["Yuki"], pred) == 0.5  # served from the cache under the cap
         est = estimate_usd(r, 100)
         assert est == pytest.approx(100 / 1e6 * 1000 + 100 / 1e6 * 1000)
