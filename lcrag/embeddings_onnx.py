@@ -154,7 +154,7 @@ class OnnxMiniLM:
 @functools.lru_cache(maxsize=1)
 def load_onnx_minilm() -> OnnxMiniLM:
     """The int8 MiniLM session (exported on first use, then loaded once per process)."""
-    from .embeddings import minilm_path
+    from .weights import minilm_path
 
     model_dir = minilm_path()
     return OnnxMiniLM(export_int8(model_dir), model_dir)

@@ -19,12 +19,15 @@ Contracts (see ``examples/plugins/`` for one runnable example each):
 * **retriever** ``factory(chunks: list[Chunk], **params) -> obj`` where ``obj.rank(query)``
   returns chunk indices best first (every :class:`lcrag.retrieval.Retriever` has it).
 * **chunker** ``fn(doc: Document, **params) -> list[Chunk]``; chunks must satisfy
-  ``doc.text[c.start:c.end] == c.text`` (use ``lcrag.chunking._spans.chunks_from_spans``).
+  ``doc.text[c.start:c.end] == c.text`` (use ``lcrag.chunks_from_spans``).
 * **reader** ``cls(profile)`` subclassing :class:`lcrag.llm.readers.Reader` with
   ``read(ReadRequest) -> CallResult``; a profile (YAML or inline dict) selects it with
-  ``kind: <name>``. This wraps :func:`lcrag.llm.readers.register_reader_kind`.
+  ``kind: <name>`` (the same table :func:`lcrag.llm.readers.register_reader_kind` fills).
 
-Built-ins are registered lazily on first lookup, so importing this module is cheap.
+This module is a plain table and imports no other lcrag module, so every layer may use it.
+Built-ins are registered lazily, on the first lookup or registration, by the *loaders* installed
+with :func:`add_loader` (``lcrag/__init__.py`` installs the one that registers lcrag's own
+scorers, retrievers, chunkers and reader kinds); importing this module is cheap.
 """
 
 from __future__ import annotations
@@ -51,8 +54,10 @@ class ScorerSpec:
 _SCORERS: dict[str, ScorerSpec] = {}
 _RETRIEVERS: dict[str, Callable[..., Any]] = {}
 _CHUNKERS: dict[str, Callable[..., Any]] = {}
+# reader kinds: the live table of lcrag.llm.readers once bound (bind_readers), so make_reader sees plug-ins
 _READERS: dict[str, type] = {}
-_BUILTINS_DONE = False
+_READER_BASE: type | None = None
+_PENDING_LOADERS: list[Callable[[], None]] = []
 
 #: Kinds of the generic registry (:func:`register` / :func:`lookup`): the engine's
 #: item sources, context layouts, measures, views (table builders) and built-in studies.
@@ -91,14 +96,30 @@ def register_chunker(name: str, fn: Callable[..., Any], *, replace: bool = False
 
 
 def register_reader(kind: str, cls: type, *, replace: bool = False) -> None:
-    """Register a reader class for profiles with ``kind: <kind>`` (wraps ``register_reader_kind``)."""
-    from .llm.readers import _REGISTRY, Reader, register_reader_kind
-
-    if not (isinstance(cls, type) and issubclass(cls, Reader)):
+    """Register a reader class for profiles with ``kind: <kind>`` (the table ``make_reader`` reads)."""
+    _ensure_builtins()
+    if _READER_BASE is None or not (isinstance(cls, type) and issubclass(cls, _READER_BASE)):
         raise TypeError(f"reader {kind!r} must be a subclass of lcrag.llm.readers.Reader")
-    _check_new(_REGISTRY, kind, "reader kind", replace)
-    register_reader_kind(kind, cls)
+    _check_new(_READERS, kind, "reader kind", replace)
     _READERS[kind] = cls
+
+
+def bind_readers(table: dict[str, type], base: type) -> None:
+    """Use ``table`` (the reader-kind table of :mod:`lcrag.llm.readers`) for reader kinds and ``base`` (its
+    ``Reader`` class) to check them; kinds registered before the binding move into ``table``."""
+    global _READERS, _READER_BASE
+    if table is not _READERS:
+        for kind, cls in _READERS.items():
+            table.setdefault(kind, cls)
+        _READERS = table
+    _READER_BASE = base
+
+
+def add_loader(fn: Callable[[], None]) -> None:
+    """Install ``fn()``, which registers built-ins; it runs once, before the next lookup or registration.
+
+    This is how the layers above fill this table without the table importing them."""
+    _PENDING_LOADERS.append(fn)
 
 
 def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> Any:
@@ -142,9 +163,7 @@ def names(what: str) -> list[str]:
     """Registered names of ``"scorer"``, ``"retriever"``, ``"chunker"``, ``"reader"`` or a kind of :data:`KINDS`."""
     _ensure_builtins()
     if what == "reader":
-        from .llm.readers import _REGISTRY
-
-        return sorted(_REGISTRY)
+        return sorted(_READERS)
     if what in _TABLES:
         return sorted(_TABLES[what])
     table = {"scorer": _SCORERS, "retriever": _RETRIEVERS, "chunker": _CHUNKERS}[what]
@@ -182,15 +201,6 @@ def load_plugins(specs: Iterable[str], base_dir: str | Path | None = None) -> li
 
 
 def _ensure_builtins() -> None:
-    global _BUILTINS_DONE
-    if _BUILTINS_DONE:
-        return
-    _BUILTINS_DONE = True
-    from .experiment import builtins
-
-    for name, fn, kind in builtins.SCORERS:
-        _SCORERS.setdefault(name, ScorerSpec(name, fn, kind))
-    for name, factory in builtins.RETRIEVERS.items():
-        _RETRIEVERS.setdefault(name, factory)
-    for name, fn in builtins.CHUNKERS.items():
-        _CHUNKERS.setdefault(name, fn)
+    """Run the loaders not run yet (each once; a loader that registers re-enters here harmlessly)."""
+    while _PENDING_LOADERS:
+        _PENDING_LOADERS.pop(0)()

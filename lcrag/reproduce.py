@@ -54,14 +54,14 @@ def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(path, "parameter profile not found")
-    from .experiment.config import _node_line
+    from .yamlpos import node_line
 
     doc, text = read_yaml(path)
     doc = doc or {}
     if not isinstance(doc, dict):
         raise ConfigError(path, "expected a mapping at the top level")
     if not isinstance(doc.get("notebooks") or {}, dict):
-        raise ConfigError(path, "expected a mapping notebook number -> parameters", line=_node_line(text, "notebooks"),
+        raise ConfigError(path, "expected a mapping notebook number -> parameters", line=node_line(text, "notebooks"),
                           field="notebooks")
     # YAML reads `01:` as the int 1: keys are normalised to the two-digit notebook prefix
     raw_keys = {str(k).zfill(2) if str(k).isdigit() else str(k): k for k in (doc.get("notebooks") or {})}
@@ -72,11 +72,11 @@ def load_profile(path: str | Path) -> Profile:
         e = err.errors()[0]
         loc = [str(x) for x in e.get("loc", ())]
         yaml_loc = [str(raw_keys.get(x, x)) if i == 1 and loc[0] == "notebooks" else x for i, x in enumerate(loc)]
-        raise ConfigError(path, e.get("msg", "invalid"), line=_node_line(text, ".".join(yaml_loc)),
+        raise ConfigError(path, e.get("msg", "invalid"), line=node_line(text, ".".join(yaml_loc)),
                           field=".".join(loc)) from None
     if prof.cache_mode not in MODES:
         raise ConfigError(path, f"unknown cache mode {prof.cache_mode!r}; choose one of {', '.join(MODES)}",
-                          line=_node_line(text, "cache_mode"), field="cache_mode")
+                          line=node_line(text, "cache_mode"), field="cache_mode")
     return prof
 
 

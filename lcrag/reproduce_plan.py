@@ -249,7 +249,7 @@ def plan_reproduction(profile_path: str | Path, *, only: list[str] | None = None
 
 def missing_keys(df: pd.DataFrame) -> list[str]:
     """Readers of the plan whose key variable is not set (the run would stop before its first call)."""
-    from .llm.client import is_loopback
+    from .llm.profiles import is_loopback
 
     out = []
     for name in df["reader"].unique() if len(df) else []:

@@ -44,6 +44,7 @@ from . import interrupts
 from .errors import BudgetExceeded, InputError
 from .interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
+from .llm.call import cache_request, cached_read
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
@@ -85,7 +86,7 @@ class Task:
         """The cache request of this task for a reader of ``identity`` (``Reader.identity()``):
         what the response cache key is computed from. Returns (request, messages, expects_json)."""
         messages, expects_json, tlabel = self.build()
-        return {"reader": identity, "messages": messages, "expects_json": expects_json, "template": tlabel}, messages, expects_json
+        return cache_request(identity, messages, expects_json, tlabel), messages, expects_json
 
 
 def read_results(path: str | Path) -> list[ResultRow]:
@@ -318,27 +319,19 @@ def _run_tasks(
         t, key, request, messages, expects_json, tid, ntok = entry
         if refused:
             raise refused[0]
-        hit = cache.get(key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
-        if hit is not None:
-            resp = _response_from_call(hit["text"], expects_json, t.context, hit)
-            resp.cached = True
-        else:
-            try:
-                res = reader.read(ReadRequest(messages=messages, expects_json=expects_json, context=t.context,
-                                              question=t.item.question, template=t.prompt))
-            except RequestShapeError as e:
-                refused.append(e)
-                raise
-            if not res.ok:
-                return t, tid, Response(outcome=Outcome.ERROR, error=res.error, cache_key=key, latency_s=res.latency_s,
-                                        prompt_tokens_own=ntok)
-            call = {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens}
-            # reasoning details enter the stored record only when present; latency is recorded for replayed cost/latency tables
-            call.update({k: v for k, v in (("reasoning", res.reasoning), ("reasoning_tokens", res.reasoning_tokens),
-                                           ("finish_reason", res.finish_reason)) if v})
-            call["latency_s"] = round(res.latency_s, 6)
-            cache.put(key, ident["model"], request, call)
-            resp = _response_from_call(res.text, expects_json, t.context, call)
+        try:  # the one cached reader call (lcrag.llm.call): cache get -> read -> put of a successful reply
+            call = cached_read(reader, cache, request, ReadRequest(messages=messages, expects_json=expects_json,
+                                                                   context=t.context, question=t.item.question,
+                                                                   template=t.prompt),
+                               key=key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
+        except RequestShapeError as e:
+            refused.append(e)
+            raise
+        if not call.ok:
+            return t, tid, Response(outcome=Outcome.ERROR, error=call.error, cache_key=key, latency_s=call.latency_s,
+                                    prompt_tokens_own=ntok)
+        resp = _response_from_call(call.text, expects_json, t.context, call.record)
+        resp.cached = call.cached
         resp.cache_key = key
         resp.prompt_tokens_own = ntok
         return t, tid, resp

@@ -10,7 +10,7 @@ Use it from a study file::
     scorers: [contains, evid_strict, answer_in_cited]
 """
 
-import lcrag.registry as reg
+from lcrag import register_scorer
 
 
 def answer_in_cited(s):
@@ -22,4 +22,4 @@ def answer_in_cited(s):
     return float(any(a in t for t in texts))
 
 
-reg.register_scorer("answer_in_cited", answer_in_cited, kind="evidence", replace=True)
+register_scorer("answer_in_cited", answer_in_cited, kind="evidence", replace=True)

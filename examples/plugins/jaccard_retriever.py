@@ -1,7 +1,7 @@
 """Example plugin: a custom **retriever**.
 
 ``jaccard`` ranks chunks by the Jaccard overlap of lowercased word sets between the query and
-the chunk text (ties by chunk order). It subclasses :class:`lcrag.retrieval.Retriever`, so it
+the chunk text (ties by chunk order). It subclasses :class:`lcrag.Retriever`, so it
 implements only ``_score_rows``; ``rank``/``search`` come with the base class.
 
 Use it from a study file::
@@ -15,8 +15,7 @@ import re
 
 import numpy as np
 
-import lcrag.registry as reg
-from lcrag.retrieval import Retriever
+from lcrag import Retriever, register_retriever
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -43,4 +42,4 @@ class JaccardRetriever(Retriever):
         return out
 
 
-reg.register_retriever("jaccard", lambda chunks, **params: JaccardRetriever(chunks, **params), replace=True)
+register_retriever("jaccard", lambda chunks, **params: JaccardRetriever(chunks, **params), replace=True)

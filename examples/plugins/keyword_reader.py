@@ -1,7 +1,7 @@
 """Example plugin: a custom **reader** (no model; a stand-in for your own inference code).
 
-A reader class receives its profile and answers a :class:`lcrag.llm.readers.ReadRequest`
-(chat messages + the rendered context) with a :class:`lcrag.llm.client.CallResult`. This one
+A reader class receives its profile and answers a :class:`lcrag.ReadRequest`
+(chat messages + the rendered context) with a :class:`lcrag.CallResult`. This one
 cites the citable line sharing the most words with the question and answers with that line's
 last capitalised word. Replace ``read`` with a call into your own model. Responses go through
 lcrag's cache, parser and scorers like any other reader (the profile's ``model`` and decoding
@@ -17,9 +17,7 @@ Use it from a study file (inline profile; ``kind`` selects the class)::
 import json
 import re
 
-import lcrag.registry as reg
-from lcrag.llm.client import CallResult
-from lcrag.llm.readers import Reader
+from lcrag import CallResult, Reader, register_reader
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -42,4 +40,4 @@ class KeywordReader(Reader):
         return CallResult(True, text=text, attempts=1)
 
 
-reg.register_reader("keyword", KeywordReader, replace=True)
+register_reader("keyword", KeywordReader, replace=True)

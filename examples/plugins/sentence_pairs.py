@@ -1,7 +1,7 @@
 """Example plugin: a custom **chunker**.
 
 ``sentence_pairs`` cuts each document into chunks of ``size`` consecutive sentences (default
-2) with the shared splitter; spans come from :func:`lcrag.chunking._spans.chunks_from_spans`,
+2) with the shared splitter; spans come from :func:`lcrag.chunks_from_spans`,
 so ``doc.text[c.start:c.end] == c.text`` holds and provenance is kept.
 
 Use it from a study file::
@@ -11,9 +11,8 @@ Use it from a study file::
       chunkers: [sentences, {name: sentence_pairs, size: 2, label: pairs}]
 """
 
-import lcrag.registry as reg
+from lcrag import chunks_from_spans, register_chunker
 from lcrag.chunking import split_sentences
-from lcrag.chunking._spans import chunks_from_spans
 
 
 def sentence_pairs(doc, size=2):
@@ -22,4 +21,4 @@ def sentence_pairs(doc, size=2):
     return chunks_from_spans(doc, spans, f"sent{size}")
 
 
-reg.register_chunker("sentence_pairs", sentence_pairs, replace=True)
+register_chunker("sentence_pairs", sentence_pairs, replace=True)

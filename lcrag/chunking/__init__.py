@@ -26,6 +26,7 @@ from ..types import Chunk, Document
 from .lines import chunk_lines, chunk_paragraphs
 from .semantic import chunk_semantic, chunk_topic_shift
 from .sentences import chunk_sentences, sentences, split_sentences
+from .spans import chunks_from_spans
 from .title import render_with_title, with_title
 from .tokens import chunk_token_windows
 from .windows import chunk_rule_windows
@@ -57,5 +58,5 @@ def chunk_documents(docs: Iterable[Document], method: str = "lines", *, title_in
 __all__ = [
     "CHUNKERS", "chunk_documents", "chunk_lines", "chunk_paragraphs", "chunk_sentences", "chunk_rule_windows",
     "chunk_semantic", "chunk_topic_shift", "chunk_token_windows", "with_title", "render_with_title",
-    "split_sentences", "sentences",
+    "split_sentences", "sentences", "chunks_from_spans",
 ]

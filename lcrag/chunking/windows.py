@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..types import Chunk, Document
-from ._spans import LineIndex, make_chunk, word_count
+from .spans import LineIndex, make_chunk, word_count
 from .sentences import split_sentences
 
 MAX_WORDS = 140

@@ -2,11 +2,9 @@
 
 * :func:`load_rag_records` — the 240 recorded NoLiMa-RAG responses (6 models x 5 haystacks x
   8 questions), one :class:`RagRecord` each, with the stored parsed response, gold line and
-  0/1 scores. Lines in these records are the **1-based** ids of the 4-needle vector store.
-* :func:`rag_frame` — those records as a tidy table with the columns of
-  :func:`lcrag.results.to_frame` (``run, item_id, condition, reader, prompt, outcome,
-  parse_status, answer, lines, gold_lines`` + metric columns ``ans, evid, ans_evid`` +
-  ``meta.*``), re-scored with the NoLiMa ``contains`` rule, so recorded and live runs stack.
+  0/1 scores as recorded. Lines in these records are the **1-based** ids of the 4-needle vector store.
+  Loading never scores: the records are re-scored with lcrag's NoLiMa rule by
+  :func:`lcrag.studies.recorded_nolima.rag_frame` (a tidy table that stacks with live runs).
 * :func:`read_table` — any of the recorded aggregate CSVs by short name (:data:`TABLES`).
 
 Recorded runs are named ``recorded:LC-EBG``; readers get display names (:func:`display_model`).
@@ -24,8 +22,6 @@ import pandas as pd
 
 from ..config import data_dir as _data_dir
 from ..errors import InputError
-from ..scoring.answer import contains_match
-from ..scoring.evidence import evid_contains
 from ..textio import read_json
 
 RECORDED_RUN = "recorded:LC-EBG"
@@ -146,7 +142,8 @@ def load_rag_records(data_dir: str | Path | None = None) -> list[RagRecord]:
     return sorted(recs, key=lambda r: (r.model, r.context_length, r.q_id))
 
 
-def _int_lines(lines) -> list[int]:
+def int_lines(lines) -> list[int]:
+    """The cited lines int-cast as the NoLiMa scorer reads them; entries that are not integers are dropped."""
     out = []
     for x in lines:
         try:
@@ -154,37 +151,6 @@ def _int_lines(lines) -> list[int]:
         except (TypeError, ValueError):
             pass
     return out
-
-
-def rescore(rec: RagRecord) -> tuple[float, float]:
-    """(Ans, Evid) by the NoLiMa ``contains`` rule (README §6.2): character name in the lowercased
-    answer; the needle's store line among the int-cast cited lines (extras allowed)."""
-    return contains_match(rec.answer, rec.character), evid_contains(_int_lines(rec.lines), rec.needle_line)
-
-
-def rag_frame(records: list[RagRecord], budgets: dict[int, str] | None = None) -> pd.DataFrame:
-    """Tidy results table of recorded RAG responses (columns of ``lcrag.results.to_frame``).
-
-    ``condition`` is ``"RAG-emb"`` (text-embedding-3-small, full-coverage top-k); ``item_id`` is
-    ``"<q_id>@<haystack length>"``; ``meta.budget`` is the matched LC budget label when
-    ``budgets`` maps haystack length -> label (see ``lcrag.studies.nolima_rag.matched_budgets``).
-    """
-    rows = []
-    for r in records:
-        ans, evid = rescore(r)
-        rows.append({
-            "run": RECORDED_RUN, "item_id": f"{r.q_id}@{r.context_length}", "condition": "RAG-emb",
-            "reader": display_model(r.model), "prompt": "nolima-ebg-rag", "outcome": "ok",
-            "parse_status": "recorded", "answer": r.answer, "lines": _int_lines(r.lines),
-            "gold_lines": [r.needle_line], "error": "", "ans": ans, "evid": evid, "ans_evid": ans * evid,
-            "meta.context_length": r.context_length, "meta.budget": (budgets or {}).get(r.context_length, ""),
-            "meta.q_id": r.q_id, "meta.needle_id": r.needle_id, "meta.hop": r.hop, "meta.topk": r.topk,
-            "meta.needle_rank": r.needle_rank, "meta.needle_in_context": r.needle_rank <= r.topk,
-            "meta.prompt_chars": r.prompt_chars, "meta.input_tokens": r.input_tokens,
-            "meta.output_tokens": r.output_tokens, "meta.stored_answer_metric": r.answer_metric,
-            "meta.stored_evidence_metric": r.evidence_metric, "meta.model_id": r.model,
-        })
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- recorded LC aggregates, tidy

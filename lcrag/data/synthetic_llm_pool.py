@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..llm.cache import ResponseCache, cache_key
+from ..llm.cache import ResponseCache
+from ..llm.call import cache_request, cached_read
 from ..llm.readers import ExtractiveReader, ReadRequest, Reader
 from .synthetic_safety import check_pool
 
@@ -78,20 +79,14 @@ def generate_llm_pool(reader: Reader, n: int, *, seed: int = 0, needles=(), exam
         ex = rng.sample(list(examples), min(20, len(examples)))
         messages = [{"role": "system", "content": SYSTEM.format(k=k, examples="\n".join(ex))},
                     {"role": "user", "content": USER.format(k=k) + (("\n" + instructions) if instructions else "")}]
-        request = {"reader": ident, "messages": messages, "expects_json": False, "template": "synth-pool"}
-        key = cache_key(request)
-        hit = cache.get(key, description=f"{reader.name} / synth-pool batch {batch}")
+        request = cache_request(ident, messages, False, "synth-pool")
+        call = cached_read(reader, cache, request, ReadRequest(messages=messages, expects_json=False, template="synth-pool"),
+                           description=f"{reader.name} / synth-pool batch {batch}")
         stats.calls += 1
-        if hit is not None:
-            text = hit["text"]
-            stats.cached += 1
-        else:
-            res = reader.read(ReadRequest(messages=messages, expects_json=False, template="synth-pool"))
-            if not res.ok:
-                raise RuntimeError(f"synth-pool: reader {reader.name} failed on batch {batch}: {res.error}")
-            cache.put(key, ident["model"], request, {"text": res.text, "input_tokens": res.input_tokens,
-                                                     "output_tokens": res.output_tokens})
-            text = res.text
+        if not call.ok:
+            raise RuntimeError(f"synth-pool: reader {reader.name} failed on batch {batch}: {call.error}")
+        stats.cached += int(call.cached)
+        text = call.text
         batch += 1
         cand = []
         for line in (text or "").splitlines():

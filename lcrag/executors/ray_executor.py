@@ -36,42 +36,12 @@ from ..errors import BudgetExceeded, LcragError
 from ..llm.cache import ResponseCache
 from ..llm.readers import ChatReader, Reader
 from ..llm.tokens import count_messages
+from ..rayinit import init_ray, require_ray  # noqa: F401  (init_ray re-exported)
 from ..runner import RunStats, Scorer, Task, read_results, run_tasks
 from ..types import task_id
 from .governed import GovernedReader, price
 from .governor import Governor, RemoteGovernor
 from .shards import FINISHED, merge_shards, shard_paths, shard_tasks, task_key
-
-
-def require_ray():
-    try:
-        import ray
-    except ImportError:  # pragma: no cover - depends on the install
-        raise LcragError("the Ray executor needs the optional extra: pip install 'lcrag[ray]'") from None
-    return ray
-
-
-def init_ray(address: str | None = None, num_cpus: int | None = None, attempts: int = 3):
-    """Connect to ``address`` (a running cluster, e.g. ``ray://head:10001`` or ``auto``) or start a local instance.
-
-    A local start is tried up to ``attempts`` times: Ray gives a new node a fixed 30 s to come
-    up, which a heavily loaded machine can miss.
-    """
-    ray = require_ray()
-    if ray.is_initialized():
-        return ray
-    if address:
-        ray.init(address=address, log_to_driver=False)
-        return ray
-    for attempt in range(attempts):
-        try:
-            ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
-            return ray
-        except Exception as e:
-            ray.shutdown()
-            if attempt == attempts - 1 or "timed out during startup" not in str(e):
-                raise
-    return ray
 
 
 def remote_governor(cap_usd: float | None):

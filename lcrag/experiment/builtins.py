@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..chunking import CHUNKERS as _CHUNKERS
-from ..chunking._spans import chunks_from_spans
+from ..chunking import chunks_from_spans
 from ..types import Chunk, Document
 from . import scorers as s
 
@@ -89,3 +89,19 @@ def hybrid(chunks: Sequence[Chunk], k: int = 60, **params):
 
 RETRIEVERS = {"bm25": bm25, "minilm": minilm, "dense": dense, "hybrid": hybrid}
 CHUNKERS = {**_CHUNKERS, "document": chunk_document}
+
+
+def register_builtins() -> None:
+    """Enter the built-in scorers, retrievers and chunkers into :mod:`lcrag.registry` (a name a plug-in took
+    first keeps the plug-in's entry). Called once by the registry's loader (``lcrag/__init__.py``)."""
+    from .. import registry
+
+    for name, fn, kind in SCORERS:
+        if name not in registry.names("scorer"):
+            registry.register_scorer(name, fn, kind=kind)
+    for name, factory in RETRIEVERS.items():
+        if name not in registry.names("retriever"):
+            registry.register_retriever(name, factory)
+    for name, fn in CHUNKERS.items():
+        if name not in registry.names("chunker"):
+            registry.register_chunker(name, fn)

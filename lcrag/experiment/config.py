@@ -14,11 +14,11 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
 from ..textio import read_yaml
+from ..yamlpos import node_line as _node_line
 from .schema import loc_to_field
 
 
@@ -183,33 +183,6 @@ class StudyConfig(BaseModel):
 
     def components(self, kind: str) -> list[Component]:
         return self.rag.chunkers if kind == "chunker" else self.rag.retrievers
-
-
-def _node_line(text: str, field: str | None) -> int | None:
-    """1-based line of the YAML node at the dotted ``field`` path (or its nearest parent)."""
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    if node is None:
-        return None
-    line = None
-    parts = [p for p in (field or "").replace("[", ".[").split(".") if p]
-    for p in parts:
-        if isinstance(node, yaml.MappingNode):
-            nxt = next(((k, v) for k, v in node.value if getattr(k, "value", None) == p), None)
-            if nxt is None:
-                break
-            line, node = nxt[0].start_mark.line + 1, nxt[1]
-        elif isinstance(node, yaml.SequenceNode) and p.startswith("["):
-            i = int(p.strip("[]"))
-            if i >= len(node.value):
-                break
-            node = node.value[i]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
 
 
 def parse_config(doc: dict[str, Any], source: str | Path = "<study>", text: str | None = None) -> StudyConfig:

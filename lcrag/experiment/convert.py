@@ -10,7 +10,7 @@ what does not:
   the paper's construction up to the order of the RNG draws.
 * :func:`from_multihop_rag` (EBG App. D, README §3.4/§6.3): articles as documents (id = title),
   each usable query's document set = its gold articles + 20 seeded distractors in the pilot's
-  order (:func:`lcrag.studies._multihop_contexts.build_lc_records`); a fact becomes a sentence
+  order (:func:`lcrag.studies.multihop_contexts.build_lc_records`); a fact becomes a sentence
   evidence when it occurs verbatim, else the span of the sentence the §6.3 prefix rule finds
   in its own article; queries with a fact found nowhere in its article are skipped.
 * :func:`from_qasper` (QASPER dev): one document per paper (abstract, then one paragraph per
@@ -61,7 +61,7 @@ def from_multihop_rag(corpus_path: str | Path, queries_path: str | Path, *, n_di
                       limit: int | None = None) -> tuple[list[dict], list[dict]]:
     """MultiHop-RAG (official schema files) in the custom schema (see module doc)."""
     from ..data.multihop_rag import load_corpus, load_queries
-    from ..studies._multihop_contexts import build_lc_records, locate_fact, render, sentence_rows
+    from ..studies.multihop_contexts import build_lc_records, locate_fact, render, sentence_rows
 
     corpus = load_corpus(corpus_path)
     by_id = {d.id: d for d in corpus}

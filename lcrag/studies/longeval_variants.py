@@ -49,7 +49,7 @@ _SWITCHES = {f.name for f in fields(Variant)} - {"name", "params"}
 
 def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str, Variant]:
     """Variants by name, in file order; ``overrides`` replace constants of every variant."""
-    from ..experiment.config import _node_line
+    from ..yamlpos import node_line as _node_line
 
     path = Path(path) if path else params_dir() / VARIANTS_FILE
     from .. import provenance

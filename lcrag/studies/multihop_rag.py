@@ -56,7 +56,7 @@ from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries, usable_queries
 from ..scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
 from ..types import Chunk, Condition, Document, Response
-from ._multihop_contexts import (
+from .multihop_contexts import (
     LCRecord,
     build_lc_records,
     chunk_fact_sets,
@@ -219,11 +219,11 @@ def corpus_retriever(data: MultihopData, name: str, chunker: str = "tok256"):
 
 def fact_ranks(queries: Sequence[Query], chunks: Sequence[Chunk], retriever, *, batch: int = 128) -> pd.DataFrame:
     """Rank (1-based; descending score, ties by chunk index) of the best gold chunk of each fact
-    (App. D.3; gold chunks per ``_multihop_contexts.chunk_fact_sets``). ``mapped`` is False for a
+    (App. D.3; gold chunks per ``multihop_contexts.chunk_fact_sets``). ``mapped`` is False for a
     fact no chunk contains: with the authors' rules such a fact leaves the query's all-gold set
     (and is counted, ``n_facts_unmapped``); with lcrag's rules it stays and the query can never
     reach full coverage."""
-    from . import _multihop_contexts as MC
+    from . import multihop_contexts as MC
     by_doc, cache = chunks_by_doc(chunks), {}
     rows = []
     for b in range(0, len(queries), batch):
@@ -281,8 +281,8 @@ AUTHORS_KS = (1, 4, 10, 50, 100, 500)
 
 def retrieval_metrics(fr: pd.DataFrame, ks: Sequence[int] = AUTHORS_KS) -> pd.DataFrame:
     """Hits@k any/all at the authors' grid, MAP@10, MRR@10 and unmapped facts
-    (``_multihop_authors.retrieval_metrics_table``)."""
-    from ._multihop_authors import retrieval_metrics_table
+    (``multihop_authors.retrieval_metrics_table``)."""
+    from .multihop_authors import retrieval_metrics_table
 
     return retrieval_metrics_table(fr, ks)
 

@@ -150,6 +150,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
     lcrag's generated needles, RAG by ``retriever`` with full-coverage k.
     """
     from ..data import nolima_recorded as R
+    from .recorded_nolima import rag_frame
     from . import nolima_figures as F
     from .nolima_rag import matched_budgets
     from .nolima_study import run_spec
@@ -160,7 +161,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
         records = R.load_rag_records(data_dir)
-        parts_rag.append(R.rag_frame(records, bmap))
+        parts_rag.append(rag_frame(records, bmap))
         cells.append(F.recorded_lc_cells(R.read_table("lc_selected", data_dir)))
         items.append(R.lc_per_needle_frame(data_dir))
         source = RECORDED
@@ -212,6 +213,7 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     Returns ``(table, live_frame)``.
     """
     from ..data import nolima_recorded as R
+    from .recorded_nolima import rag_frame
     from ..scoring.attribution import attribution_table
     from .nolima_study import run_spec
 
@@ -225,8 +227,8 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
         tn = R.two_needle_frame(data_dir)
         tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
         parts.append(attribution_table(tn, by))
-        rag = R.rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
-                                                               condition="RAG-emb (full-coverage k)")
+        rag = rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
+                                                             condition="RAG-emb (full-coverage k)")
         parts.append(attribution_table(rag, by))
     data = load_nolima(data_dir)
     live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
@@ -330,12 +332,13 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     from ..data import nolima_recorded as R
     from .nolima_rerank import positions_table, rerank_setup, table16
     from .nolima_study import run_spec
+    from .recorded_nolima import rag_frame
 
     if not have_recorded(data_dir):
         return None
     records = R.load_rag_records(data_dir)
     setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets)
-    rag = R.rag_frame(records, setup["bmap"])
+    rag = rag_frame(records, setup["bmap"])
     live = None
     if live_readers:
         live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,

@@ -47,7 +47,7 @@ from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_qasper
 from ..data.qasper import Paper, Question, load_authors, load_qasper
 from ..types import Condition, Item, Response
-from ._qasper_contexts import (
+from .qasper_contexts import (
     lc_context,
     make_cue,
     paragraph_chunks,

@@ -14,12 +14,12 @@ from lcrag.data.nolima_recorded import (
     lc_per_needle_frame,
     load_rag_records,
     parse_rag_record,
-    rag_frame,
     read_table,
     two_needle_frame,
 )
 from lcrag.errors import InputError
 from lcrag.results import BASE_COLUMNS
+from lcrag.studies.recorded_nolima import rag_frame
 
 needs_data = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
 

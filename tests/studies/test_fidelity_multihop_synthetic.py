@@ -15,8 +15,8 @@ from lcrag.haystack import fill_to_length, n_facts_kept
 from lcrag.llm.prompts import load_prompt
 from lcrag.runner import Task
 from lcrag.scoring.answer import multihop_match, normalize_multihop
-from lcrag.studies import _multihop_authors as A
-from lcrag.studies import _multihop_contexts as MC
+from lcrag.studies import multihop_authors as A
+from lcrag.studies import multihop_contexts as MC
 from lcrag.studies import multihop_rag as mh
 from lcrag.types import Chunk, Context, Document, Response
 

@@ -11,7 +11,7 @@ import pytest
 
 from lcrag.data.qasper import Paper, Question, Reference, Section
 from lcrag.studies import qasper_mp as qm
-from lcrag.studies._qasper_contexts import cue_parity_hash, lc_context, make_cue, paper_rows
+from lcrag.studies.qasper_contexts import cue_parity_hash, lc_context, make_cue, paper_rows
 from lcrag.runner import Task
 from lcrag.types import Item, Response
 
@@ -60,7 +60,7 @@ def test_10_evidence_f1_compares_rendered_texts():
 
 
 def test_10_find_paragraph_order():
-    from lcrag.studies._qasper_contexts import find_paragraph
+    from lcrag.studies.qasper_contexts import find_paragraph
 
     region = [(0, "<paper>"), (1, "alpha beta gamma"), (2, "beta"), (3, "x" * 90)]
     assert find_paragraph("beta", region) == 2            # exact match first

@@ -8,7 +8,7 @@ import pytest
 
 from lcrag.data.multihop_rag import Fact, Query, usable_queries
 from lcrag.studies import multihop_rag as mh
-from lcrag.studies._multihop_contexts import Row, chunk_rows, locate_fact, render
+from lcrag.studies.multihop_contexts import Row, chunk_rows, locate_fact, render
 from lcrag.types import Line, Response
 
 
@@ -103,7 +103,7 @@ def test_pilot_sampling_is_deterministic_and_follows_the_seed_rule(data):
     rng.shuffle(order)
     assert rec.titles == tuple(order)
     # the sample is Random(0).shuffle(all kept records)[:n]
-    from lcrag.studies._multihop_contexts import build_lc_records
+    from lcrag.studies.multihop_contexts import build_lc_records
 
     recs, _ = build_lc_records(data.corpus, data.queries)
     random.Random(0).shuffle(recs)
@@ -122,8 +122,8 @@ def test_stratified_sample_is_proportional_by_type(data):
 # ------------------------------------------------------------------ retrieval diagnostics
 @pytest.mark.parametrize("rules", ["authors", "lcrag"])
 def test_fact_ranks_match_a_brute_force_full_ranking(data, chunks, bm25, rules):
-    from lcrag.studies import _multihop_contexts as MC
-    from lcrag.studies._multihop_authors import match_norm
+    from lcrag.studies import multihop_contexts as MC
+    from lcrag.studies.multihop_authors import match_norm
 
     qs = usable_queries(data.queries)[:8]
     MC.set_rules(rules)

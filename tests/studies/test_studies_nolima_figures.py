@@ -11,6 +11,7 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.data import nolima_recorded as R
+from lcrag.studies.recorded_nolima import rag_frame
 from lcrag.studies import nolima_figures as F
 from lcrag.studies.nolima_rag import matched_budgets
 
@@ -25,7 +26,7 @@ def budgets():
 
 @pytest.fixture(scope="module")
 def rag(budgets):
-    return R.rag_frame(R.load_rag_records(), dict(zip(budgets["haystack_chars"], budgets["budget"])))
+    return rag_frame(R.load_rag_records(), dict(zip(budgets["haystack_chars"], budgets["budget"])))
 
 
 def _csv(name):

@@ -8,7 +8,7 @@ import pytest
 
 from lcrag.data.qasper import Paper, Question, Reference, Section
 from lcrag.studies import qasper_mp as qm
-from lcrag.studies._qasper_contexts import (author_cue, cue_parity_hash, make_cue, paper_rows, surname,
+from lcrag.studies.qasper_contexts import (author_cue, cue_parity_hash, make_cue, paper_rows, surname,
                                             title_candidates, title_cue)
 from lcrag.types import Response
 

@@ -16,7 +16,7 @@ Follows EBG paper App. D and data README §3.4 / §6.3:
   ``Context.metadata["fact_lines"]``.
 
 **Authors' rules (default, ``RULES = "authors"``).** Sentence splitting and fact location follow
-LC-EBG's code (:mod:`lcrag.studies._multihop_authors`): ``split_into_lines`` instead of the shared
+LC-EBG's code (:mod:`lcrag.studies.multihop_authors`): ``split_into_lines`` instead of the shared
 splitter, and ``find_fact_lines`` (case-sensitive 60/40-character head over all rendered lines,
 headers included; the fact's gold line is its first hit, as ``build_haystack.py::build`` and
 ``build_rag_haystack.py::build_per_query`` take ``hits[0]``); a RAG chunk's gold facts are
@@ -74,7 +74,7 @@ def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[SourceLine]:
     """Sentence-per-line rows of ``text`` (authors' ``split_into_lines``, or with ``RULES = "lcrag"``
     paragraphs = ``\\n`` lines, then the shared splitter)."""
     if RULES == "authors":
-        from ._multihop_authors import split_lines, split_spans
+        from .multihop_authors import split_lines, split_spans
 
         return [Row(t, doc_id, offset + s if s >= 0 else -1, offset + e if e >= 0 else -1, i)
                 for i, (t, (s, e)) in enumerate(zip(split_lines(text), split_spans(text)))]
@@ -123,7 +123,7 @@ def locate_fact(fact: str, lines: Sequence[Line], *, normalized: list[tuple[int,
 
 def authors_fact_line(fact: str, lines: Sequence[Line]) -> int | None:
     """Rendered number of the fact's first ``find_fact_lines`` hit over all lines, or None."""
-    from ._multihop_authors import find_fact_lines
+    from .multihop_authors import find_fact_lines
 
     hits = find_fact_lines(fact, [ln.text for ln in lines])
     return lines[hits[0]].number if hits else None
@@ -204,7 +204,7 @@ def lc_haystack(query: Query, docs: dict[str, Document], titles: Sequence[str], 
 def _all_located(query: Query, docs: dict[str, Document], order: Sequence[str]) -> bool:
     """Whether the §6.3 rule finds a line for every fact in the haystack of ``order``."""
     if RULES == "authors":
-        from ._multihop_authors import find_fact_lines
+        from .multihop_authors import find_fact_lines
 
         texts = [r.text for title in order for r in _doc_rows_cached(docs[title])[0]]
         return all(find_fact_lines(f.fact, texts) for f in query.facts)
@@ -294,7 +294,7 @@ def chunk_fact_sets(query: Query, chunks: Sequence[Chunk], by_doc: dict[str, lis
     own lines (copies in other articles not credited)."""
     cache = line_cache if line_cache is not None else {}
     if RULES == "authors":
-        from ._multihop_authors import gold_chunk_ids, match_norm
+        from .multihop_authors import gold_chunk_ids, match_norm
 
         if "__norm__" not in cache:
             cache["__norm__"] = [match_norm(c.text) for c in chunks]

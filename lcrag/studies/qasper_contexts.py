@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from ..data.qasper import Paper, Question
 from ..types import Chunk
 from ..haystack import SourceLine
-from ._multihop_contexts import Row, render
+from .multihop_contexts import Row, render
 
 STOPWORDS = frozenset("a an the of for in on with without within to and or via by from at is are using towards toward into "
                       "over under through about between beyond than versus vs as "

@@ -1,4 +1,4 @@
-"""Span helpers shared by the chunkers (private).
+"""Span helpers shared by the chunkers and by plug-in chunkers (public: ``chunks_from_spans``).
 
 Conventions: character spans are half-open ``[start, end)`` offsets into ``Document.text``;
 line spans are 0-based, inclusive indices of the ``\\n``-separated source lines that the
