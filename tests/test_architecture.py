@@ -36,16 +36,17 @@ graph as the longest import chain below each unit):
     chunking, data, retrieval, executors, results        chunkers, loaders (recorded runs are loaded, not
                                                          scored), retrievers, run executors, result tables
       ↓
-    studies                                              the paper studies' pieces
+    experiment                                           the engine (spec -> conditions -> contexts -> rows)
       ↓
-    experiment, reproduce                                the engine (spec -> conditions -> contexts -> rows)
+    studies, reproduce                                   the paper studies' pieces (registered with the engine),
+                                                         the reproduction driver
       ↓
     lcrag (lcrag/__init__.py), commands, cli             the public API (resolved lazily by name, and the loader
                                                          that fills the registry with the built-ins), the CLI
 
-The target order puts ``studies`` above ``experiment`` (paper studies registered with the engine); today one edge
-points the other way (``experiment.convert`` uses ``studies.multihop_contexts``). The rules, not the picture, are
-what the tests enforce.
+``studies`` sit above ``experiment``: paper studies register their pieces with the engine, and the engine
+finds them through the module names listed in ``lcrag.experiment.builtin_studies`` (a discovery list, like
+entry points, not an import edge). The rules, not the picture, are what the tests enforce.
 """
 from __future__ import annotations
 

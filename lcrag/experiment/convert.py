@@ -8,7 +8,8 @@ what does not:
   needle fact its own document, evidence = the two needle documents' whole text. With
   ``facts_per_doc=1``, ``lc.headers: false`` and ``lc.placement: shuffle`` the LC haystack is
   the paper's construction up to the order of the RNG draws.
-* :func:`from_multihop_rag` (EBG App. D, README §3.4/§6.3): articles as documents (id = title),
+* :func:`lcrag.studies.multihop_convert.from_multihop_rag` (EBG App. D, README §3.4/§6.3; it lives with the
+  MultiHop-RAG study, whose context builders it uses): articles as documents (id = title),
   each usable query's document set = its gold articles + 20 seeded distractors in the pilot's
   order (:func:`lcrag.studies.multihop_contexts.build_lc_records`); a fact becomes a sentence
   evidence when it occurs verbatim, else the span of the sentence the §6.3 prefix rule finds
@@ -54,42 +55,6 @@ def from_synthetic(needles: str = "lcrag", *, pool_size: int = 2000, facts_per_d
         docs += nd
         items.append({"id": n.id, "question": n.question, "answers": list(n.answers), "doc_ids": pool_ids + [d["id"] for d in nd],
                       "evidence": [_whole(d, f"fact{j + 1}") for j, d in enumerate(nd)], "metadata": {"source": n.source}})
-    return docs, items
-
-
-def from_multihop_rag(corpus_path: str | Path, queries_path: str | Path, *, n_distractors: int = 20, seed: int = 0,
-                      limit: int | None = None) -> tuple[list[dict], list[dict]]:
-    """MultiHop-RAG (official schema files) in the custom schema (see module doc)."""
-    from ..data.multihop_rag import load_corpus, load_queries
-    from ..studies.multihop_contexts import build_lc_records, locate_fact, render, sentence_rows
-
-    corpus = load_corpus(corpus_path)
-    by_id = {d.id: d for d in corpus}
-    records, _ = build_lc_records(corpus, load_queries(queries_path), n_distractors=n_distractors, seed=seed)
-    items = []
-    for rec in records:
-        ev = []
-        for f in rec.query.facts:
-            doc = by_id.get(f.title)
-            if doc is None:
-                break
-            if locate_sentence(doc.text, f.fact) is not None:
-                ev.append({"doc_id": doc.id, "text": f.fact})
-                continue
-            lines = render(sentence_rows(doc.text, doc.id)).lines
-            n = locate_fact(f.fact, lines)
-            if n is None:
-                break
-            ln = lines[n]
-            ev.append({"doc_id": doc.id, "start": ln.start, "end": ln.end})
-        else:
-            q = rec.query
-            items.append({"id": f"q{q.qid}", "question": q.query, "answers": [q.answer], "doc_ids": list(rec.titles),
-                          "evidence": ev, "metadata": {"qid": q.qid, "question_type": q.question_type, "seed": rec.seed}})
-        if limit is not None and len(items) >= limit:
-            break
-    used = {d for it in items for d in it["doc_ids"]}
-    docs = [_doc(d.id, d.text, d.title, **{k: v for k, v in d.metadata.items() if k != "index"}) for d in corpus if d.id in used]
     return docs, items
 
 

@@ -144,7 +144,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if em is not None and kinds.get(em) != "evidence":
             raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
     if not cfg.own_study or cfg.data.source is not None:
-        from .engine import lookup
+        from .components import lookup
 
         for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
                                 ("data.source", "item_source", cfg.data.source)):
@@ -154,7 +154,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
                 except KeyError as e:
                     raise err(fld, str(e.args[0])) from None
     for i, v in enumerate(cfg.views):
-        from .engine import lookup
+        from .components import lookup
 
         try:
             lookup("view", v.name)
@@ -187,7 +187,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     prep.run_dir = run_dir_of(prep, out)
     if cfg.data.source is not None:
         from ..config import data_dir as default_data_dir
-        from .engine import call_with, lookup
+        from .components import call_with, lookup
 
         try:
             got = call_with(lookup("item_source", cfg.data.source),
@@ -252,7 +252,7 @@ def build_tasks(prep: Prepared):
     if getattr(cfg, "own_study", True) and cfg.data.source is None:
         return build(cfg, prep.items)
     from .build import Built
-    from .engine import call_with, lookup
+    from .components import call_with, lookup
 
     items = prep.source_items if prep.source_items is not None else prep.items
     try:

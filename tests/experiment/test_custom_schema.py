@@ -6,7 +6,8 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.experiment.config import load_config
-from lcrag.experiment.convert import from_multihop_rag, from_nolima, from_qasper, from_synthetic, write_study_data
+from lcrag.experiment.convert import from_nolima, from_qasper, from_synthetic, write_study_data
+from lcrag.studies.multihop_convert import from_multihop_rag
 from lcrag.experiment.example import generate, write_example
 from lcrag.experiment.schema import load_corpus, load_items, locate_sentence
 from lcrag.experiment.study import prepare

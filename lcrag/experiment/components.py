@@ -1,0 +1,84 @@
+"""The engine's component lookup: registered item sources, task builders, layouts, measures,
+views and studies (:mod:`lcrag.registry`), with the own-study pieces and the built-in study
+modules (:mod:`.builtin_studies`) registered on first use; and :func:`call_with`, how the engine
+hands a spec's parameters to a registered function."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .. import registry
+
+
+def call_with(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
+    """Call ``fn`` with the keyword arguments it accepts (all of them when it takes ``**kwargs``).
+
+    Keywords a function does not declare are dropped only when they are the engine's optional
+    context (``spec``, ``data_dir``, ``seed``, ``limit``); a study parameter it does not know
+    is an error (a ``TypeError`` naming it)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn(*args, **kw)
+    ps = sig.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps):
+        return fn(*args, **kw)
+    names = {p.name for p in ps}
+    optional = {"spec", "data_dir", "seed", "limit"}
+    unknown = [k for k in kw if k not in names and k not in optional]
+    if unknown:
+        raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; accepted: "
+                        f"{', '.join(sorted(names - optional))}")
+    return fn(*args, **{k: v for k, v in kw.items() if k in names})
+
+
+_OWN_DONE = False
+
+
+def _register_own() -> None:
+    """The own-study pieces: item sources ``jsonl`` / ``example`` and the ``lc-rag`` task builder."""
+    global _OWN_DONE
+    if _OWN_DONE:
+        return
+    _OWN_DONE = True
+    from .build import build
+    from .schema import load_items
+
+    def jsonl(*, items: str, corpus: str | None = None, limit: int | None = None, **_):
+        """Items (and an optional corpus) from JSONL files (:mod:`lcrag.experiment.schema`)."""
+        return load_items(items, corpus, limit=limit)
+
+    def example(*, out: str, data_dir=None, seed: int = 0, limit: int | None = None, **params):
+        """lcrag's generated example corpus (:mod:`lcrag.experiment.example`), written to ``out``
+        (a study's ``data.example`` writes it into its run directory)."""
+        from .example import write_example
+
+        paths = write_example(out, seed=seed, study=False, force=True, **params)
+        return load_items(paths["items"], paths["corpus"], limit=limit)
+
+    def lc_rag(items, *, seed: int = 0, spec=None, **_):
+        """LC / RAG / control conditions of the ``lc``, ``rag``, ``controls``, ``route`` and ``prompts`` blocks."""
+        return build(spec, items).tasks
+
+    registry.register("item_source", "jsonl", jsonl, replace=True)
+    registry.register("item_source", "example", example, replace=True)
+    registry.register("task_builder", "lc-rag", lc_rag, replace=True)
+
+
+def lookup(kind: str, name: str) -> Any:
+    """``registry.lookup`` after the own-study pieces are registered; a name not yet registered
+    imports the built-in study modules (:mod:`.builtin_studies`) once and is looked up again."""
+    _register_own()
+    if kind == "measure":
+        from .. import measures
+
+        return measures.get(name)
+    try:
+        return registry.lookup(kind, name)
+    except KeyError:
+        from . import builtin_studies
+
+        builtin_studies.load_all()
+        return registry.lookup(kind, name)
