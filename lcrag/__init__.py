@@ -60,6 +60,14 @@ _API: dict[str, str] = {
     "run_tasks": "lcrag.runner:run_tasks",
     "measure": "lcrag.measures:measure",
     "Measure": "lcrag.measures:Measure",
+    # the experiment engine: built-in paper studies and a user's study file, one code path
+    "run": "lcrag.experiment.engine:run",
+    "load_spec": "lcrag.experiment.engine:load_spec",
+    "builtin_names": "lcrag.experiment.engine:builtin_names",
+    "spec_yaml": "lcrag.experiment.engine:spec_yaml",
+    "view": "lcrag.experiment.engine:view",
+    "StudySpec": "lcrag.experiment.spec:StudySpec",
+    "StudyResult": "lcrag.experiment.engine:StudyResult",
     # where the external data lives (LCRAG_DATA_DIR)
     "data_dir": "lcrag.config:data_dir",
 }
@@ -69,6 +77,7 @@ __all__ = [
     "ReadRequest", "Reader", "Response", "ResultRow", "Retriever", "Task", "chunks_from_spans", "data_dir",
     "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
     "register_retriever", "register_scorer", "run_tasks",
+    "StudyResult", "StudySpec", "builtin_names", "load_spec", "run", "spec_yaml", "view",
 ]
 
 
