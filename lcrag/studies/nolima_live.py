@@ -188,10 +188,14 @@ def answer_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def two_needle_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Live TN/CTN rows averaged per reader x length x secondary depth x setting, as recorded."""
+    """Live TN/CTN rows averaged per reader x length x secondary depth x setting, as recorded
+    (no rows when the run has no TN/CTN setting)."""
     d = df[df["meta.setting"].isin(["TN", "CTN"]) & (df["outcome"] == "ok")]
     keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.depth", "meta.setting"]
-    g = d.groupby(keys)[["ans", "primary_cited", "secondary_cited", "ans_evid"]].mean().reset_index()
+    vals = ["ans", "primary_cited", "secondary_cited", "ans_evid"]
+    if d.empty:
+        d = pd.DataFrame(columns=keys + vals)
+    g = d.groupby(keys)[vals].mean().reset_index()
     return g.rename(columns={"reader_label": "reader", "meta.context_length": "context_length",
                              "meta.depth": "secondary_depth", "meta.setting": "setting"})
 
