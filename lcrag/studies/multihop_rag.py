@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from .. import provenance
-from .. import registry as components
+from ..retrieval.named import retriever_by_name
 from ..chunking.tokens import chunk_token_windows
 from ..config import cache_dir
 from ..data import registry
@@ -188,12 +188,9 @@ def chunk_corpus(docs: Sequence[Document], method: str = "tok256", size: int = 2
 
 
 def make_retriever(name: str, chunks: Sequence[Chunk], **params):
-    """The registry's retriever ``name`` over ``chunks`` (``bm25``, ``minilm``, ``dense``,
-    ``hybrid`` or a plug-in); a name with a ``:`` that is not registered (``"openai:<model>"``)
-    is the registry's ``dense`` retriever with ``model=name``."""
-    if ":" in name and name not in components.names("retriever"):
-        return components.get_retriever("dense")(chunks, model=name, **params)
-    return components.get_retriever(name)(chunks, **params)
+    """The registry's retriever ``name`` over ``chunks`` (:func:`lcrag.retrieval.named.retriever_by_name`:
+    ``bm25``, ``minilm``, ``dense``, ``hybrid``, a plug-in, or ``"openai:<model>"`` for the dense one)."""
+    return retriever_by_name(name, chunks, **params)
 
 
 _MEMO: dict[tuple, object] = {}

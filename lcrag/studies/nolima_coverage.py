@@ -80,7 +80,7 @@ def rankings(data: NoLiMaData, retriever: str, lengths: Iterable[int]) -> dict[t
     if retriever == "recorded":
         root = rag_root(data.root) if data.source == "data" else None
         return load_rankings(root, lengths) if root is not None else {}
-    from ..retrieval import BM25Retriever, DenseRetriever
+    from ..retrieval.named import retriever_by_name
 
     qs = questions(data)
     needles = dict(zip(qs.needle_id, qs.needle))
@@ -88,7 +88,7 @@ def rankings(data: NoLiMaData, retriever: str, lengths: Iterable[int]) -> dict[t
     for n in lengths:
         st = store(data, n, needles)
         chunks = store_chunks(st)
-        r = BM25Retriever(chunks) if retriever == "bm25" else DenseRetriever(chunks, model=retriever)
+        r = retriever_by_name(retriever, chunks)  # registry name (bm25, minilm, ...) or a dense model
         rows, scores = r.score_batch(list(qs.question))
         for (q_id, nid), s in zip(zip(qs.q_id, qs.needle_id), scores):
             order = rows[np.argsort(-s, kind="stable")]

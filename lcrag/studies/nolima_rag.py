@@ -97,10 +97,10 @@ def matched_budgets(topk_table, lengths=LC_LENGTHS):
 def rank_store(store: Sequence[SourceLine], question: str, retriever: str = "bm25") -> list[int]:
     """Store ids (1-based) ranked for ``question`` by lcrag's own retriever: ``"bm25"``
     (rank-bm25 Okapi formula) or ``"minilm"`` (dense cosine, offline MiniLM)."""
-    from ..retrieval import BM25Retriever, DenseRetriever
+    from ..retrieval.named import retriever_by_name
 
     chunks = store_chunks(store)
-    r = BM25Retriever(chunks) if retriever == "bm25" else DenseRetriever(chunks, model=retriever)
+    r = retriever_by_name(retriever, chunks)  # registry name (bm25, minilm, ...) or a dense model
     return [int(chunks[i].id) for i in r.rank(question)]
 
 
