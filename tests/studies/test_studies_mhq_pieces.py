@@ -14,13 +14,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from lcrag import measures, registry
+from lcrag import experiment, measures, registry
 from lcrag.data.multihop_rag import Fact, Query
+from lcrag.errors import ConfigError
+from lcrag.llm.readers import make_reader
 from lcrag.results import to_frame
 from lcrag.runner import Task, run_tasks
 from lcrag.studies import multihop_rag as mh
 from lcrag.studies import qasper_mp as qm
-from lcrag.studies.reader_rows import run_readers
 from lcrag.types import Condition, Context, Response
 
 
@@ -146,18 +147,34 @@ def test_qasper_measures_match_the_display_scorer(q_items):
 
 
 # ------------------------------------------------------------------ rows -> views
+def _engine_rows(name: str, overrides: dict, results_path: Path) -> pd.DataFrame:
+    """The rows of the built-in study ``name`` run by the engine (extractive reader), as the notebooks run it."""
+    res = experiment.run(name, overrides={**overrides, "readers": ["extractive"]}, results_path=results_path,
+                         progress=False, views=False)
+    return res.rows
+
+
+def _task_rows(tasks, names, results_path: Path) -> pd.DataFrame:
+    """The rows of ``tasks`` straight from the runner: each row keeps its Condition record (``meta.condition``)."""
+    return to_frame(run_tasks(tasks, make_reader("extractive"), run="direct", results_path=results_path, progress=False,
+                              scorer=measures.scorer(names)))
+
+
+def _fixture_dir(items) -> str:
+    return str(Path(items.data.paths["corpus"] if "corpus" in items.data.paths else items.data.paths["dev"]).parent)
+
+
 def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tmp_cache):
     tasks = mh.pilot_tasks(mh_items, retriever="bm25", ks=[4])
-    df = run_readers(tasks, ["extractive"], measures=mh.MEASURES, run_name="t", results_path=tmp_path / "r.jsonl",
-                     progress=False)
+    df = _task_rows(tasks, mh.MEASURES, tmp_path / "r.jsonl")
     assert len(df) == len(tasks) and "meta.condition" in df
     t6 = mh.view_lc_vs_rag(df)
     assert list(t6.columns[2:5]) == ["LC", "RAG@4", "RAGpool@4"]
     # the engine's rows: no stored record, Condition fields as columns (tasks.columns)
-    conds = {t.condition: t.meta["condition"] for t in tasks}
-    eng = df.drop(columns=["meta.condition"]).assign(
-        mode=df.condition.map(lambda c: conds[c].mode), k=df.condition.map(lambda c: conds[c].k),
-        pool=df.condition.map(lambda c: dict(conds[c].extra).get("pool")))
+    over = {"data.params.n": len(mh_items), "data.params.fixture_dir": _fixture_dir(mh_items),
+            "tasks.params.retriever": "bm25", "tasks.params.ks": [4]}
+    eng = _engine_rows("multihop-rag", over, tmp_path / "eng.jsonl")
+    assert len(eng) == len(df) and "meta.condition" not in eng and {"mode", "k", "pool"} <= set(eng.columns)
     mh._BY_LABEL.clear()  # a fresh process: the study's own records are gone
     try:
         pd.testing.assert_frame_equal(mh.view_lc_vs_rag(eng), t6)
@@ -165,27 +182,43 @@ def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tm
     finally:
         mh.pilot_tasks(mh_items, retriever="bm25", ks=[4])
     # Joint = answer AND located-evidence strict, read on EBG rows only; Ans* only on answer-only rows
-    d = mh.display_rows(df)
+    d = mh.display_rows(eng)
     ebg = d[d.prompt == "ebg"]
     assert d.loc[d.prompt == "ebg", "ans_star"].isna().all() and d.loc[d.prompt != "ebg", "joint"].isna().all()
     assert (ebg.joint == ((ebg.multihop_ans == 1) & (ebg.multihop_evid_all_located == 1)).astype(float)).all()
     assert (ebg.joint == ebg[mh.measure_column("multihop_ans_evid")]).all()
 
 
-def test_reader_loop_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
-    from lcrag.llm.readers import make_reader
-
+def test_engine_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
     tasks = qm.pilot_tasks(q_items, retriever="bm25", ks=[3], scopes=["pool11"])
-    a = run_readers(tasks, ["extractive"], measures=qm.MEASURES, run_name="a", results_path=tmp_path / "a.jsonl",
-                    progress=False)
-    b = to_frame(run_tasks(tasks, make_reader("extractive"), run="a", results_path=tmp_path / "b.jsonl", progress=False,
-                           scorer=measures.scorer(qm.MEASURES)))
+    over = {"data.params.counts": {"boolean": 2, "extractive": 2, "none": 2}, "data.params.fixture_dir": _fixture_dir(q_items),
+            "tasks.params.retriever": "bm25", "tasks.params.ks": [3], "tasks.params.scopes": ["pool11"]}
+    a = _engine_rows("qasper-mp", over, tmp_path / "a.jsonl")
+    b = _task_rows(tasks, qm.MEASURES, tmp_path / "b.jsonl")
     cols = ["item_id", "condition", "qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal"]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     t8 = qm.table_aggregate(a)
     assert list(t8.condition) == ["LC", "flat_pool11@3", "struct_pool11@3"] and (t8.n == len(q_items)).all()
     t11 = qm.table_metadata_in_chunk(a, layout="flat", scope="pool11", k=3)
     assert list(t11.condition) == ["LC", "flat_pool11@3"]
+
+
+def test_the_notebooks_overrides_choose_the_conditions(mh_items, q_items, tmp_path, tmp_cache):
+    # notebook 10: no retriever -> the LC condition only, both prompts
+    over = {"data.params.n": len(mh_items), "data.params.fixture_dir": _fixture_dir(mh_items), "tasks.params.retriever": None}
+    lc = _engine_rows("multihop-rag", over, tmp_path / "lc.jsonl")
+    assert set(lc.condition) == {"LC"} and len(lc) == 2 * len(mh_items)
+    assert set(lc.prompt) == {"answer_only_json", "ebg"}
+    # notebook 14: the plain and the title-in-chunk index, only the kept conditions
+    keep = ["LC", "flat_full@10", "flat_full_meta@10"]
+    over = {"data.params.counts": {"boolean": 2, "extractive": 2, "none": 2}, "data.params.fixture_dir": _fixture_dir(q_items),
+            "tasks.params.retriever": "bm25", "tasks.params.meta_in_chunk": True, "tasks.params.keep": keep}
+    rows = _engine_rows("qasper-mp", over, tmp_path / "meta.jsonl")
+    assert set(rows.condition) == set(keep) and len(rows) == len(keep) * len(q_items)
+    t11 = qm.table_metadata_in_chunk(rows, layout="flat", scope="full", k=10)
+    assert list(t11.condition) == keep
+    with pytest.raises(ConfigError, match="flat_full@5"):
+        _engine_rows("qasper-mp", {**over, "tasks.params.keep": ["flat_full@5"]}, tmp_path / "bad.jsonl")
 
 
 def test_a_joint_from_other_measures_is_refused():
@@ -199,17 +232,8 @@ def test_a_joint_from_other_measures_is_refused():
 
 
 # ------------------------------------------------------------------ the engine path (lcrag run NAME)
-def _engine():
-    from lcrag import experiment
-
-    if not all(hasattr(experiment, n) for n in ("run", "load_spec")):
-        pytest.skip("the engine's lcrag.experiment.run / StudySpec are not in this tree")
-    return experiment
-
-
 @pytest.mark.parametrize("name", ["multihop-rag", "qasper-mp"])
 def test_engine_run_gives_the_rows_of_the_notebook_path(name, tmp_path, tmp_cache):
-    experiment = _engine()
     mod, fx = (mh, "mh") if name == "multihop-rag" else (qm, "q")
     fixture = tmp_path / fx
     if name == "multihop-rag":
@@ -223,8 +247,7 @@ def test_engine_run_gives_the_rows_of_the_notebook_path(name, tmp_path, tmp_cach
         items = qm.pilot_items(counts={"boolean": 2, "none": 2}, fixture_dir=fixture)
         tasks = qm.pilot_tasks(items, retriever="bm25", ks=[3])
     res = experiment.run(name, overrides=over, out=tmp_path / "run", progress=False)
-    nb = run_readers(tasks, ["extractive"], measures=mod.MEASURES, run_name="nb", results_path=tmp_path / "nb.jsonl",
-                     progress=False)
+    nb = _task_rows(tasks, mod.MEASURES, tmp_path / "nb.jsonl")
     cols = [measure_col for m in mod.MEASURES if (measure_col := mh.measure_column(m)) in nb]
     key = ["item_id", "condition", "prompt"]
     a = res.rows.set_index(key).sort_index()[cols]
