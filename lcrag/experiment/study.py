@@ -210,6 +210,16 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     return prep
 
 
+def shown_path(path: Path) -> str:
+    """``path`` as a log line shows it: relative to the working directory when it lies below it or
+    beside it (``runs/x``, ``../runs/x``), else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return str(path)
+    return rel if not rel.startswith(os.path.join("..", "..")) else str(path)
+
+
 def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None:
     """Add the requested columns: a field of the rows' ``Condition`` record (by condition label), else
     the task meta field ``meta.<name>``."""
@@ -423,10 +433,10 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         scorer.scorer_version = scorer_version(inner)
     if cfg.own_study and cfg.data.source is None:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
-            f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {rdir}")
+            f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {shown_path(rdir)}")
     else:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items, {len(built.conditions)} conditions, "
-            f"{len(tasks)} tasks x {len(prep.readers)} readers -> {rdir}")
+            f"{len(tasks)} tasks x {len(prep.readers)} readers -> {shown_path(rdir)}")
     rows, stats = [], {}
     t0 = time.monotonic()
     man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
