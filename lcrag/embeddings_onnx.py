@@ -39,6 +39,8 @@ OPSET = 17
 # (per output channel) of the weight MatMuls and fused attention projections only; the products of
 # two activations, embeddings and layer norms stay fp32
 RECIPE = "bertfused-w8-perchannel-v3"
+# ONNX Runtime intra-op threads (default: all CPUs, like torch's default on a machine without SMT)
+THREADS_ENV = "LCRAG_ONNX_THREADS"
 
 
 def _need_extra() -> None:
@@ -123,7 +125,7 @@ class OnnxMiniLM:
         from tokenizers import Tokenizer
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or (os.cpu_count() or 1)
+        opts.intra_op_num_threads = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-waiting on a shared CPU
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
