@@ -41,6 +41,7 @@ OPSET = 17
 RECIPE = "bertfused-w8-perchannel-v3"
 # ONNX Runtime intra-op threads (default: all CPUs, like torch's default on a machine without SMT)
 THREADS_ENV = "LCRAG_ONNX_THREADS"
+SPIN_ENV = "LCRAG_ONNX_SPIN"
 
 
 def _need_extra() -> None:
@@ -127,7 +128,9 @@ class OnnxMiniLM:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-waiting on a shared CPU
+        # worker threads busy-wait between operators (ONNX Runtime's default, like torch's OpenMP threads):
+        # LCRAG_ONNX_SPIN=0 makes them sleep instead (kinder to a shared CPU, slower on an idle one)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0" if os.environ.get(SPIN_ENV, "1") == "0" else "1")
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
