@@ -100,7 +100,9 @@ def measured_rows() -> list[str]:
             goal = "no goal (subset)" if subset else f"goal {r['goal_s']:.0f} s / 3 GB" if r.get("goal_s") == r.get("goal_s") else "goal 3 GB"
             ratio = f"{r['goal_ratio']:.2f}× under the time goal" if not subset and r.get("goal_ratio") == r.get("goal_ratio") else "-"
             out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s; whole process tree peak "
-                       f"{r['peak_tree_rss_gb']:.2f} GB; {int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
+                       f"{r['peak_tree_rss_gb']:.2f} GB; "
+                       + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
+                       + f"{int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
                        f"unique (model, line) pairs | {goal} | {ratio} |")
     ins = latest("install")
     if ins is not None and "wall_s" in ins:
