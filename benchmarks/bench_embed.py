@@ -7,7 +7,7 @@ up before any timing. The texts are cut into ``--blocks`` blocks and, per block,
 interleaved (their order rotating from block to block, so a load change on a shared machine
 hits all alike):
 
-* **floor** — a bare ``SentenceTransformer.encode`` of the block (batch 64): what the model
+* **floor** — a bare ``SentenceTransformer.encode`` of the block (``--batch``, default 64): what the model
   itself costs, no hashing, no cache;
 * **lcrag torch** — ``lcrag.embeddings.embed_texts`` on the block through a fresh SQLite cache
   (hash, look-up, sort, encode, store): the embedding stage of every notebook;
@@ -26,7 +26,7 @@ torch path (goal >= 2) and over the fp32 ONNX export, the int8 vectors' cosine t
 question over the whole store (mean, min of 10), and the cache's counter: texts sent through
 the model vs distinct texts stored (must be equal: nothing embedded twice).
 
-    .venv/bin/python benchmarks/bench_embed.py [--lines N] [--blocks K] [--threads T]
+    .venv/bin/python benchmarks/bench_embed.py [--lines N] [--blocks K] [--threads T] [--batch B]
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads of torch and of ONNX Runtime alike (default: all CPUs)")
+    ap.add_argument("--batch", type=int, default=64, help="batch size of every variant alike (default 64, lcrag's)")
     ap.add_argument("--skip-onnx", action="store_true")
     a = ap.parse_args(argv)
 
@@ -94,12 +95,12 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lcrag-bench-embed-"))
     caches = {"torch": EmbeddingCache(tmp / "torch.sqlite"), "int8": EmbeddingCache(tmp / "int8.sqlite")}
     runs = {
-        "floor": lambda b: np.asarray(model.encode(b, batch_size=64, convert_to_numpy=True), dtype=np.float32),
-        "torch": lambda b: embed_texts(b, cache=caches["torch"]),
+        "floor": lambda b: np.asarray(model.encode(b, batch_size=a.batch, convert_to_numpy=True), dtype=np.float32),
+        "torch": lambda b: embed_texts(b, cache=caches["torch"], batch_size=a.batch),
     }
     if onnx_ok:
-        runs["int8"] = lambda b: embed_texts(b, cache=caches["int8"], backend=ONNX_INT8)
-        runs["onnx_fp32"] = lambda b: fp32_onnx.encode(b)
+        runs["int8"] = lambda b: embed_texts(b, cache=caches["int8"], backend=ONNX_INT8, batch_size=a.batch)
+        runs["onnx_fp32"] = lambda b: fp32_onnx.encode(b, batch_size=a.batch)
     names = list(runs)
     secs, cpu = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0.0)
     vecs: dict[str, list[np.ndarray]] = {n: [] for n in names}
@@ -114,7 +115,7 @@ def main(argv=None) -> int:
     v = {n: np.concatenate(vecs[n]) for n in names}
     n_texts = len(texts)
     load = round(os.getloadavg()[0], 2)
-    common = {"texts": source, "n_texts": n_texts, "n_chars": sum(map(len, texts)), "blocks": a.blocks, "threads": a.threads,
+    common = {"texts": source, "n_texts": n_texts, "n_chars": sum(map(len, texts)), "blocks": a.blocks, "threads": a.threads, "batch": a.batch,
               "loadavg_1m": load}
     st = {(c.model, c.backend): c for c in caches["torch"].stats()}[("minilm", "torch")]
 
@@ -124,7 +125,7 @@ def main(argv=None) -> int:
 
     rows = [
         {**common, "benchmark": "embed_floor", "variant": "bare SentenceTransformer.encode (floor)", **timing("floor", "floor"),
-         "detail": "batch 64, no cache"},
+         "detail": f"batch {a.batch}, no cache"},
         {**common, "benchmark": "embed_stage", "variant": "lcrag embed_texts, torch fp32, cold cache", **timing("torch", "floor"),
          "max_abs_diff_vs_floor": float(np.max(np.abs(v["torch"] - v["floor"]))),
          "detail": f"throughput / floor (goal >= 0.9); cache counter: {st.embedded} embedded, {st.unique} distinct stored"},
