@@ -11,8 +11,10 @@ hits all alike):
   itself costs, no hashing, no cache;
 * **lcrag torch** — ``lcrag.embeddings.embed_texts`` on the block through a fresh SQLite cache
   (hash, look-up, sort, encode, store): the embedding stage of every notebook;
+* **floor, best batch** — the same bare loop at ``--best-batch`` (default 8): on a 2-core
+  AVX-512 machine the fp32 model itself is much faster at 8–16 texts per batch than at 64;
 * **lcrag onnx-int8** — the same call with ``backend="onnx-int8"`` (approximate; export and
-  quantization timed separately, once);
+  quantization timed separately, once; the backend runs at most ``MAX_BATCH`` texts per batch);
 * **ONNX fp32** — the unquantized export through the same tokenizer, session and pooling (no
   cache): separates what int8 gains from what the ONNX Runtime graph itself costs.
 
@@ -64,7 +66,9 @@ def main(argv=None) -> int:
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                     help="threads of torch and of ONNX Runtime alike (default: all CPUs)")
-    ap.add_argument("--batch", type=int, default=64, help="batch size of every variant alike (default 64, lcrag's)")
+    ap.add_argument("--batch", type=int, default=64, help="batch size of the floor and of lcrag's calls (default 64, lcrag's)")
+    ap.add_argument("--best-batch", type=int, default=8,
+                    help="batch size of a second bare encode loop, the fp32 model at its fastest batch here (default 8)")
     ap.add_argument("--skip-onnx", action="store_true")
     a = ap.parse_args(argv)
 
@@ -97,6 +101,7 @@ def main(argv=None) -> int:
     runs = {
         "floor": lambda b: np.asarray(model.encode(b, batch_size=a.batch, convert_to_numpy=True), dtype=np.float32),
         "torch": lambda b: embed_texts(b, cache=caches["torch"], batch_size=a.batch),
+        "floor_best": lambda b: np.asarray(model.encode(b, batch_size=a.best_batch, convert_to_numpy=True), dtype=np.float32),
     }
     if onnx_ok:
         runs["int8"] = lambda b: embed_texts(b, cache=caches["int8"], backend=ONNX_INT8, batch_size=a.batch)
@@ -128,7 +133,11 @@ def main(argv=None) -> int:
          "detail": f"batch {a.batch}, no cache"},
         {**common, "benchmark": "embed_stage", "variant": "lcrag embed_texts, torch fp32, cold cache", **timing("torch", "floor"),
          "max_abs_diff_vs_floor": float(np.max(np.abs(v["torch"] - v["floor"]))),
+         "ratio_vs_floor_best_batch": round(secs["floor_best"] / secs["torch"], 3),
          "detail": f"throughput / floor (goal >= 0.9); cache counter: {st.embedded} embedded, {st.unique} distinct stored"},
+        {**common, "benchmark": "embed_floor_best_batch", "variant": f"bare SentenceTransformer.encode, batch {a.best_batch}",
+         **timing("floor_best", "floor"), "max_abs_diff_vs_floor": float(np.max(np.abs(v["floor_best"] - v["floor"]))),
+         "detail": f"the fp32 model at batch {a.best_batch}: ratio to the floor at batch {a.batch}"},
     ]
     if onnx_ok:
         cos = np.sum(v["int8"] * v["torch"], axis=1)
@@ -142,6 +151,7 @@ def main(argv=None) -> int:
                      "min_cosine_vs_fp32": round(float(cos.min()), 4), "top10_overlap_mean": round(float(np.mean(overlap)), 2),
                      "top10_overlap_min": int(min(overlap)),
                      "speedup_vs_onnx_fp32": round(secs["onnx_fp32"] / secs["int8"], 3),
+                     "speedup_vs_fp32_best_batch": round(secs["floor_best"] / secs["int8"], 3),
                      "cpu_speedup_vs_onnx_fp32": round(cpu["onnx_fp32"] / cpu["int8"], 3),
                      "detail": f"speed-up over the fp32 torch path (goal >= 2); {len(qs)} NoLiMa questions over {len(texts)} store texts; "
                                f"export + quantize + load {export_s:.1f} s (once, cached)"})
@@ -152,14 +162,17 @@ def main(argv=None) -> int:
                      "detail": "the unquantized export: ratio to the fp32 torch path (context for int8 vs an fp32 export)"})
     for r in rows:
         extra = {k: r[k] for k in ("max_abs_diff_vs_floor", "mean_cosine_vs_fp32", "min_cosine_vs_fp32", "top10_overlap_mean",
-                                   "top10_overlap_min", "speedup_vs_onnx_fp32") if k in r}
+                                   "top10_overlap_min", "speedup_vs_onnx_fp32", "speedup_vs_fp32_best_batch",
+                                   "ratio_vs_floor_best_batch") if k in r}
         print(f"{r['variant']:>55}: {r['seconds']:8.2f} s (cpu {r['cpu_seconds']:.2f} s)  {r['lines_per_s']:7.1f} lines/s  "
               f"ratio {r['ratio']} (cpu {r['cpu_ratio']})  {extra}  [{r['detail']}]")
     ok = rows[1]["ratio"] >= 0.9 and st.embedded == st.unique == n_texts
     print(f"goal: embedding stage >= 0.9x floor, each text embedded once -> {'met' if ok else 'MISSED'}")
     if onnx_ok:
-        print(f"goal: int8 >= 2x fp32 torch -> {'met' if rows[2]['ratio'] >= 2 else 'MISSED'} "
-              f"(wall {rows[2]['ratio']}x, cpu time {rows[2]['cpu_ratio']}x; vs the fp32 ONNX export {rows[2]['speedup_vs_onnx_fp32']}x)")
+        i8 = rows[3]
+        print(f"goal: int8 >= 2x fp32 torch -> {'met' if i8['ratio'] >= 2 else 'MISSED'} "
+              f"(wall {i8['ratio']}x, cpu time {i8['cpu_ratio']}x; vs the fp32 model at batch {a.best_batch} "
+              f"{i8['speedup_vs_fp32_best_batch']}x; vs the fp32 ONNX export {i8['speedup_vs_onnx_fp32']}x)")
     print(f"written to {write('embed', rows)}")
     return 0
 

@@ -10,7 +10,7 @@ in their names, so a changed model is exported again.
 
 Pipeline (the same as the SentenceTransformer of the package: ``modules.json``): WordPiece
 tokenization from the package's ``tokenizer.json`` truncated to 256 tokens (the model's
-``max_seq_length``), padded per batch; mean pooling of the last hidden state over the
+``max_seq_length``), padded per batch of at most :data:`MAX_BATCH` texts; mean pooling of the last hidden state over the
 attention mask; L2 normalisation. Texts are encoded longest first in batches.
 
 Convention: vectors are **not** equal to the fp32 torch path (int8 weights, dynamic int8
@@ -42,8 +42,12 @@ MAX_SEQ_LENGTH = 256
 OPSET = 17
 # recipe: ONNX Runtime's BERT graph fusion (attention, layer norm, GELU), then int8 weights
 # (per output channel) of the weight MatMuls and fused attention projections only; the products of
-# two activations, embeddings and layer norms stay fp32
-RECIPE = "bertfused-w8-perchannel-v3"
+# two activations, embeddings and layer norms stay fp32; at most MAX_BATCH texts per session run (activations are
+# quantized per batch, so the batch is part of what the vectors are)
+RECIPE = "bertfused-w8-perchannel-b8-v4"
+# texts per session run, whatever larger batch the caller asks for: on a 2-core AVX-512 machine the int8 session
+# ran 304 lines/s at 8, 259 at 16, 168 at 32 and 101 at 64 (800 NoLiMa store lines, docs/benchmarks.md)
+MAX_BATCH = 8
 # ONNX Runtime intra-op threads (default: all CPUs, like torch's default on a machine without SMT)
 THREADS_ENV = "LCRAG_ONNX_THREADS"
 SPIN_ENV = "LCRAG_ONNX_SPIN"
@@ -144,7 +148,9 @@ class OnnxMiniLM:
         self.path = Path(onnx_path)
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        """Unit-normalised float32 vectors ``(len(texts), 384)`` in input order."""
+        """Unit-normalised float32 vectors ``(len(texts), 384)`` in input order (batches of at most
+        ``min(batch_size, MAX_BATCH)`` texts, longest first)."""
+        batch_size = max(1, min(batch_size, MAX_BATCH))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         for s in range(0, len(order), batch_size):

@@ -69,3 +69,12 @@ def test_session_threads_follow_the_argument_then_the_environment(onnx_model, mo
     import os
 
     assert OnnxMiniLM(onnx_model.path, minilm_path()).session.get_session_options().intra_op_num_threads == (os.cpu_count() or 1)
+
+
+def test_batches_are_capped_at_max_batch(onnx_model):
+    from lcrag.embeddings_onnx import MAX_BATCH
+
+    texts = [f"line {i}: " + "word " * (i % 7) for i in range(2 * MAX_BATCH + 3)]
+    capped = onnx_model.encode(texts, batch_size=MAX_BATCH)
+    assert np.array_equal(onnx_model.encode(texts, batch_size=10 * MAX_BATCH), capped)  # same batches, same vectors
+    assert not np.array_equal(onnx_model.encode(texts, batch_size=1), capped)  # activations quantized per batch
