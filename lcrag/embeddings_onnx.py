@@ -21,10 +21,10 @@ the first one computed). Use it only for large user corpora where that is
 acceptable, never for the papers' figures (backend ``"onnx-int8"`` in
 :func:`lcrag.embeddings.embed_texts`, off by default; needs the ``onnx`` extra).
 
-Speed: int8 weights make the session faster than the fp32 ONNX export (~1.3–1.9× measured), but
-on a CPU where torch's fp32 kernels are strong (AVX-512) it is only ~0.9–1.5× the fp32 torch
-path (``docs/benchmarks.md``). Threads: :data:`THREADS_ENV` (default all CPUs); idle worker
-threads spin like torch's OpenMP threads unless :data:`SPIN_ENV` is ``0``.
+Speed (``docs/benchmarks.md``, 2-core AVX-512 machine): ~3× lcrag's fp32 torch path at its
+default batch of 64, ~1.8× the fp32 model at its fastest batch (8), ~1.9× the fp32 ONNX export.
+Small batches matter most here, hence :data:`MAX_BATCH`. Threads: :data:`THREADS_ENV` (default
+all CPUs); idle worker threads spin like torch's OpenMP threads unless :data:`SPIN_ENV` is ``0``.
 """
 
 from __future__ import annotations
