@@ -11,7 +11,8 @@ temporary directory:
 * ``warm``: the same cache directory as the runs before it, response cache included.
 
 ``--states`` picks and orders them (default: all three, cold first; a warm state without a
-cold one before it starts from an empty cache, which is then reported as such).
+cold one before it starts from an empty cache: ``cache_at_start`` in the row says what each run
+started from).
 
 Peak memory: the sum of RSS over the ``lcrag`` process and all its descendants (papermill
 kernels, the llama.cpp model server), sampled every 0.2 s with ``psutil``
@@ -80,6 +81,9 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
     if notebooks:
         cmd += ["--only", *notebooks]
     prepare_cache(state, cache)
+    names = {f.name for f in cache.iterdir()}
+    at_start = ("empty" if not names else "embeddings only" if names <= {"embeddings.sqlite", "embeddings.sqlite-wal",
+                                                                          "embeddings.sqlite-shm", "onnx"} else "all caches")
     log = tmp / f"reproduce-{state}.log"
     t0 = time.perf_counter()
     with open(log, "w") as fh:
@@ -87,7 +91,7 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
         with TreeMemorySampler(proc.pid, interval=0.2) as mem:
             proc.wait()
     wall = time.perf_counter() - t0
-    row = {"benchmark": "reproduce_offline", "state": state, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
+    row = {"benchmark": "reproduce_offline", "state": state, "cache_at_start": at_start, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
            "notebooks": len(list(out.glob("*.ipynb"))), "wall_s": round(wall, 1),
            "peak_tree_rss_gb": round(mem.peak / 2**30, 2), "procs_at_peak": mem.peak_procs,
            "largest_process_gb": round(mem.largest / 2**30, 2), "rss_samples": mem.samples,
