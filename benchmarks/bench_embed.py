@@ -184,6 +184,9 @@ def main(argv=None) -> int:
               f"(wall {i8['ratio']}x, cpu time {i8['cpu_ratio']}x; vs the fp32 model at batch {a.best_batch} "
               f"{i8['speedup_vs_fp32_best_batch']}x; vs the fp32 ONNX export {i8['speedup_vs_onnx_fp32']}x)")
     print(f"written to {write('embed', rows)}")
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)  # the two throw-away SQLite caches
     return 0
 
 
