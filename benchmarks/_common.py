@@ -48,58 +48,49 @@ def write(name: str, rows: list[dict]) -> Path:
     return path
 
 
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def tree_rss_bytes(root: int) -> tuple[int, int]:
-    """Sum of resident set sizes (``/proc/<pid>/statm``) over ``root`` and all its descendants, and the process count.
+def tree_rss(root: int) -> tuple[int, int, int]:
+    """RSS summed over ``root`` and all its descendants (``psutil``), the process count and the largest single RSS.
 
     Shared pages are counted once per process, so the sum is an upper bound of the tree's memory.
+    A process that exits between listing and reading is skipped.
     """
-    kids, todo, total, n = _children(), [root], 0, 0
-    page = os.sysconf("SC_PAGE_SIZE")
-    while todo:
-        pid = todo.pop()
+    import psutil
+
+    try:
+        procs = [psutil.Process(root)]
+        procs += procs[0].children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0, 0, 0
+    total, n, largest = 0, 0, 0
+    for p in procs:
         try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * page
-            n += 1
-        except OSError:
-            pass
-        todo.extend(kids.get(pid, []))
-    return total, n
+            rss = p.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+        total, n, largest = total + rss, n + 1, max(largest, rss)
+    return total, n, largest
 
 
 class TreeMemorySampler:
-    """Peak of :func:`tree_rss_bytes` over a running process tree, sampled every ``interval`` seconds in a thread.
+    """Peak of :func:`tree_rss` over a running process tree, sampled every ``interval`` seconds in a thread.
 
     Covers every descendant: Jupyter kernels started by papermill, the llama.cpp model server.
+    ``largest`` is the largest single process's RSS seen in any sample.
     """
 
-    def __init__(self, pid: int, interval: float = 0.25):
+    def __init__(self, pid: int, interval: float = 0.2):
         import threading
 
         self.pid, self.interval = pid, interval
-        self.peak, self.peak_procs, self.samples = 0, 0, 0
+        self.peak, self.peak_procs, self.samples, self.largest = 0, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            rss, n = tree_rss_bytes(self.pid)
+            rss, n, largest = tree_rss(self.pid)
             self.samples += 1
+            self.largest = max(self.largest, largest)
             if rss > self.peak:
                 self.peak, self.peak_procs = rss, n
             self._stop.wait(self.interval)

@@ -6,7 +6,12 @@ not lcrag's), into a temporary results/cache directory, and prints each one's wa
 top functions by own time. Embedding time is reported apart (``lcrag.embeddings.encode``), so
 what is left is lcrag's own work.
 
-    .venv/bin/python benchmarks/profile_offline.py [01 09 11 19] [--top 12] [--warm-embeddings]
+    .venv/bin/python benchmarks/profile_offline.py [01 09 11 19] [--top 12] [--warm-embeddings] [--resume]
+
+``--resume`` runs each notebook's calls once unprofiled, then profiles a second, identical run
+on the same results files: every task is then a resume decision (``REUSE``), which shows the
+runner's per-task overhead of a re-run (request building, cache key, prompt tokenization, the
+decision itself) and how much of it is the prompt tokenization (``profile_prompt_tokens``).
 """
 
 from __future__ import annotations
@@ -94,12 +99,17 @@ def main(argv=None) -> int:
     ap.add_argument("notebooks", nargs="*", default=list(JOBS))
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--warm-embeddings", action="store_true", help="use the project's embedding cache (default: a fresh one)")
+    ap.add_argument("--resume", action="store_true", help="profile a second, identical run (every task a resume decision)")
     a = ap.parse_args(argv)
     if not a.warm_embeddings:
         os.environ["LCRAG_CACHE_DIR"] = str(TMP / "cache")
     from lcrag import embeddings as E
 
     for nb in a.notebooks:
+        if a.resume:
+            t0 = time.perf_counter()
+            JOBS[nb]()
+            print(f"=== notebook {nb}: first run (unprofiled) {time.perf_counter() - t0:.1f} s")
         prof = cProfile.Profile()
         t0 = time.perf_counter()
         prof.enable()
@@ -115,6 +125,11 @@ def main(argv=None) -> int:
         print(f"\n=== notebook {nb}: {wall:.1f} s wall under cProfile, of which embedding (model) {enc:.1f} s; "
               f"lines embedded so far in this process: {sum(E.PROCESS_COUNTS.values())}")
         print("\n".join(lines[start:]))
+        if a.resume:
+            cum = {f"{Path(k[0]).name}:{k[2]}": (v[1], v[3]) for k, v in st.stats.items()
+                   if k[2] in ("_run_tasks", "profile_prompt_tokens", "decide", "read_results", "request", "cache_key")
+                   and Path(k[0]).parent.name in ("lcrag", "llm")}
+            print("resume pass: " + "; ".join(f"{name} {calls:,} calls {secs:.2f} s cumulative" for name, (calls, secs) in sorted(cum.items())))
     return 0
 
 

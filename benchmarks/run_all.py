@@ -68,15 +68,24 @@ def measured_rows() -> list[str]:
         rows = {r["benchmark"]: r for r in em.to_dict("records")}
         if "embed_stage" in rows:
             f, s = rows["embed_floor"], rows["embed_stage"]
-            out.append(f"| MiniLM embedding stage (hash, cache look-up, encode, store), {s['n_texts']:,} lines, cold | "
-                       f"{s['lines_per_s']:.0f} lines/s | bare `SentenceTransformer.encode`: {f['lines_per_s']:.0f} lines/s | "
-                       f"{s['ratio']:.2f}× the floor |")
+            fb = rows.get("embed_floor_best_batch")
+            bs = f", batch {int(s['batch'])}" if "batch" in s else ""
+            out.append(f"| MiniLM embedding stage (hash, cache look-up, encode, store), {s['n_texts']:,} lines, cold{bs} | "
+                       f"{s['lines_per_s']:.0f} lines/s | bare `SentenceTransformer.encode`: {f['lines_per_s']:.0f} lines/s"
+                       + (f"; at batch {fb['variant'].rsplit(' ', 1)[-1]}: {fb['lines_per_s']:.0f} lines/s" if fb else "")
+                       + f" | {s['ratio']:.2f}× the floor"
+                       + (f"; {s['ratio_vs_floor_best_batch']:.2f}× the floor's best batch" if fb else "") + " |")
         if "embed_int8" in rows:
             i = rows["embed_int8"]
             out.append(f"| opt-in int8 ONNX embeddings (approximate) | {i['lines_per_s']:.0f} lines/s; cosine to fp32 mean "
                        f"{i['mean_cosine_vs_fp32']:.3f}, min {i['min_cosine_vs_fp32']:.3f}; NoLiMa top-10 overlap mean "
                        f"{i['top10_overlap_mean']:.1f}, min {int(i['top10_overlap_min'])} of 10 | fp32 torch path: "
-                       f"{rows['embed_stage']['lines_per_s']:.0f} lines/s | {i['ratio']:.2f}× |")
+                       f"{rows['embed_stage']['lines_per_s']:.0f} lines/s | {i['ratio']:.2f}× wall"
+                       + (f", {i['cpu_ratio']:.2f}× CPU time" if i.get("cpu_ratio") == i.get("cpu_ratio") and "cpu_ratio" in i else "")
+                       + (f"; {i['speedup_vs_fp32_best_batch']:.2f}× the fp32 model at its best batch"
+                          if "speedup_vs_fp32_best_batch" in i else "")
+                       + (f"; {i['speedup_vs_onnx_fp32']:.2f}× the fp32 ONNX export" if "speedup_vs_onnx_fp32" in i else "")
+                       + f" ({int(i.get('threads', 0)) or '?'} threads each) |")
     ca = latest("cache")
     if ca is not None and "live_per_call_s" in ca:
         r = ca.iloc[0]
@@ -97,8 +106,16 @@ def measured_rows() -> list[str]:
             goal = "no goal (subset)" if subset else f"goal {r['goal_s']:.0f} s / 3 GB" if r.get("goal_s") == r.get("goal_s") else "goal 3 GB"
             ratio = f"{r['goal_ratio']:.2f}× under the time goal" if not subset and r.get("goal_ratio") == r.get("goal_ratio") else "-"
             out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s; whole process tree peak "
-                       f"{r['peak_tree_rss_gb']:.2f} GB; {int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
+                       f"{r['peak_tree_rss_gb']:.2f} GB; "
+                       + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
+                       + f"{int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
                        f"unique (model, line) pairs | {goal} | {ratio} |")
+    ins = latest("install")
+    if ins is not None and "wall_s" in ins:
+        r = ins.iloc[-1]
+        out.append(f"| `make install` in a fresh clone, empty pip cache, llama.cpp compiled: {r['llama_cpp_compiled']} "
+                   f"(`benchmarks/bench_install.sh`) | {int(r['wall_s']) // 60} min {int(r['wall_s']) % 60:02d} s, "
+                   f"{int(r['downloaded_mb']):,} MB downloaded, venv {int(r['venv_mb']):,} MB | - | load {r['loadavg_1m_before']} |")
     return out
 
 
@@ -144,7 +161,7 @@ def main(argv=None) -> int:
            "the same run: the machine may be shared, so absolute seconds are noisy (each table shows the 1-minute load "
            "average), and each section below is the latest run of its script (its timestamp is given).\n"]
     notes = (HERE / "NOTES.md")
-    for name in ("retrieval", "embed", "cache", "pipeline", "scale", "reproduce"):
+    for name in ("retrieval", "embed", "cache", "pipeline", "scale", "reproduce", "install"):
         df = latest(name)
         if df is not None:
             out.append(f"## {name}\n\nlatest run: {stamp(name)}\n\n{df.to_markdown(index=False)}\n")

@@ -10,7 +10,7 @@ in their names, so a changed model is exported again.
 
 Pipeline (the same as the SentenceTransformer of the package: ``modules.json``): WordPiece
 tokenization from the package's ``tokenizer.json`` truncated to 256 tokens (the model's
-``max_seq_length``), padded per batch; mean pooling of the last hidden state over the
+``max_seq_length``), padded per batch of at most :data:`MAX_BATCH` texts; mean pooling of the last hidden state over the
 attention mask; L2 normalisation. Texts are encoded longest first in batches.
 
 Convention: vectors are **not** equal to the fp32 torch path (int8 weights, dynamic int8
@@ -20,6 +20,11 @@ so a text's int8 vector also depends slightly on the texts batched with it (the 
 the first one computed). Use it only for large user corpora where that is
 acceptable, never for the papers' figures (backend ``"onnx-int8"`` in
 :func:`lcrag.embeddings.embed_texts`, off by default; needs the ``onnx`` extra).
+
+Speed (``docs/benchmarks.md``, 2-core AVX-512 machine): ~3× lcrag's fp32 torch path at its
+default batch of 64, ~1.8× the fp32 model at its fastest batch (8), ~1.9× the fp32 ONNX export.
+Small batches matter most here, hence :data:`MAX_BATCH`. Threads: :data:`THREADS_ENV` (default
+all CPUs); idle worker threads spin like torch's OpenMP threads unless :data:`SPIN_ENV` is ``0``.
 """
 
 from __future__ import annotations
@@ -37,8 +42,15 @@ MAX_SEQ_LENGTH = 256
 OPSET = 17
 # recipe: ONNX Runtime's BERT graph fusion (attention, layer norm, GELU), then int8 weights
 # (per output channel) of the weight MatMuls and fused attention projections only; the products of
-# two activations, embeddings and layer norms stay fp32
-RECIPE = "bertfused-w8-perchannel-v3"
+# two activations, embeddings and layer norms stay fp32; at most MAX_BATCH texts per session run (activations are
+# quantized per batch, so the batch is part of what the vectors are)
+RECIPE = "bertfused-w8-perchannel-b8-v4"
+# texts per session run, whatever larger batch the caller asks for: on a 2-core AVX-512 machine the int8 session
+# ran 304 lines/s at 8, 259 at 16, 168 at 32 and 101 at 64 (800 NoLiMa store lines, docs/benchmarks.md)
+MAX_BATCH = 8
+# ONNX Runtime intra-op threads (default: all CPUs, like torch's default on a machine without SMT)
+THREADS_ENV = "LCRAG_ONNX_THREADS"
+SPIN_ENV = "LCRAG_ONNX_SPIN"
 
 
 def _need_extra() -> None:
@@ -123,9 +135,11 @@ class OnnxMiniLM:
         from tokenizers import Tokenizer
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or (os.cpu_count() or 1)
+        opts.intra_op_num_threads = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-waiting on a shared CPU
+        # worker threads busy-wait between operators (ONNX Runtime's default, like torch's OpenMP threads):
+        # LCRAG_ONNX_SPIN=0 makes them sleep instead (kinder to a shared CPU, slower on an idle one)
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0" if os.environ.get(SPIN_ENV, "1") == "0" else "1")
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
@@ -134,7 +148,9 @@ class OnnxMiniLM:
         self.path = Path(onnx_path)
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        """Unit-normalised float32 vectors ``(len(texts), 384)`` in input order."""
+        """Unit-normalised float32 vectors ``(len(texts), 384)`` in input order (batches of at most
+        ``min(batch_size, MAX_BATCH)`` texts, longest first)."""
+        batch_size = max(1, min(batch_size, MAX_BATCH))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         for s in range(0, len(order), batch_size):

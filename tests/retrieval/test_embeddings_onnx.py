@@ -57,3 +57,24 @@ def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache,
     r = DenseRetriever(chunks, backend="onnx-int8")
     assert r.name == "dense-minilm-onnx-int8-approx"
     assert r.search("Which drink comes from cows?", k=1)[0][0].id == "d0:0"
+
+
+def test_session_threads_follow_the_argument_then_the_environment(onnx_model, monkeypatch):
+    from lcrag.embeddings_onnx import THREADS_ENV
+
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert OnnxMiniLM(onnx_model.path, minilm_path()).session.get_session_options().intra_op_num_threads == 1
+    assert OnnxMiniLM(onnx_model.path, minilm_path(), threads=2).session.get_session_options().intra_op_num_threads == 2
+    monkeypatch.delenv(THREADS_ENV)
+    import os
+
+    assert OnnxMiniLM(onnx_model.path, minilm_path()).session.get_session_options().intra_op_num_threads == (os.cpu_count() or 1)
+
+
+def test_batches_are_capped_at_max_batch(onnx_model):
+    from lcrag.embeddings_onnx import MAX_BATCH
+
+    texts = [f"line {i}: " + "word " * (i % 7) for i in range(2 * MAX_BATCH + 3)]
+    capped = onnx_model.encode(texts, batch_size=MAX_BATCH)
+    assert np.array_equal(onnx_model.encode(texts, batch_size=10 * MAX_BATCH), capped)  # same batches, same vectors
+    assert not np.array_equal(onnx_model.encode(texts, batch_size=1), capped)  # activations quantized per batch
