@@ -143,9 +143,9 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             raise err("answer_metric", f"{am!r} is not a registered answer scorer")
         if em is not None and kinds.get(em) != "evidence":
             raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
-    if not cfg.own_study or cfg.data.source is not None:
-        from .components import lookup
+    from .components import lookup
 
+    if not cfg.own_study or cfg.data.source is not None:
         for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
                                 ("data.source", "item_source", cfg.data.source)):
             if name is not None:
@@ -154,8 +154,6 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
                 except KeyError as e:
                     raise err(fld, str(e.args[0])) from None
     for i, v in enumerate(cfg.views):
-        from .components import lookup
-
         try:
             lookup("view", v.name)
         except KeyError as e:
