@@ -46,6 +46,7 @@ from ..results import to_frame
 from ..runlock import run_lock
 from ..runner import RunStats, Task, read_results, run_tasks
 from .build import build
+from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from .manifest import write_manifest
@@ -143,8 +144,6 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             raise err("answer_metric", f"{am!r} is not a registered answer scorer")
         if em is not None and kinds.get(em) != "evidence":
             raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
-    from .components import lookup
-
     if not cfg.own_study or cfg.data.source is not None:
         for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
                                 ("data.source", "item_source", cfg.data.source)):
@@ -185,8 +184,6 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     prep.run_dir = run_dir_of(prep, out)
     if cfg.data.source is not None:
         from ..config import data_dir as default_data_dir
-        from .components import call_with, lookup
-
         try:
             got = call_with(lookup("item_source", cfg.data.source),
                             data_dir=Path(data_dir) if data_dir is not None else default_data_dir(), seed=cfg.seed,
@@ -260,8 +257,6 @@ def build_tasks(prep: Prepared):
     if getattr(cfg, "own_study", True) and cfg.data.source is None:
         return build(cfg, prep.items)
     from .build import Built
-    from .components import call_with, lookup
-
     items = prep.source_items if prep.source_items is not None else prep.items
     try:
         tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)
@@ -416,8 +411,11 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     results = Path(results_path).resolve() if results_path is not None else rdir / "results.jsonl"
     results.parent.mkdir(parents=True, exist_ok=True)
     cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
+    factory = getattr(lookup("task_builder", cfg.tasks.builder), "scorer", None) if cfg.tasks.builder else None
     if scoring_kind(cfg) == "scorers":
         scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
+    elif factory is not None:  # a study whose replies need its own reading (e.g. LongEval's answer JSON)
+        scorer = factory(list(cfg.scorers))
     else:
         scorer = measures_scorer(cfg.scorers)
     if originals:

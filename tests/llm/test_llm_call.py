@@ -20,9 +20,8 @@ from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
 PACKAGE = Path(__file__).resolve().parents[2] / "lcrag"
 # the only modules that may store a reply in the response cache or call ``Reader.read`` themselves
 ONE_PATH = {"lcrag/llm/call.py", "lcrag/llm/cache.py"}
-# LongEval generation is routed through run_tasks by the LongEval study's own change (issue 15); until that branch
-# is merged its former copy of the sequence is the one known exception. Remove this entry at merge.
-PENDING = {"lcrag/studies/longeval_generate.py"}
+# no known exception: LongEval generation, the judge and the batch path all go through lcrag.llm.call
+PENDING: set[str] = set()
 
 
 def _reader(srv, **kw):
