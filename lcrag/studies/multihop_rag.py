@@ -48,12 +48,12 @@ import numpy as np
 import pandas as pd
 
 from .. import provenance
-from ..retrieval.named import retriever_by_name
 from ..chunking.tokens import chunk_token_windows
 from ..config import cache_dir
 from ..data import registry
 from ..data.fixtures import FIXTURE_LABEL, write_multihop
 from ..data.multihop_rag import Query, load_corpus, load_queries, usable_queries
+from ..retrieval.named import retriever_by_name
 from ..scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
 from ..types import Chunk, Condition, Document, Response
 from .multihop_contexts import (
@@ -65,6 +65,7 @@ from .multihop_contexts import (
     sample_pilot,
     sample_stratified,
 )
+from .row_conditions import condition_from, conditions_of
 
 K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
@@ -381,13 +382,7 @@ def make_condition(mode: str, *, k: int | None = None, pool: str | None = None, 
 def as_condition(c) -> Condition:
     """A Condition from a record, a row's stored ``meta.condition`` (its fields as a mapping) or
     a label this module made (looked up, not parsed)."""
-    if isinstance(c, Condition):
-        return c
-    if isinstance(c, dict):
-        d = dict(c)
-        d["extra"] = tuple(tuple(x) for x in d.get("extra") or ())
-        return Condition(**d)
-    return _BY_LABEL[c]
+    return condition_from(c, _BY_LABEL)
 
 
 def condition_order(c) -> tuple:
@@ -538,30 +533,12 @@ def _with_labels(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:
-    """Label -> Condition record of the rows: from ``meta.condition`` (the record as stored), else
-    from Condition field columns (``mode``, ``k``, …, and "pool": the engine's ``tasks.columns``), else
-    the records this module made for the labels (looked up, never parsed)."""
-    if "meta.condition" in df:
-        return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
-    if "mode" in df:
-        return {lab: _from_columns(g.iloc[0]) for lab, g in df.groupby("condition", sort=False)}
-    return {lab: as_condition(lab) for lab in df["condition"].unique()}
+    """Label -> Condition record of the rows (:func:`.row_conditions.conditions_of`; field columns
+    include "pool", the engine's ``tasks.columns``)."""
+    return conditions_of(df, _BY_LABEL, _EXTRA, condition_label)
 
 
 _EXTRA = ("pool",)
-
-
-def _from_columns(row) -> Condition:
-    """A Condition from a row's field columns, named by :func:`condition_label`."""
-    def val(f):
-        v = row.get(f) if f in row.index else None
-        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
-
-    kw = {f.name: val(f.name) for f in dataclasses.fields(Condition) if f.name not in ("extra", "name")}
-    if kw.get("k") is not None:
-        kw["k"] = int(kw["k"])
-    c = Condition(**kw, extra=tuple((e, val(e)) for e in _EXTRA if val(e) is not None))
-    return dataclasses.replace(c, name=condition_label(c))
 
 
 def _mode_rows(df: pd.DataFrame, mode: str) -> pd.DataFrame:

@@ -54,6 +54,7 @@ from .qasper_contexts import (
     pool_papers,
     rag_context,
 )
+from .row_conditions import condition_from, conditions_of
 
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
@@ -234,15 +235,9 @@ def make_condition(mode: str, *, layout: str | None = None, scope: str | None = 
 
 
 def as_condition(c) -> Condition:
-    """A Condition from a record, a row's stored ``meta.condition`` (fields as a mapping) or a
-    label this module made (looked up, not parsed)."""
-    if isinstance(c, Condition):
-        return c
-    if isinstance(c, dict):
-        d = dict(c)
-        d["extra"] = tuple(tuple(x) for x in d.get("extra") or ())
-        return Condition(**d)
-    return _BY_LABEL[c]
+    """A Condition from a record, a row's stored ``meta.condition`` (its fields as a mapping) or
+    a label this module made (looked up, not parsed)."""
+    return condition_from(c, _BY_LABEL)
 
 
 def condition_order(c) -> tuple:
@@ -431,30 +426,12 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:
-    """Label -> Condition record of the rows: from ``meta.condition`` (the record as stored), else
-    from Condition field columns (``mode``, ``k``, …, and "scope": the engine's ``tasks.columns``), else
-    the records this module made for the labels (looked up, never parsed)."""
-    if "meta.condition" in df:
-        return {lab: as_condition(c) for lab, c in zip(df["condition"], df["meta.condition"])}
-    if "mode" in df:
-        return {lab: _from_columns(g.iloc[0]) for lab, g in df.groupby("condition", sort=False)}
-    return {lab: as_condition(lab) for lab in df["condition"].unique()}
+    """Label -> Condition record of the rows (:func:`.row_conditions.conditions_of`; field columns
+    include "scope", the engine's ``tasks.columns``)."""
+    return conditions_of(df, _BY_LABEL, _EXTRA, condition_label)
 
 
 _EXTRA = ("scope",)
-
-
-def _from_columns(row) -> Condition:
-    """A Condition from a row's field columns, named by :func:`condition_label`."""
-    def val(f):
-        v = row.get(f) if f in row.index else None
-        return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
-
-    kw = {f.name: val(f.name) for f in dataclasses.fields(Condition) if f.name not in ("extra", "name")}
-    if kw.get("k") is not None:
-        kw["k"] = int(kw["k"])
-    c = Condition(**kw, extra=tuple((e, val(e)) for e in _EXTRA if val(e) is not None))
-    return dataclasses.replace(c, name=condition_label(c))
 
 
 def _ordered(t: pd.DataFrame, conds: dict[str, Condition]) -> pd.DataFrame:
