@@ -104,7 +104,9 @@ def measured_rows() -> list[str]:
             subset = str(r.get("only", "all")) != "all"
             scope = f"notebooks {r['only']} of" if subset else "whole"
             goal = "no goal (subset)" if subset else f"goal {r['goal_s']:.0f} s / 3 GB" if r.get("goal_s") == r.get("goal_s") else "goal 3 GB"
-            ratio = f"{r['goal_ratio']:.2f}× under the time goal" if not subset and r.get("goal_ratio") == r.get("goal_ratio") else "-"
+            gr = r.get("goal_ratio")
+            ratio = (f"goal/time {gr:.2f}: {'met' if gr >= 1 else 'missed'}" if not subset and gr == gr and gr is not None
+                     else "-")
             out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s; whole process tree peak "
                        f"{r['peak_tree_rss_gb']:.2f} GB; "
                        + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
