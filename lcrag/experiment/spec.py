@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .. import registry
 from ..errors import ConfigError
 from ..textio import read_yaml
 from .config import DataCfg, ExampleCfg, StudyConfig, _node_line
@@ -247,3 +248,11 @@ __all__ = [
     "read_spec",
     "set_dotted",
 ]
+
+
+def register_spec_file(path: str | Path) -> StudySpec:
+    """Read a built-in study's spec file (``lcrag/studies/specs/*.yaml``), validate it and register it
+    as the study of its ``name`` (what ``lcrag studies`` lists and ``lcrag run NAME`` runs)."""
+    spec = read_spec(path)[0]
+    registry.register("study", spec.name, spec, replace=True)
+    return spec

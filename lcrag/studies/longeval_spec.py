@@ -3,7 +3,7 @@
 The YAML is the spec a user copies (``lcrag studies show longeval``), edits and runs
 (``lcrag run my_longeval.yaml``): item source ``longeval``, task builder ``longeval``, reader
 ``longeval-extractive`` (the deterministic extractive generator), the LongEval measures and views.
-It is registered as kind ``study`` once the engine's :class:`StudySpec` is importable.
+It is registered as kind ``study`` when :mod:`lcrag.studies.longeval_study` is imported.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 import yaml
 
-from .. import registry
 
 SPEC_PATH = Path(__file__).parent / "specs" / "longeval.yaml"
 
@@ -24,12 +23,8 @@ def spec_doc() -> dict[str, Any]:
 
 
 def register_spec() -> bool:
-    """Register the ``longeval`` study (a validated ``StudySpec``); False when the engine's spec
-    class is not available in this installation."""
-    try:
-        from ..experiment.spec import StudySpec
-    except ImportError:
-        return False
-    if "longeval" not in registry.names("study"):
-        registry.register("study", "longeval", StudySpec.model_validate(spec_doc()))
+    """Register the ``longeval`` study (the spec file, validated as a ``StudySpec``)."""
+    from ..experiment.spec import register_spec_file
+
+    register_spec_file(SPEC_PATH)
     return True

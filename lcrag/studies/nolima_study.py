@@ -232,10 +232,8 @@ def _register() -> None:
         registry.register("task_builder", name, fn, replace=True)
     for name, fn in VIEWS.items():
         registry.register("view", name, fn, replace=True)
-    try:
-        from ..experiment.spec import parse_spec
-    except ImportError:  # the engine's spec module is not part of this checkout
-        return
+    from ..experiment.spec import parse_spec
+
     for name, doc in SPECS.items():
         registry.register("study", name, parse_spec(copy.deepcopy(doc), f"<built-in {name}>"), replace=True)
 

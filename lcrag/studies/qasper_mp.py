@@ -484,14 +484,10 @@ SPEC_PATH = Path(__file__).parent / "specs" / "qasper-mp.yaml"
 
 
 def _register() -> None:
+    from ..experiment.spec import register_spec_file
     from ..registry import register
 
-    try:
-        from ..experiment.spec import read_spec
-    except ImportError:  # an engine without study specs: the pieces below are still registered
-        pass
-    else:
-        register("study", "qasper-mp", read_spec(SPEC_PATH)[0], replace=True)
+    register_spec_file(SPEC_PATH)
 
     register("item_source", "qasper-mp", pilot_items, replace=True)
     register("task_builder", "qasper-mp", pilot_tasks, replace=True)
