@@ -28,7 +28,6 @@ by ``tasks.columns`` become columns, as the engine does) — and returns
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
