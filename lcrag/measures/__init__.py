@@ -98,11 +98,11 @@ def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[
         return out
 
     score.scorer_version = "measures:" + ",".join(
-        f"{m.name}={getattr(m.fn, 'scorer_version', None) or registry_hash(m.fn)}" for m in ms)
+        f"{m.name}={getattr(m.fn, 'scorer_version', None) or source_hash(m.fn)}" for m in ms)
     return score
 
 
-def registry_hash(fn: Callable) -> str:
+def source_hash(fn: Callable) -> str:
     """Short hash of a measure function's source (changes when its definition changes)."""
     import hashlib
     import inspect

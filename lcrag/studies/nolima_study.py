@@ -37,6 +37,7 @@ import pandas as pd
 
 from .. import registry
 from ..data.nolima import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData, load_nolima
+from ..experiment.spec import apply_overrides, parse_spec
 from ..scoring.replies import DEFAULT_REPLY_RULE
 from . import nolima_live as LV
 from .nolima_lc import DEPTHS, HOPS
@@ -188,20 +189,9 @@ SPECS: dict[str, dict[str, Any]] = {
 """The built-in NoLiMa studies (StudySpec documents); ``run`` name = spec name."""
 
 
-def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """A deep copy of ``doc`` with dotted-key ``overrides`` set (``{"tasks.params.k": [5]}``)."""
-    doc = copy.deepcopy(doc)
-    for key, value in (overrides or {}).items():
-        *path, last = key.split(".")
-        cur = doc
-        for p in path:
-            cur = cur.setdefault(p, {})
-        cur[last] = copy.deepcopy(value)
-    return doc
-
-
 def spec_doc(name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """:data:`SPECS` ``[name]`` with ``overrides`` applied (:func:`apply_overrides`)."""
+    """:data:`SPECS` ``[name]`` with dotted-key ``overrides`` applied (the engine's
+    :func:`lcrag.experiment.spec.apply_overrides`)."""
     if name not in SPECS:
         raise KeyError(f"unknown NoLiMa study {name!r}; built-in: {', '.join(SPECS)}")
     return apply_overrides(SPECS[name], overrides)
@@ -231,8 +221,6 @@ def _register() -> None:
         registry.register("task_builder", name, fn, replace=True)
     for name, fn in VIEWS.items():
         registry.register("view", name, fn, replace=True)
-    from ..experiment.spec import parse_spec
-
     for name, doc in SPECS.items():
         registry.register("study", name, parse_spec(copy.deepcopy(doc), f"<built-in {name}>"), replace=True)
 
