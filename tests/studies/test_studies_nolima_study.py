@@ -118,7 +118,9 @@ def test_run_spec_with_overrides_on_generated_data(tmp_cache, tmp_path):
 
 
 def test_engine_runs_the_builtin_spec_with_the_same_rows(tmp_cache, tmp_path):
-    """``lcrag.experiment.run("nolima-rag", ...)`` (the engine) gives the rows :func:`run_spec` gives."""
+    """:func:`run_spec` (what the NoLiMa notebooks call) is the engine's ``lcrag.experiment.run`` rows in the
+    recorded frames' layout, from its own results file: a separate run with the same overrides gives the same
+    values (the rows' agreement with the old hand-wired pipeline is pinned by the recorded reference test)."""
     engine = pytest.importorskip("lcrag.experiment.engine", reason="the engine's run() is not in this checkout")
     over = {"data.params": {"generated": True, "lengths": [3000]}, "tasks.params": {"retriever": "bm25", "k": [1, 5]}}
     res = engine.run("nolima-rag", overrides=over, out=tmp_path / "engine", progress=False)
