@@ -207,6 +207,7 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             continue
         log(f"[lcrag] running {nb.name} with {params}")
         t0 = time.perf_counter()
+        orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
         try:
             pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
                                 kernel_name=kernel, progress_bar=False, log_output=False,
@@ -224,6 +225,55 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         log(f"[lcrag] {nb.name} done in {dt:.1f} s")
         records.append({"notebook": nb.name, "seconds": dt, "parameters": params})
     return records
+
+
+class _OrphanedKernelTasks:
+    """A filter on the ``asyncio`` logger that moves the leftovers of a stopped kernel to its log.
+
+    When Ctrl-C / SIGTERM stops a notebook, papermill shuts the kernel down while nbclient's
+    cell task is still waiting for the reply; that task then ends with ``DeadKernelError`` (or
+    is collected still pending) and asyncio reports it — whenever the garbage collector gets to
+    it, possibly at interpreter exit — as "Task exception was never retrieved" with a traceback.
+    That is shutdown noise, not a failure of the run (papermill raises any real kernel death
+    itself), so such records are appended to the notebook's kernel log instead of the terminal.
+    Every other asyncio record passes unchanged.
+    """
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+
+    @staticmethod
+    def is_orphaned_kernel_task(record) -> bool:
+        msg = str(record.msg)
+        if msg.startswith("Task exception was never retrieved"):
+            exc = record.exc_info[1] if record.exc_info else None
+            return type(exc).__module__.startswith("nbclient") or "coro=<NotebookClient." in msg
+        return msg.startswith("Task was destroyed but it is pending") and "coro=<NotebookClient." in msg
+
+    def filter(self, record) -> bool:
+        if not self.is_orphaned_kernel_task(record):
+            return True
+        if self.path is not None:
+            import logging
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(logging.Formatter("%(asctime)s asyncio: %(message)s").format(record) + "\n")
+        return False
+
+
+_ORPHANS = _OrphanedKernelTasks()
+
+
+def orphaned_kernel_tasks_to(path: Path) -> None:
+    """Send asyncio's reports of a stopped notebook's leftover kernel tasks to ``path`` (see
+    ``_OrphanedKernelTasks``); installs the filter on the ``asyncio`` logger once per process."""
+    import logging
+
+    _ORPHANS.path = Path(path)
+    logger = logging.getLogger("asyncio")
+    if _ORPHANS not in logger.filters:
+        logger.addFilter(_ORPHANS)
 
 
 def kernel_manager_logging_to(path: Path):

@@ -50,3 +50,39 @@ def test_sigint_during_reproduce_stops_the_notebook_cleanly(tmp_path):
     assert p.returncode == 130, (out, err)
     assert "Traceback" not in err, err
     assert "reproduce interrupted during 00_quickstart.ipynb: 0 notebook(s) done" in err, err
+
+
+ORPHAN_SCRIPT = """
+import asyncio, gc, sys
+from nbclient.exceptions import DeadKernelError
+from lcrag.reproduce import orphaned_kernel_tasks_to
+
+orphaned_kernel_tasks_to(sys.argv[1])
+exc = {"dead": DeadKernelError("Kernel died"), "other": ValueError("a real bug")}[sys.argv[2]]
+
+async def cell():
+    raise exc
+
+loop = asyncio.new_event_loop()
+task = loop.create_task(cell())
+loop.run_until_complete(asyncio.sleep(0.01))  # the task ends; nobody retrieves its exception
+del task
+gc.collect()
+loop.close()
+"""
+
+
+@pytest.mark.parametrize("kind", ["dead", "other"])
+def test_a_stopped_kernels_orphaned_cell_task_goes_to_the_kernel_log_not_the_terminal(tmp_path, kind):
+    """The "Task exception was never retrieved ... DeadKernelError" report asyncio prints when a
+    stopped kernel's cell task is collected goes to the notebook's kernel log; any other
+    unretrieved task exception still reaches the terminal."""
+    log = tmp_path / "logs" / "00.kernel.log"
+    r = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, str(log), kind], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    if kind == "dead":
+        assert "Traceback" not in r.stderr and "never retrieved" not in r.stderr, r.stderr
+        assert "Task exception was never retrieved" in log.read_text() and "DeadKernelError" in log.read_text()
+    else:
+        assert "Task exception was never retrieved" in r.stderr and "ValueError: a real bug" in r.stderr, r.stderr
+        assert not log.exists()
