@@ -21,10 +21,12 @@ the first one computed). Use it only for large user corpora where that is
 acceptable, never for the papers' figures (backend ``"onnx-int8"`` in
 :func:`lcrag.embeddings.embed_texts`, off by default; needs the ``onnx`` extra).
 
-Speed (``docs/benchmarks.md``, 2-core AVX-512 machine): ~3× lcrag's fp32 torch path at its
-default batch of 64, ~1.8× the fp32 model at its fastest batch (8), ~1.9× the fp32 ONNX export.
-Small batches matter most here, hence :data:`MAX_BATCH`. Threads: :data:`THREADS_ENV` (default
-all CPUs); idle worker threads spin like torch's OpenMP threads unless :data:`SPIN_ENV` is ``0``.
+Speed: ``make bench`` (``benchmarks/bench_embed.py``) measures it against lcrag's fp32 torch path
+in the same run; ``docs/benchmarks.md`` has the latest numbers. Small batches matter most here,
+hence :data:`MAX_BATCH`. Threads: batches run data-parallel, :data:`THREADS_ENV` of them at once
+(default all CPUs), each on one ONNX Runtime thread; the vectors do not depend on the thread count
+(each batch is the same computation whichever thread runs it). :data:`SPIN_ENV` ``0`` stops idle
+ONNX Runtime threads from busy-waiting.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ RECIPE = "bertfused-w8-perchannel-b8-v4"
 # texts per session run, whatever larger batch the caller asks for: on a 2-core AVX-512 machine the int8 session
 # ran 304 lines/s at 8, 259 at 16, 168 at 32 and 101 at 64 (800 NoLiMa store lines, docs/benchmarks.md)
 MAX_BATCH = 8
-# ONNX Runtime intra-op threads (default: all CPUs, like torch's default on a machine without SMT)
+# batches encoded at once, one ONNX Runtime thread each (default: all CPUs, like torch's default on a machine without SMT)
 THREADS_ENV = "LCRAG_ONNX_THREADS"
 SPIN_ENV = "LCRAG_ONNX_SPIN"
 
@@ -134,11 +136,13 @@ class OnnxMiniLM:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        # data-parallel: each session run uses one thread and ``workers`` batches run at once (ONNX Runtime's
+        # ``run`` releases the GIL and is thread-safe); on 2 cores this encoded ~1.4x more lines/s than one batch at a
+        # time on two intra-op threads, whose per-operator synchronisation dominates at 8 short texts
+        self.workers = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
+        opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
-        # worker threads busy-wait between operators (ONNX Runtime's default, like torch's OpenMP threads):
-        # LCRAG_ONNX_SPIN=0 makes them sleep instead (kinder to a shared CPU, slower on an idle one)
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0" if os.environ.get(SPIN_ENV, "1") == "0" else "1")
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
@@ -153,8 +157,9 @@ class OnnxMiniLM:
         batch_size = max(1, min(batch_size, MAX_BATCH))
         out = np.zeros((len(texts), 384), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for s in range(0, len(order), batch_size):
-            idx = order[s : s + batch_size]
+        batches = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+
+        def run(idx: list[int]) -> None:
             enc = self.tokenizer.encode_batch([texts[i] for i in idx])
             ids = np.asarray([e.ids for e in enc], dtype=np.int64)
             mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
@@ -164,6 +169,15 @@ class OnnxMiniLM:
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
             norm = np.linalg.norm(pooled, axis=1, keepdims=True)
             out[idx] = pooled / np.clip(norm, 1e-12, None)
+
+        if self.workers > 1 and len(batches) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(self.workers) as ex:
+                list(ex.map(run, batches))  # each batch writes its own rows of ``out``
+        else:
+            for idx in batches:
+                run(idx)
         return out
 
 

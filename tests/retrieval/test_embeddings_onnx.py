@@ -59,16 +59,24 @@ def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache,
     assert r.search("Which drink comes from cows?", k=1)[0][0].id == "d0:0"
 
 
-def test_session_threads_follow_the_argument_then_the_environment(onnx_model, monkeypatch):
+def test_workers_follow_the_argument_then_the_environment_one_thread_per_session_run(onnx_model, monkeypatch):
     from lcrag.embeddings_onnx import THREADS_ENV
 
     monkeypatch.setenv(THREADS_ENV, "1")
-    assert OnnxMiniLM(onnx_model.path, minilm_path()).session.get_session_options().intra_op_num_threads == 1
-    assert OnnxMiniLM(onnx_model.path, minilm_path(), threads=2).session.get_session_options().intra_op_num_threads == 2
+    assert OnnxMiniLM(onnx_model.path, minilm_path()).workers == 1
+    two = OnnxMiniLM(onnx_model.path, minilm_path(), threads=2)
+    assert two.workers == 2 and two.session.get_session_options().intra_op_num_threads == 1
     monkeypatch.delenv(THREADS_ENV)
     import os
 
-    assert OnnxMiniLM(onnx_model.path, minilm_path()).session.get_session_options().intra_op_num_threads == (os.cpu_count() or 1)
+    assert OnnxMiniLM(onnx_model.path, minilm_path()).workers == (os.cpu_count() or 1)
+
+
+def test_vectors_do_not_depend_on_the_number_of_workers(onnx_model):
+    """Batches run data-parallel; each batch is the same computation whichever thread runs it."""
+    texts = [f"sentence {i} about " + "the river and the bridge " * (i % 9) for i in range(5 * 8 + 3)]
+    one = OnnxMiniLM(onnx_model.path, minilm_path(), threads=1).encode(texts)
+    assert np.array_equal(OnnxMiniLM(onnx_model.path, minilm_path(), threads=3).encode(texts), one)
 
 
 def test_batches_are_capped_at_max_batch(onnx_model):
