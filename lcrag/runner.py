@@ -227,6 +227,17 @@ def _response_from_call(text: str, expects_json: bool, context: Context, call: d
                     finish_reason=call.get("finish_reason", "") or "")
 
 
+def _count_prompts(profile, prompts: list[list[dict[str, str]]]) -> list[int]:
+    """``profile_prompt_tokens`` of each prompt, in order (threads when there are many)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if workers < 2 or len(prompts) < 64:
+        return [profile_prompt_tokens(profile, m) for m in prompts]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as ex:
+        return list(ex.map(lambda m: profile_prompt_tokens(profile, m), prompts))
+
+
 def run_tasks(tasks: Sequence[Task], reader: Reader, *, results_path: str | Path, wait_for_lock: bool = False,
               **kw: Any) -> list[ResultRow]:
     """Run ``tasks`` with ``reader`` holding the results file's run lock (:mod:`lcrag.runlock`).
@@ -272,12 +283,13 @@ def _run_tasks(
     todo: list[tuple[Task, str, dict[str, Any], list[dict[str, str]], bool, str, int]] = []
     rows: dict[str, ResultRow] = {}
     sver = scorer_version(scorer)
-    for t in tasks:
+    built = [t.request(ident) for t in tasks]
+    # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row), counted on as many
+    # threads as there are CPUs: the tokenizers release the GIL, and a sweep's prompts run to millions of tokens
+    ntoks = _count_prompts(reader.profile, [messages for _, messages, _ in built])
+    for t, (request, messages, expects_json), ntok in zip(tasks, built, ntoks):
         tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt)
-        request, messages, expects_json = t.request(ident)
         key = cache_key(request)
-        # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row)
-        ntok = profile_prompt_tokens(reader.profile, messages)
         decision = decide(existing.get(tid), key, sver, still_na=lambda: bool(over_window(reader.profile, ntok)))
         stats.resume.add(decision)
         if decision == REUSE:

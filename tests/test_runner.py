@@ -115,3 +115,15 @@ def test_cache_hit_on_second_run_and_replay(tmp_path):
         rows = run_tasks(tasks, reader, run="b", results_path=tmp_path / "b.jsonl", scorer=_score,
                          cache=ResponseCache(cache_db, mode="replay"), progress=False)
         assert srv.requests == n and rows[0].meta["cached"] is True
+
+
+def test_prompt_tokens_counted_on_threads_match_the_one_by_one_count():
+    """``run_tasks`` counts a sweep's prompts on several threads; each count, in order, is the reader's own."""
+    from lcrag.llm.profiles import ReaderProfile
+    from lcrag.llm.tokens import profile_prompt_tokens
+    from lcrag.runner import _count_prompts
+
+    prof = ReaderProfile(name="t", kind="openai", model="m", tokenizer="cl100k_base")
+    prompts = [[{"role": "system", "content": "Answer."}, {"role": "user", "content": f"line {i} " * (i * 37 % 900)}]
+               for i in range(300)]
+    assert _count_prompts(prof, prompts) == [profile_prompt_tokens(prof, m) for m in prompts]

@@ -78,8 +78,8 @@ class Tokenizer:
         return self._count(text)
 
 
-_MEMO_MIN_CHARS = 20_000
-_MEMO_MAX = 4096
+_MEMO_MIN_CHARS = 1_000
+_MEMO_MAX = 65_536
 _MEMO: OrderedDict[tuple, int] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 
