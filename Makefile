@@ -23,7 +23,7 @@ $(PY):
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
-	  echo "building llama-cpp-python for $(shell uname -m) ($(LLAMA_CMAKE)); about 8 minutes on 2 cores"; \
+	  echo "building llama-cpp-python for $(shell uname -m) ($(LLAMA_CMAKE)); a few minutes on 2 cores"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) '$(LLAMA_PIN)'; }
 	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (lcrag)" >/dev/null

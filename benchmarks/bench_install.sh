@@ -51,17 +51,21 @@ venv_mb="$(du -sm "$tmp/lcrag/.venv" 2>/dev/null | cut -f1)"
 cache_mb="$(du -sm "$PIP_CACHE_DIR" 2>/dev/null | cut -f1)"
 peak_kb="$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time.txt")"
 compiled=$([ "$keep_wheels" = 0 ] && echo yes || echo "no (wheel reused)")
+# where pip found packages: a local wheel directory or file:// index (a mirror on this machine) is read without
+# downloading, so its packages neither take network time nor land in the pip cache
+sources="pypi"
+if "$tmp/lcrag/.venv/bin/python" -m pip config list 2>/dev/null | grep -Eq "find-links|file://"; then sources="pypi+local-mirror"; fi
 
 mkdir -p "$here/results"
 csv="$here/results/install.csv"
-[ -f "$csv" ] || echo "timestamp,commit,exit_code,wall_s,llama_cpp_compiled,pip_cache,venv_mb,downloaded_mb,largest_process_mb,cpus,python,loadavg_1m_before,loadavg_1m_after" >"$csv"
-echo "$(date -u +%Y-%m-%dT%H:%M:%S+00:00),$commit,$rc,$wall,$compiled,empty,$venv_mb,$cache_mb,$((peak_kb / 1024)),$(nproc),$(python3 -c 'import platform; print(platform.python_version())'),$load_before,$load_after" >>"$csv"
+[ -f "$csv" ] || echo "timestamp,commit,exit_code,wall_s,llama_cpp_compiled,pip_cache,venv_mb,downloaded_mb,largest_process_mb,cpus,python,loadavg_1m_before,loadavg_1m_after,package_sources" >"$csv"
+echo "$(date -u +%Y-%m-%dT%H:%M:%S+00:00),$commit,$rc,$wall,$compiled,empty,$venv_mb,$cache_mb,$((peak_kb / 1024)),$(nproc),$(python3 -c 'import platform; print(platform.python_version())'),$load_before,$load_after,$sources" >>"$csv"
 
 if [ "$rc" != 0 ]; then
   tail -40 "$tmp/install.log"
   echo "make install failed (exit $rc) after ${wall} s" >&2
   exit "$rc"
 fi
-printf 'make install, empty pip cache, llama.cpp compiled: %s: %d min %02d s (%s MB downloaded, venv %s MB, load %s -> %s)\n' \
-  "$compiled" $((wall / 60)) $((wall % 60)) "$cache_mb" "$venv_mb" "$load_before" "$load_after"
+printf 'make install, empty pip cache, llama.cpp compiled: %s: %d min %02d s (%s MB in the pip cache afterwards, venv %s MB, packages from %s, load %s -> %s)\n' \
+  "$compiled" $((wall / 60)) $((wall % 60)) "$cache_mb" "$venv_mb" "$sources" "$load_before" "$load_after"
 echo "row appended to $csv"

@@ -117,7 +117,9 @@ def measured_rows() -> list[str]:
         r = ins.iloc[-1]
         out.append(f"| `make install` in a fresh clone, empty pip cache, llama.cpp compiled: {r['llama_cpp_compiled']} "
                    f"(`benchmarks/bench_install.sh`) | {int(r['wall_s']) // 60} min {int(r['wall_s']) % 60:02d} s, "
-                   f"{int(r['downloaded_mb']):,} MB downloaded, venv {int(r['venv_mb']):,} MB | - | load {r['loadavg_1m_before']} |")
+                   f"venv {int(r['venv_mb']):,} MB; packages from {r.get('package_sources', 'pypi')}"
+                   + (" (a local wheel directory and file:// index: no network downloads for what they hold)"
+                      if "mirror" in str(r.get("package_sources", "")) else "") + f" | - | load {r['loadavg_1m_before']} |")
     return out
 
 
