@@ -8,9 +8,14 @@ temporary directory:
 * ``cold``: an empty cache directory (no embedding, no response cache, no ONNX export);
 * ``warm-embed``: the embedding store the cold run left, the response cache emptied —
   the issue's "reproduce with a warm embedding cache" (every reader call is made again);
-* ``warm``: the same cache directory as the runs before it, response cache included.
+* ``warm``: the same cache directory as the runs before it, response cache included;
+* ``warm-embed-no-model`` (opt-in, a diagnostic without a goal): ``warm-embed`` with every reader
+  served by the local llama.cpp server removed from the profile's notebooks (``readers_removed``
+  in the row): what lcrag's own work takes once the real model's calls are subtracted.
 
-``--states`` picks and orders them (default: all three, cold first; a warm state without a
+Each row also names its slowest notebooks (``slowest_notebooks``, from the run's log).
+
+``--states`` picks and orders them (default: cold, warm-embed, warm; a warm state without a
 cold one before it starts from an empty cache: ``cache_at_start`` in the row says what each run
 started from).
 
@@ -48,7 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, TreeMemorySampler, write  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-STATES = ("cold", "warm-embed", "warm")
+STATES = ("cold", "warm-embed", "warm", "warm-embed-no-model")
+LOCAL_FAMILY = "llama.cpp"  # readers of this family are served by the local model server
 
 
 def floor_lines_per_s() -> float | None:
@@ -66,14 +72,49 @@ def prepare_cache(state: str, cache: Path) -> None:
     if state == "cold":
         shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir(parents=True, exist_ok=True)
-    if state == "warm-embed":  # keep the embedding store (and the ONNX export), drop everything else
+    if state.startswith("warm-embed"):  # keep the embedding store (and the ONNX export), drop everything else
         for f in cache.iterdir():
             if f.name.startswith("embeddings.sqlite") or f.name == "onnx":
                 continue
             shutil.rmtree(f) if f.is_dir() else f.unlink()
 
 
+def without_local_model(params: str, dest: Path) -> tuple[Path, list[str]]:
+    """``params`` with every reader served by the local llama.cpp server (profile family ``llama.cpp``) removed
+    from the notebooks' ``readers`` lists; returns the new profile's path and the removed readers."""
+    import yaml
+
+    from lcrag.llm.profiles import load_profile as load_reader
+
+    def family(spec) -> str:  # a profile name, {profile: NAME, field: value} or a whole profile dict
+        d = dict(spec) if isinstance(spec, dict) else None
+        prof = load_reader(spec) if d is None else load_reader(d.pop("profile"), **d) if "profile" in d else load_reader(d)
+        return prof.family
+
+    prof = yaml.safe_load(Path(params).read_text())
+    removed = []
+    for nb, p in (prof.get("notebooks") or {}).items():
+        if isinstance(p, dict) and isinstance(p.get("readers"), list):
+            keep = [r for r in p["readers"] if family(r) != LOCAL_FAMILY]
+            removed += [f"{nb}:{r if isinstance(r, str) else r.get('name', r.get('profile'))}" for r in p["readers"] if r not in keep]
+            p["readers"] = keep
+    dest.write_text(yaml.safe_dump(prof, sort_keys=False))
+    return dest, removed
+
+
+def slowest(log: Path, n: int = 4) -> str:
+    """The ``n`` slowest notebooks of a reproduce log ("01 107s; 09 27s ...")."""
+    import re
+
+    times = [(float(t), nb[:2]) for nb, t in re.findall(r"\] (\S+\.ipynb) done in ([0-9.]+) s", log.read_text())]
+    return "; ".join(f"{nb} {t:.0f}s" for t, nb in sorted(times, reverse=True)[:n])
+
+
 def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[str] | None) -> dict:
+    removed: list[str] = []
+    if state == "warm-embed-no-model":
+        params, removed = without_local_model(params, tmp / "profile-no-local-model.yaml")
+        params = str(params)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LCRAG_CACHE_DIR": str(cache)}
     out, runs = tmp / f"figures-{state}", tmp / f"runs-{state}"
     lcrag = Path(sys.executable).parent / "lcrag"
@@ -95,7 +136,9 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
            "notebooks": len(list(out.glob("*.ipynb"))), "wall_s": round(wall, 1),
            "peak_tree_rss_gb": round(mem.peak / 2**30, 2), "procs_at_peak": mem.peak_procs,
            "largest_process_gb": round(mem.largest / 2**30, 2), "rss_samples": mem.samples,
-           "loadavg_1m": round(os.getloadavg()[0], 2)}
+           "loadavg_1m": round(os.getloadavg()[0], 2), "slowest_notebooks": slowest(log)}
+    if removed:
+        row["readers_removed"] = " ".join(removed)
     if proc.returncode:
         print(log.read_text()[-3000:])
     return row
@@ -114,7 +157,7 @@ def embed_counts(cache: Path) -> tuple[int, int]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--states", nargs="+", choices=STATES, default=list(STATES))
+    ap.add_argument("--states", nargs="+", choices=STATES, default=list(STATES[:3]))
     ap.add_argument("--params", default="params/offline.yaml")
     ap.add_argument("--notebooks", "--only", dest="notebooks", nargs="+", metavar="NN",
                     help="only these notebooks (a subset: the goals do not apply)")

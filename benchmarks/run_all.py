@@ -111,7 +111,10 @@ def measured_rows() -> list[str]:
                        f"{r['peak_tree_rss_gb']:.2f} GB; "
                        + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
                        + f"{int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
-                       f"unique (model, line) pairs | {goal} | {ratio} |")
+                       f"unique (model, line) pairs"
+                       + (f"; slowest notebooks {r['slowest_notebooks']}" if isinstance(r.get("slowest_notebooks"), str) else "")
+                       + (f"; readers removed (local model): {r['readers_removed']}" if isinstance(r.get("readers_removed"), str) else "")
+                       + f" | {goal if r['state'] != 'warm-embed-no-model' else 'diagnostic, no goal'} | {ratio} |")
     ins = latest("install")
     if ins is not None and "wall_s" in ins:
         r = ins.iloc[-1]
