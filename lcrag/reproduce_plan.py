@@ -59,16 +59,8 @@ def _defaults(nb: Path) -> dict[str, Any]:
     return out
 
 
-def _reader(spec) -> ReaderProfile:
-    """A reader spec as the notebooks accept it: a profile name, ``{profile: NAME, field: value}``, or a dict."""
-    if isinstance(spec, dict):
-        d = dict(spec)
-        return load_reader(d.pop("profile"), **d) if "profile" in d else load_reader(d)
-    return load_reader(spec)
-
-
 def _readers(names) -> list[ReaderProfile]:
-    return [_reader(n) for n in names]
+    return [load_reader(n) for n in names]  # a profile name, {profile: NAME, field: value}, or a dict
 
 
 def _plan_readers(tasks, names, study: str, **kw) -> list[PlanRow]:

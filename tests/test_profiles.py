@@ -45,3 +45,15 @@ def test_notebook_param_files_match_notebooks(nb):
     for k, v in paper.items():
         d = defaults[k]
         assert v is None or d is None or isinstance(v, type(d)) or (isinstance(v, (int, float)) and isinstance(d, (int, float))), k
+
+
+def test_a_reader_entry_naming_a_profile_is_that_profile_with_its_fields_changed():
+    """``{profile: NAME, field: value}`` (how notebooks and study files write readers) loads like
+    ``load_profile(NAME, field=value)``, with further overrides applied on top."""
+    from lcrag.llm.profiles import load_profile
+
+    entry = {"profile": "smollm2-local", "name": "smollm2-local-2k", "context_window": 2048}
+    got = load_profile(entry, max_tokens=32)
+    assert got == load_profile("smollm2-local", name="smollm2-local-2k", context_window=2048, max_tokens=32)
+    assert (got.family, got.context_window, got.max_tokens) == ("llama.cpp", 2048, 32)
+    assert entry == {"profile": "smollm2-local", "name": "smollm2-local-2k", "context_window": 2048}  # not consumed

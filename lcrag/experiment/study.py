@@ -80,15 +80,6 @@ class StudyRun:
     spec: Any = None
 
 
-def _reader(entry: str | dict, overrides: dict) -> Reader:
-    if isinstance(entry, str):
-        return make_reader(entry, **overrides)
-    d = dict(entry)
-    if "profile" in d:
-        return make_reader(d.pop("profile"), **d, **overrides)
-    return make_reader({**d, **overrides})
-
-
 def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | None = None, readers: list | None = None,
             data_dir: str | Path | None = None,
             out: str | Path | None = None, overrides: dict | None = None) -> Prepared:
@@ -172,7 +163,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     rs = []
     for i, entry in enumerate(cfg.readers):
         try:
-            r = _reader(entry, {})
+            r = make_reader(entry)  # a name, {profile: NAME, field: value} or a dict (load_profile)
         except Exception as e:  # unknown profile, missing key, a plugin reader's constructor …
             msg = getattr(e, "reason", None) or (str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
             raise err(f"readers[{i}]", msg) from None

@@ -160,8 +160,14 @@ def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str |
 
 
 def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) -> ReaderProfile:
-    """Load a profile by name (``params/readers/<name>.yaml``), path, or dict; apply overrides."""
+    """Load a profile by name (``params/readers/<name>.yaml``), path, or dict; apply overrides.
+
+    A dict with a ``profile`` key (``{profile: NAME, field: value}``, as notebooks and study files
+    write readers) is the named profile with those fields changed."""
     if isinstance(name_or_path, dict):
+        if "profile" in name_or_path:
+            d = dict(name_or_path)
+            return load_profile(d.pop("profile"), **d, **overrides)
         return profile_from_dict({**name_or_path, **overrides})
     p = Path(name_or_path)
     if p.suffix not in (".yaml", ".yml") and not p.is_file():  # a name (names may hold dots: gpt-4.1, sonnet-4.5)

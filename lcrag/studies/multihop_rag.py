@@ -65,7 +65,7 @@ from .multihop_contexts import (
     sample_pilot,
     sample_stratified,
 )
-from .row_conditions import condition_from, conditions_of
+from .row_conditions import condition_from, conditions_of, reader_labels
 
 K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
@@ -528,8 +528,7 @@ def summary(df: pd.DataFrame, *, by_type: bool = False, n_boot: int = 1000) -> p
 
 
 def _with_labels(df: pd.DataFrame) -> pd.DataFrame:
-    lab = df["meta.reader_label"] if "meta.reader_label" in df else df["reader"]
-    return df.assign(reader_label=lab.fillna(df["reader"]))
+    return df.assign(reader_label=reader_labels(df))
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:

@@ -54,7 +54,7 @@ from .qasper_contexts import (
     pool_papers,
     rag_context,
 )
-from .row_conditions import condition_from, conditions_of
+from .row_conditions import condition_from, conditions_of, reader_labels
 
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
@@ -421,8 +421,7 @@ def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1
 
 
 def _labelled(df: pd.DataFrame) -> pd.DataFrame:
-    lab = df["meta.reader_label"] if "meta.reader_label" in df else df["reader"]
-    return df.assign(reader=lab.fillna(df["reader"]))
+    return df.assign(reader=reader_labels(df))
 
 
 def _conditions(df: pd.DataFrame) -> dict[str, Condition]:

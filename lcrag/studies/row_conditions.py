@@ -51,3 +51,9 @@ def conditions_of(df: pd.DataFrame, by_label: Mapping[str, Condition], extra: Se
     if "mode" in df:
         return {lab: condition_from_columns(g.iloc[0], extra, label) for lab, g in df.groupby("condition", sort=False)}
     return {lab: by_label[lab] for lab in df["condition"].unique()}
+
+
+def reader_labels(df: pd.DataFrame) -> pd.Series:
+    """Each row's reader label: ``meta.reader_label`` where the row has one, else the reader's name."""
+    lab = df["meta.reader_label"] if "meta.reader_label" in df else df["reader"]
+    return lab.fillna(df["reader"])
