@@ -19,8 +19,8 @@ hits all alike):
   cache): separates what int8 gains from what the ONNX Runtime graph itself costs.
 
 torch and ONNX Runtime use the same number of threads (``--threads``, default all CPUs) and,
-since their pools share one process and run in turn, neither pool's idle threads busy-wait
-(``OMP_WAIT_POLICY=PASSIVE``, ``LCRAG_ONNX_SPIN=0``; ``--spin`` lets both spin). Each
+since they share one process and run in turn, torch's idle OpenMP threads do not busy-wait
+(``OMP_WAIT_POLICY=PASSIVE``; ``--spin`` lets them; the ONNX backend runs one thread per batch, no pool). Each
 run's wall time and process CPU time are summed per variant; ``ratio`` is the wall-time ratio,
 ``cpu_ratio`` the CPU-time ratio (steadier on a loaded machine, and what ``--threads 1``
 measures exactly).
@@ -45,13 +45,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# torch's OpenMP pool and ONNX Runtime's pools live in one process here and run in turn: idle threads that
-# busy-wait would steal the cores from the variant being timed, so by default none spins (set before torch loads;
-# --spin lets both spin, as each does alone in its own process)
+# torch's OpenMP pool and the ONNX sessions live in one process here and run in turn: idle OpenMP threads that
+# busy-wait would steal the cores from the variant being timed, so by default they do not (set before torch loads;
+# --spin lets them, as torch does alone in its own process)
 SPIN = "--spin" in sys.argv
 if not SPIN:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    os.environ.setdefault("LCRAG_ONNX_SPIN", "0")
 
 import numpy as np  # noqa: E402
 
@@ -78,7 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=64, help="batch size of the floor and of lcrag's calls (default 64, lcrag's)")
     ap.add_argument("--best-batch", type=int, default=8,
                     help="batch size of a second bare encode loop, the fp32 model at its fastest batch here (default 8)")
-    ap.add_argument("--spin", action="store_true", help="let idle worker threads of torch and ONNX Runtime busy-wait (default: neither)")
+    ap.add_argument("--spin", action="store_true", help="let torch's idle OpenMP threads busy-wait (default: not)")
     ap.add_argument("--skip-onnx", action="store_true")
     a = ap.parse_args(argv)
 

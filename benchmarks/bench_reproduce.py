@@ -84,18 +84,13 @@ def without_local_model(params: str, dest: Path) -> tuple[Path, list[str]]:
     from the notebooks' ``readers`` lists; returns the new profile's path and the removed readers."""
     import yaml
 
-    from lcrag.llm.profiles import load_profile as load_reader
-
-    def family(spec) -> str:  # a profile name, {profile: NAME, field: value} or a whole profile dict
-        d = dict(spec) if isinstance(spec, dict) else None
-        prof = load_reader(spec) if d is None else load_reader(d.pop("profile"), **d) if "profile" in d else load_reader(d)
-        return prof.family
+    from lcrag.llm.profiles import load_profile
 
     prof = yaml.safe_load(Path(params).read_text())
     removed = []
     for nb, p in (prof.get("notebooks") or {}).items():
         if isinstance(p, dict) and isinstance(p.get("readers"), list):
-            keep = [r for r in p["readers"] if family(r) != LOCAL_FAMILY]
+            keep = [r for r in p["readers"] if load_profile(r).family != LOCAL_FAMILY]
             removed += [f"{nb}:{r if isinstance(r, str) else r.get('name', r.get('profile'))}" for r in p["readers"] if r not in keep]
             p["readers"] = keep
     dest.write_text(yaml.safe_dump(prof, sort_keys=False))

@@ -159,6 +159,7 @@ def main(argv=None) -> int:
             codes.append(run("bench_cache.py"))
         codes.append(run("bench_pipeline.py"))
         codes.append(run("bench_scale.py"))
+        codes.append(run("bench_local_model.py"))
         if not a.skip_reproduce:
             codes.append(run("bench_reproduce.py"))
     when = (f"{datetime.now(timezone.utc):%Y-%m-%d} UTC on {platform.machine()}, {os.cpu_count()} CPUs, "
@@ -168,7 +169,7 @@ def main(argv=None) -> int:
            "the same run: the machine may be shared, so absolute seconds are noisy (each table shows the 1-minute load "
            "average), and each section below is the latest run of its script (its timestamp is given).\n"]
     notes = (HERE / "NOTES.md")
-    for name in ("retrieval", "embed", "cache", "pipeline", "scale", "reproduce", "install"):
+    for name in ("retrieval", "embed", "cache", "pipeline", "scale", "local_model", "reproduce", "install"):
         df = latest(name)
         if df is not None:
             out.append(f"## {name}\n\nlatest run: {stamp(name)}\n\n{df.to_markdown(index=False)}\n")

@@ -25,8 +25,7 @@ Speed: ``make bench`` (``benchmarks/bench_embed.py``) measures it against lcrag'
 in the same run; ``docs/benchmarks.md`` has the latest numbers. Small batches matter most here,
 hence :data:`MAX_BATCH`. Threads: batches run data-parallel, :data:`THREADS_ENV` of them at once
 (default all CPUs), each on one ONNX Runtime thread; the vectors do not depend on the thread count
-(each batch is the same computation whichever thread runs it). :data:`SPIN_ENV` ``0`` stops idle
-ONNX Runtime threads from busy-waiting.
+(each batch is the same computation whichever thread runs it).
 """
 
 from __future__ import annotations
@@ -52,7 +51,6 @@ RECIPE = "bertfused-w8-perchannel-b8-v4"
 MAX_BATCH = 8
 # batches encoded at once, one ONNX Runtime thread each (default: all CPUs, like torch's default on a machine without SMT)
 THREADS_ENV = "LCRAG_ONNX_THREADS"
-SPIN_ENV = "LCRAG_ONNX_SPIN"
 
 
 def _need_extra() -> None:
@@ -143,7 +141,6 @@ class OnnxMiniLM:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0" if os.environ.get(SPIN_ENV, "1") == "0" else "1")
         self.session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))

@@ -109,7 +109,8 @@ class LocalServer:
             cmd += ["--pdeathsig", str(os.getpid())]
         cmd += ["--", "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                 "--model_alias", self.alias, "--n_threads", str(self.threads), "--seed", "0", "--flash_attn", "true"]
-        # --flash_attn: llama.cpp's fused attention; on 2 cores it cut a 3,000-token prompt from 16.2 s to 11.8 s
+        # --flash_attn: llama.cpp's fused attention; on 2 cores it cut a 3,000-token prompt from 15.7 s to 11.3 s
+        # (benchmarks/bench_local_model.py)
         # (SmolLM2-135M q4_1); greedy replies can differ in a token from the unfused kernels' (float order)
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         # own session: a Ctrl-C in the terminal reaches the run, which stops the server in order
