@@ -58,11 +58,14 @@ def render_numbered(
     out_lines: list[Line] = []
     rendered: list[str] = []
     gold: list[int] = []
+    default_fmt = fmt == "{n}: {text}"  # the f-string is ~3x faster than str.format on 750k-line sweeps
     for i, sl in enumerate(lines):
         n = numbers[i] if numbers is not None else base + i
-        out_lines.append(Line(number=n, text=sl.text, doc_id=sl.doc_id, start=sl.start, end=sl.end,
-                              source_line=sl.source_line, citable=sl.citable, role=sl.role))
-        rendered.append(fmt.format(n=n, text=sl.text) if (sl.citable or number_structural) else sl.text)
+        out_lines.append(Line(n, sl.text, sl.doc_id, sl.start, sl.end, sl.source_line, sl.citable, sl.role))
+        if sl.citable or number_structural:
+            rendered.append(f"{n}: {sl.text}" if default_fmt else fmt.format(n=n, text=sl.text))
+        else:
+            rendered.append(sl.text)
         if sl.role in gold_roles:
             gold.append(n)
     return Context(text="\n".join(rendered), lines=tuple(out_lines), gold_lines=tuple(sorted(gold)),

@@ -313,12 +313,21 @@ class ResultRow:
         return task_id(self.run, self.item_id, self.condition, self.reader, self.prompt)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Field name -> value; the list and dict fields are copied one level deep (values inside
+        ``meta`` are shared with the row: ``dataclasses.asdict``'s full deep copy cost more than
+        writing the row)."""
+        d = {name: getattr(self, name) for name in _RESULT_FIELDS}
+        d["lines"], d["gold_lines"] = list(self.lines), list(self.gold_lines)
+        d["metrics"], d["meta"] = dict(self.metrics), dict(self.meta)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+
+_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(ResultRow))
 
 
 def task_id(run: str, item_id: str, condition: str, reader: str, prompt: str) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .synthetic_vocab import CUISINES, FIRST_NAMES, ORG_KINDS, ROLES, VENUE_KINDS
 
@@ -125,7 +126,22 @@ class Violation:
 
 
 def check_pool(pool: Sequence[str], needles: Sequence) -> list[Violation]:
-    """All (distractor, needle) pairs where the distractor mentions one of the needle's names."""
+    """All (distractor, needle) pairs where the distractor mentions one of the needle's names.
+
+    Memoised for hashable inputs (tuples of strings and frozen needles: what ``sweep_inputs``
+    returns), since a sweep checks its pool when it builds items and the notebook shows the check."""
+    try:
+        return list(_check_pool_memo(tuple(pool), tuple(needles)))
+    except TypeError:  # unhashable needles
+        return _check_pool(pool, needles)
+
+
+@lru_cache(maxsize=4)
+def _check_pool_memo(pool: tuple[str, ...], needles: tuple) -> tuple[Violation, ...]:
+    return tuple(_check_pool(pool, needles))
+
+
+def _check_pool(pool: Sequence[str], needles: Sequence) -> list[Violation]:
     out: list[Violation] = []
     by_needle = [(n.id, _pattern(needle_names(n))) for n in needles]
     # one combined pre-filter pattern, then per-needle attribution of the few hits

@@ -7,7 +7,10 @@
   bi-encoder embeddings. It is NOT a cross-encoder; its ``name`` says so
   (``"minilm-cosine (fallback, not a cross-encoder)"``) and results must carry that label.
 
-:func:`make_reranker` returns the cross-encoder when it can be loaded, else the fallback.
+:func:`make_reranker` returns the cross-encoder when it can be loaded, else the fallback. It first
+looks for the weights on disk (a directory, or the model's ``config.json`` in the Hugging Face hub
+cache: :func:`cross_encoder_on_disk`) and imports sentence-transformers (and torch) only when they
+are there: a machine without them learns so in ~0.1 s instead of ~4.5 s of imports.
 Reranking scores ``chunk.display_text`` against the query and sorts by score descending,
 ties by the input order.
 """
@@ -82,6 +85,23 @@ class BiEncoderReranker(Reranker):
         return (v[1:] @ v[0]).astype(np.float64)
 
 
+def cross_encoder_on_disk(model: str, cache_dir: str | None = None) -> bool:
+    """Whether ``model`` (a directory, or a hub id) can be loaded from local files: a directory
+    that exists, or a hub id whose ``config.json`` is in the local hub cache (``cache_dir``, default
+    the Hugging Face one). Never downloads."""
+    p = os.path.expanduser(model)
+    if os.path.isdir(p):
+        return True
+    if os.path.exists(p) or model.count("/") != 1 or model.startswith((".", "/", "~")):
+        return False  # a file, a missing path or no hub id: the loader would fail
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(model, "config.json", cache_dir=cache_dir), str)
+    except Exception:  # pragma: no cover - an unreadable cache: let the loader decide
+        return True
+
+
 def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
     """The CrossEncoder ``model`` if loadable from local files, else :class:`BiEncoderReranker`.
 
@@ -89,6 +109,9 @@ def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
     ``name`` records which one is in use.
     """
     if model and model != "fallback":
+        if not cross_encoder_on_disk(model):
+            log.warning("cross-encoder %s not available locally (not on disk); using %s", model, FALLBACK_NAME)
+            return BiEncoderReranker()
         try:
             return CrossEncoderReranker(model)
         except Exception as exc:  # weights not available offline, bad path, ...

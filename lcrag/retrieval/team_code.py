@@ -39,6 +39,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..types import Chunk
 
@@ -62,7 +63,15 @@ NEAR_DUP_TOKENS = 40
 
 def team_tokenize(text: str) -> list[str]:
     """The team's tokenizer (module doc)."""
-    return [m.group(0).lower() for m in _TOKEN.finditer(text or "")]
+    return [t.lower() for t in _TOKEN.findall(text or "")]
+
+
+@lru_cache(maxsize=1 << 16)
+def _term_counts(text: str) -> tuple[Counter, int]:
+    """Term frequencies and length of one text under :func:`team_tokenize`, memoised: the same
+    passages are indexed for every query variant and run variant. Callers must not mutate the Counter."""
+    tf = Counter(team_tokenize(text))
+    return tf, sum(tf.values())
 
 
 def team_keywords(query: str, limit: int = 12) -> list[str]:
@@ -131,8 +140,9 @@ class TeamBM25:
 
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
         self.k1, self.b = k1, b
-        self.tf = [Counter(team_tokenize(t)) for t in texts]
-        self.len = [sum(c.values()) for c in self.tf]
+        counted = [_term_counts(t) for t in texts]
+        self.tf = [tf for tf, _ in counted]
+        self.len = [n for _, n in counted]
         self.avgdl = sum(self.len) / len(self.len) if self.len else 0.0
         self.df: Counter[str] = Counter()
         for c in self.tf:
@@ -153,6 +163,13 @@ class TeamBM25:
                     s += self.idf(t) * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * dl / (self.avgdl or 1)))
             out.append(s)
         return out
+
+
+@lru_cache(maxsize=64)
+def _team_bm25(texts: tuple[str, ...]) -> TeamBM25:
+    """The index of ``texts``, memoised: every query variant and run variant that ranks the same
+    passages shares one (the index is read-only once built)."""
+    return TeamBM25(texts)
 
 
 def minmax(values: Sequence[float]) -> list[float]:
@@ -242,8 +259,8 @@ def team_rank(query: str, chunks: Sequence[Chunk], config: TeamConfig = TeamConf
     if not chunks:
         return []
     stamps, prior = timestamps or {}, citation_prior or {}
-    body = TeamBM25([c.text for c in chunks])
-    titled = TeamBM25([f"{c.title} {c.text}".strip() for c in chunks])
+    body = _team_bm25(tuple(c.text for c in chunks))
+    titled = _team_bm25(tuple(f"{c.title} {c.text}".strip() for c in chunks))
 
     def lexical(q: str) -> list[float]:
         return title_fused(body.score(q), titled.score(q), config.title_boost)

