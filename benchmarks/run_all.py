@@ -114,6 +114,10 @@ def measured_rows() -> list[str]:
                        f"unique (model, line) pairs"
                        + (f"; slowest notebooks {r['slowest_notebooks']}" if isinstance(r.get("slowest_notebooks"), str) else "")
                        + (f"; readers removed (local model): {r['readers_removed']}" if isinstance(r.get("readers_removed"), str) else "")
+                       + (f"; the real local model's replies: {int(r['local_model_calls'])} calls, {r['local_model_latency_s']:.0f} s; "
+                          f"lcrag's own time (wall − model replies{' − embedding floor' if r['state'] == 'cold' else ''}): "
+                          f"{r['own_work_s']:.0f} s" if r.get("own_work_s") == r.get("own_work_s") and r.get("own_work_s") is not None
+                          and r.get("local_model_calls") == r.get("local_model_calls") else "")
                        + f" | {goal if r['state'] != 'warm-embed-no-model' else 'diagnostic, no goal'} | {ratio} |")
     ins = latest("install")
     if ins is not None and "wall_s" in ins:

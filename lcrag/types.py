@@ -14,6 +14,7 @@ Conventions used everywhere in the package:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
@@ -313,13 +314,9 @@ class ResultRow:
         return task_id(self.run, self.item_id, self.condition, self.reader, self.prompt)
 
     def to_dict(self) -> dict[str, Any]:
-        """Field name -> value; the list and dict fields are copied one level deep (values inside
-        ``meta`` are shared with the row: ``dataclasses.asdict``'s full deep copy cost more than
-        writing the row)."""
-        d = {name: getattr(self, name) for name in _RESULT_FIELDS}
-        d["lines"], d["gold_lines"] = list(self.lines), list(self.gold_lines)
-        d["metrics"], d["meta"] = dict(self.metrics), dict(self.meta)
-        return d
+        """``dataclasses.asdict(self)``: the same plain, deep-copied dict (dataclasses inside ``meta``,
+        such as a ``Condition``, become dicts), with a fast path for str/int/float/bool/None values."""
+        return {name: _plain(getattr(self, name)) for name in _RESULT_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ResultRow":
@@ -328,6 +325,23 @@ class ResultRow:
 
 
 _RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(ResultRow))
+_LEAVES = (str, int, float, bool, type(None))
+
+
+def _plain(v: Any) -> Any:
+    """``dataclasses.asdict``'s conversion of one value (its ``_asdict_inner`` rules), immutable leaves
+    returned as they are instead of through ``copy.deepcopy``."""
+    if type(v) in _LEAVES:
+        return v
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, tuple) and hasattr(v, "_fields"):  # namedtuple
+        return type(v)(*[_plain(x) for x in v])
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain(x) for x in v)
+    if isinstance(v, dict):
+        return type(v)((_plain(k), _plain(x)) for k, x in v.items())
+    return copy.deepcopy(v)
 
 
 def task_id(run: str, item_id: str, condition: str, reader: str, prompt: str) -> str:

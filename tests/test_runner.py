@@ -127,3 +127,22 @@ def test_prompt_tokens_counted_on_threads_match_the_one_by_one_count():
     prompts = [[{"role": "system", "content": "Answer."}, {"role": "user", "content": f"line {i} " * (i * 37 % 900)}]
                for i in range(300)]
     assert _count_prompts(prof, prompts) == [profile_prompt_tokens(prof, m) for m in prompts]
+
+
+def test_result_row_to_dict_is_asdict_with_nested_dataclasses_as_dicts():
+    import dataclasses
+    from collections import namedtuple
+
+    from lcrag.types import Condition, ResultRow
+
+    cond = Condition(mode="RAG", k=20, chunker="rule", retriever="concat", extra=(("query_expansion", False),), name="v")
+    pair = namedtuple("pair", "a b")
+    row = ResultRow(run="r", item_id="i", condition="v", reader="x", prompt="p", outcome="ok", parse_status="ok",
+                    answer=None, lines=[3, 1], gold_lines=[1], metrics={"ans": 1.0},
+                    meta={"condition": cond, "routes": [cond, {"k": (1, 2)}], "pair": pair(1, [2]), "none": None})
+    d = row.to_dict()
+    assert d == dataclasses.asdict(row) and d["meta"]["condition"]["retriever"] == "concat"
+    json.dumps(d)  # a results-file line: nested dataclasses must be plain by now
+    d["meta"]["routes"][1]["k"] = (9,)
+    d["lines"].append(7)
+    assert row.meta["routes"][1]["k"] == (1, 2) and row.lines == [3, 1]  # a copy, as asdict's

