@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import sqlitewal
 from .config import cache_dir
 from .llm.retry import RetryPolicy, call_with_retries
 from .weights import minilm_path  # noqa: F401  (re-exported)
@@ -187,8 +188,7 @@ class EmbeddingCache:
     def _conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=120)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = sqlitewal.connect(self.path, timeout=120)
             with conn:
                 cols = [r[1] for r in conn.execute("PRAGMA table_info(emb)")]
                 if cols and "backend" not in cols:  # a store written before backends existed: its rows are fp32 torch

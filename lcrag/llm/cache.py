@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import sqlitewal
 from ..config import cache_dir
 from ..errors import CacheMiss, ConfigError, InputError
 from ..textio import iter_jsonl
@@ -70,8 +71,7 @@ class ResponseCache:
     def _conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            c.execute("PRAGMA journal_mode=WAL")
+            c = sqlitewal.connect(self.path, timeout=60, isolation_level=None)
             c.execute("PRAGMA synchronous=NORMAL")
             c.execute("PRAGMA busy_timeout=60000")
             self._local.conn = c
