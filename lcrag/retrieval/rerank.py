@@ -109,11 +109,11 @@ def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
     ``name`` records which one is in use.
     """
     if model and model != "fallback":
-        if not cross_encoder_on_disk(model):
-            log.warning("cross-encoder %s not available locally (not on disk); using %s", model, FALLBACK_NAME)
-            return BiEncoderReranker()
-        try:
-            return CrossEncoderReranker(model)
-        except Exception as exc:  # weights not available offline, bad path, ...
-            log.warning("cross-encoder %s not available locally (%s); using %s", model, type(exc).__name__, FALLBACK_NAME)
+        reason = "not on disk"
+        if cross_encoder_on_disk(model):
+            try:
+                return CrossEncoderReranker(model)
+            except Exception as exc:  # unreadable weights, a bad path, ...
+                reason = type(exc).__name__
+        log.warning("cross-encoder %s not available locally (%s); using %s", model, reason, FALLBACK_NAME)
     return BiEncoderReranker()

@@ -66,14 +66,6 @@ def team_tokenize(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text or "")]
 
 
-@lru_cache(maxsize=1 << 16)
-def _term_counts(text: str) -> tuple[Counter, int]:
-    """Term frequencies and length of one text under :func:`team_tokenize`, memoised: the same
-    passages are indexed for every query variant and run variant. Callers must not mutate the Counter."""
-    tf = Counter(team_tokenize(text))
-    return tf, sum(tf.values())
-
-
 def team_keywords(query: str, limit: int = 12) -> list[str]:
     """Query keywords: first ``limit`` distinct tokens of length >= 3 not in :data:`TEAM_STOPWORDS`."""
     out: list[str] = []
@@ -140,9 +132,8 @@ class TeamBM25:
 
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
         self.k1, self.b = k1, b
-        counted = [_term_counts(t) for t in texts]
-        self.tf = [tf for tf, _ in counted]
-        self.len = [n for _, n in counted]
+        self.tf = [Counter(team_tokenize(t)) for t in texts]
+        self.len = [sum(c.values()) for c in self.tf]
         self.avgdl = sum(self.len) / len(self.len) if self.len else 0.0
         self.df: Counter[str] = Counter()
         for c in self.tf:
