@@ -48,11 +48,27 @@ def write(name: str, rows: list[dict]) -> Path:
     return path
 
 
-def tree_rss(root: int) -> tuple[int, int, int]:
-    """RSS summed over ``root`` and all its descendants (``psutil``), the process count and the largest single RSS.
+def _pss(pid: int) -> int:
+    """Proportional set size of one process in bytes (``/proc/PID/smaps_rollup``; 0 where unavailable):
+    each shared page is divided among the processes that map it."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
-    Shared pages are counted once per process, so the sum is an upper bound of the tree's memory.
-    A process that exits between listing and reading is skipped.
+
+def tree_rss(root: int) -> tuple[int, int, int, int]:
+    """Over ``root`` and all its descendants (``psutil``): RSS summed, PSS summed, the process count and the
+    largest single RSS.
+
+    The RSS sum counts a shared page (a library mapped by several Python processes, torch's code)
+    once per process: an upper bound of the tree's memory. The PSS sum divides each shared page
+    among the processes sharing it: the tree's own memory. A process that exits between listing and
+    reading is skipped.
     """
     import psutil
 
@@ -60,37 +76,39 @@ def tree_rss(root: int) -> tuple[int, int, int]:
         procs = [psutil.Process(root)]
         procs += procs[0].children(recursive=True)
     except psutil.NoSuchProcess:
-        return 0, 0, 0
-    total, n, largest = 0, 0, 0
+        return 0, 0, 0, 0
+    total, pss, n, largest = 0, 0, 0, 0
     for p in procs:
         try:
             rss = p.memory_info().rss
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
-        total, n, largest = total + rss, n + 1, max(largest, rss)
-    return total, n, largest
+        total, pss, n, largest = total + rss, pss + _pss(p.pid), n + 1, max(largest, rss)
+    return total, pss, n, largest
 
 
 class TreeMemorySampler:
     """Peak of :func:`tree_rss` over a running process tree, sampled every ``interval`` seconds in a thread.
 
     Covers every descendant: Jupyter kernels started by papermill, the llama.cpp model server.
-    ``largest`` is the largest single process's RSS seen in any sample.
+    ``largest`` is the largest single process's RSS seen in any sample; ``peak_pss`` the peak of the
+    tree's summed PSS (shared pages divided among their processes).
     """
 
     def __init__(self, pid: int, interval: float = 0.2):
         import threading
 
         self.pid, self.interval = pid, interval
-        self.peak, self.peak_procs, self.samples, self.largest = 0, 0, 0, 0
+        self.peak, self.peak_procs, self.samples, self.largest, self.peak_pss = 0, 0, 0, 0, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            rss, n, largest = tree_rss(self.pid)
+            rss, pss, n, largest = tree_rss(self.pid)
             self.samples += 1
             self.largest = max(self.largest, largest)
+            self.peak_pss = max(self.peak_pss, pss)
             if rss > self.peak:
                 self.peak, self.peak_procs = rss, n
             self._stop.wait(self.interval)

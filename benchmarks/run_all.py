@@ -113,15 +113,21 @@ def measured_rows() -> list[str]:
             gr = r.get("goal_ratio")
             ratio = (f"goal/time {gr:.2f}: {'met' if gr >= 1 else 'missed'}" if not subset and gr == gr and gr is not None
                      else "-")
-            out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s; whole process tree peak "
-                       f"{r['peak_tree_rss_gb']:.2f} GB; "
+            jobs = r.get("jobs")
+            pss = r.get("peak_tree_pss_gb")
+            out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s"
+                       + (f" ({int(jobs)} notebook(s) at once)" if jobs == jobs and jobs is not None else "")
+                       + f"; whole process tree peak {r['peak_tree_rss_gb']:.2f} GB summed RSS"
+                       + (f" ({pss:.2f} GB summed PSS)" if pss == pss and pss is not None else "") + "; "
                        + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
                        + f"{int(r['embedded_total']):,} lines embedded for {int(r['unique_pairs']):,} "
                        f"unique (model, line) pairs"
                        + (f"; slowest notebooks {r['slowest_notebooks']}" if isinstance(r.get("slowest_notebooks"), str) else "")
                        + (f"; readers removed (local model): {r['readers_removed']}" if isinstance(r.get("readers_removed"), str) else "")
-                       + (f"; the real local model's replies: {int(r['local_model_calls'])} calls, {r['local_model_latency_s']:.0f} s; "
-                          f"lcrag's own time (wall − model replies{' − embedding floor' if r['state'] == 'cold' else ''}): "
+                       + (f"; the real local model's replies: {int(r['local_model_calls'])} calls, {r['local_model_latency_s']:.0f} s "
+                          f"(summed latency)" if r.get("local_model_calls") == r.get("local_model_calls")
+                          and r.get("local_model_calls") is not None else "")
+                       + (f"; lcrag's own time (wall − model replies{' − embedding floor' if r['state'] == 'cold' else ''}): "
                           f"{r['own_work_s']:.0f} s" if r.get("own_work_s") == r.get("own_work_s") and r.get("own_work_s") is not None
                           and r.get("local_model_calls") == r.get("local_model_calls") else "")
                        + f" | {goal if r['state'] != 'warm-embed-no-model' else 'diagnostic, no goal'} | {ratio} |")

@@ -154,13 +154,18 @@ def notebook_parameters(prof: Profile, nb: Path, profile_path: str | Path, decla
 
 
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
-        kernel: str | None = None, runs: str | Path | None = None, log=print) -> list[dict[str, Any]]:
-    """Execute the selected notebooks; returns one status record per notebook.
+        kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1) -> list[dict[str, Any]]:
+    """Execute the selected notebooks; returns one status record per notebook, in notebook order.
 
     A notebook whose data is missing (``missing_data``) is not executed: its record has
     ``skipped`` (the one-line reason) and ``seconds`` 0.
 
-    Ctrl-C / SIGTERM (from the command) stop the current notebook's kernel and raise
+    ``jobs`` > 1 runs that many notebooks at once, each in a worker process of its own
+    (:mod:`lcrag.reproduce_jobs`); the outputs are the same as one after the other. Every
+    notebook writes only its own files, and the embedding store lets one worker at a time encode
+    (``LCRAG_EMBED_LOCK``), so a line is still embedded once.
+
+    Ctrl-C / SIGTERM (from the command) stop the running notebooks' kernels and raise
     ``lcrag.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
 
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
@@ -168,8 +173,6 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     so a reproduction starts from nothing, does not resume rows of earlier runs and writes
     nothing under the checkout's ``runs/``.
     """
-    import papermill as pm
-
     prof = load_profile(profile_path)
     out_dir = Path(out) if out else PROJECT_ROOT / "figures"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -178,53 +181,113 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
+    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in notebooks(only)]
+    for rec in planned:
+        if rec.get("skipped"):
+            log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
+    todo = [rec for rec in planned if not rec.get("skipped")]
+    if jobs > 1 and len(todo) > 1:
+        from .reproduce_jobs import run_parallel
+
+        done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log)
+        by_name = {r["notebook"]: r for r in done}
+        return [by_name.get(r["notebook"], r) for r in planned]
     records: list[dict[str, Any]] = []
-    selected = notebooks(only)
-    for nb in selected:
-        declared = pm.inspect_notebook(str(nb))
-        params = notebook_parameters(prof, nb, profile_path, declared)
-        if "out_dir" in declared:
-            params["out_dir"] = str(out_dir.resolve())
-        if runs is not None:
-            rdir = Path(runs).resolve()
-            if "results_path" in declared:
-                params["results_path"] = str(rdir / f"{nb.stem}.jsonl")
-            for key in ("run_dir", "runs_dir"):
-                if key in declared:
-                    params[key] = str(rdir / nb.stem)
-            if "example_dir" in declared:
-                params["example_dir"] = str(rdir / f"{nb.stem}_example")
-        unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
-        if unknown:
-            raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
-                              field=f"notebooks.{nb.name[:2]}")
-        reason = None
-        if nb.name[:2] in DATA_REQUIREMENTS:
-            reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
-        if reason:
-            log(f"[lcrag] skipped {nb.name}: {reason}")
-            records.append({"notebook": nb.name, "seconds": 0.0, "parameters": params, "skipped": reason})
+    for i, rec in enumerate(planned):
+        if rec.get("skipped"):
+            records.append(rec)
             continue
-        log(f"[lcrag] running {nb.name} with {params}")
-        t0 = time.perf_counter()
-        orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
+        log(f"[lcrag] running {rec['notebook']} with {rec['parameters']}")
         try:
-            pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=params, cwd=str(nb.parent),
-                                kernel_name=kernel, progress_bar=False, log_output=False,
-                                kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log"))
+            records.append(execute_notebook(rec, out_dir, kernel=kernel))
         except KeyboardInterrupt as e:  # Ctrl-C / SIGTERM: papermill has shut the kernel (and its local server) down
             from .interrupts import RunInterrupted
 
-            signum = getattr(e, "signum", None)
-            left = len(selected) - len(records) - 1
-            raise RunInterrupted(signum, done=len(records), cancelled=1, left=left,
-                                 message=f"reproduce interrupted during {nb.name}: {len(records)} notebook(s) done, "
-                                         f"{nb.name} stopped (its finished rows are kept; re-run to resume), "
+            done = sum(1 for r in records if not r.get("skipped"))
+            left = sum(1 for r in planned[i + 1:] if not r.get("skipped"))
+            raise RunInterrupted(getattr(e, "signum", None), done=done, cancelled=1, left=left,
+                                 message=f"reproduce interrupted during {rec['notebook']}: {done} notebook(s) done, "
+                                         f"{rec['notebook']} stopped (its finished rows are kept; re-run to resume), "
                                          f"{left} not started") from None
-        dt = time.perf_counter() - t0
-        log(f"[lcrag] {nb.name} done in {dt:.1f} s")
-        records.append({"notebook": nb.name, "seconds": dt, "parameters": params})
+        except Exception as e:  # a failing cell or a dead kernel: name the notebook and where its traceback is
+            from .reproduce_jobs import NotebookFailed, describe, failure
+
+            done = sum(1 for r in records if not r.get("skipped"))
+            left = sum(1 for r in planned[i + 1:] if not r.get("skipped"))
+            raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
+                                 f"{left} not started") from e
+        log(f"[lcrag] {rec['notebook']} done in {records[-1]['seconds']:.1f} s")
     return records
+
+
+def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Path,
+                  runs: str | Path | None) -> dict[str, Any]:
+    """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
+    data is missing, ``skipped`` (the reason) with ``seconds`` 0."""
+    import papermill as pm
+
+    declared = pm.inspect_notebook(str(nb))
+    params = notebook_parameters(prof, nb, profile_path, declared)
+    if "out_dir" in declared:
+        params["out_dir"] = str(out_dir.resolve())
+    if runs is not None:
+        rdir = Path(runs).resolve()
+        if "results_path" in declared:
+            params["results_path"] = str(rdir / f"{nb.stem}.jsonl")
+        for key in ("run_dir", "runs_dir"):
+            if key in declared:
+                params[key] = str(rdir / nb.stem)
+        if "example_dir" in declared:
+            params["example_dir"] = str(rdir / f"{nb.stem}_example")
+    rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
+                           "local_model": starts_local_server(params, declared)}
+    reason = None
+    if nb.name[:2] in DATA_REQUIREMENTS:
+        reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
+    if reason:
+        rec.update(seconds=0.0, skipped=reason)
+    return rec
+
+
+def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> bool:
+    """Whether a notebook's ``readers`` (its parameters, else its declared default) include one served
+    by a local llama.cpp server it starts (:func:`lcrag.llm.server.needs_local_server`).
+    ``lcrag reproduce --jobs N`` never runs two such notebooks at once: each server takes both cores
+    and about 1 GB. A reader that cannot be resolved counts as not local (the notebook reports it)."""
+    import ast
+
+    readers = params.get("readers")
+    if readers is None and "readers" in declared:
+        try:
+            readers = ast.literal_eval(str(declared["readers"].get("default")))
+        except (ValueError, SyntaxError):
+            return False
+    if not isinstance(readers, list):
+        return False
+    from .llm.profiles import load_profile
+    from .llm.server import needs_local_server
+
+    for r in readers:
+        try:
+            if needs_local_server(load_profile(r)):
+                return True
+        except Exception:  # noqa: BLE001 - an unknown reader fails inside the notebook, with its own message
+            continue
+    return False
+
+
+def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None = None) -> dict[str, Any]:
+    """Execute one planned notebook (``plan_notebook``) with papermill into ``out_dir``; returns the
+    record with ``seconds``. Raises papermill's error if a cell fails, ``KeyboardInterrupt`` if stopped."""
+    import papermill as pm
+
+    nb = Path(rec["path"])
+    t0 = time.perf_counter()
+    orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
+    pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
+                        kernel_name=kernel, progress_bar=False, log_output=False,
+                        kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log"))
+    return {**rec, "seconds": time.perf_counter() - t0}
 
 
 class _OrphanedKernelTasks:

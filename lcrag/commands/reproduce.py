@@ -16,6 +16,9 @@ def register(sub) -> None:
     p.add_argument("--out", help="output directory (default: figures/)")
     p.add_argument("--runs", help="directory for the notebooks' results files (default: each notebook's own, runs/); "
                                   "a fresh directory reproduces without resuming earlier rows")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="notebooks run at once, each in a worker process (default: 2 on a machine with 2 or more CPUs, "
+                        "else 1); outputs are the same as with --jobs 1")
     p.add_argument("--kernel", help="Jupyter kernel name (default: the notebook's own)")
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
                    help="print the sweep plan — calls, N/A, prompt tokens and cost per notebook, reader and condition — "
@@ -32,8 +35,16 @@ def run(args) -> int:
         params = PROJECT_ROOT / params
     if getattr(args, "dry_run", False):
         return dry_run(params, args.only)
-    recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs)
-    print(summary(recs))
+    from ..reproduce_jobs import default_jobs
+
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    if jobs < 1:
+        raise ValueError(f"--jobs must be 1 or more, not {jobs}")
+    import time
+
+    t0 = time.perf_counter()
+    recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs)
+    print(summary(recs, wall_s=time.perf_counter() - t0, jobs=jobs))
     return 0
 
 
@@ -53,11 +64,15 @@ def dry_run(params: Path, only) -> int:
     return 0
 
 
-def summary(recs: list[dict]) -> str:
-    """Run summary: notebooks executed (with time) and one line per skipped notebook with its reason."""
+def summary(recs: list[dict], wall_s: float | None = None, jobs: int = 1) -> str:
+    """Run summary: notebooks executed (their summed time and, when given, the wall time of the run with
+    ``jobs`` notebooks at once) and one line per skipped notebook with its reason."""
     ran = [r for r in recs if not r.get("skipped")]
     skipped = [r for r in recs if r.get("skipped")]
     total = sum(r["seconds"] for r in ran)
-    lines = [f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s, {len(skipped)} skipped"]
+    head = f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s"
+    if wall_s is not None:
+        head += f" of notebook time, {wall_s:.0f} s wall time ({jobs} at once)"
+    lines = [f"{head}, {len(skipped)} skipped"]
     lines += [f"[lcrag]   skipped {r['notebook']}: {r['skipped']}" for r in skipped]
     return "\n".join(lines)
