@@ -95,3 +95,23 @@ def test_kill_and_resume(server, tmp_path):
     a = aggregate(to_frame(rows), ["reader"], cols)[["n"] + cols]
     b = aggregate(to_frame(read_results(fresh)), ["reader"], cols)[["n"] + cols]
     assert a.equals(b)
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(x.split()[1]) for x in f if x.startswith("Rss:")) / 1024
+
+
+def test_server_keeps_no_logits_for_every_prompt_token(server):
+    """The server runs with ``--logits_all false``: a long prompt does not fill an n_ctx x vocabulary logits
+    array (2,048 x 49,152 float32 = 384 MB here; ~0.8 GB at the default 4,096-token window)."""
+    from openai import OpenAI
+
+    before = _rss_mb(server.pid)
+    client = OpenAI(base_url=server.base_url, api_key="none")
+    text = "The quick brown fox jumps over the lazy dog. " * 170  # ~1,700 tokens
+    r = client.chat.completions.create(model=server.alias, messages=[{"role": "user", "content": text}], max_tokens=4,
+                                       temperature=0)
+    assert r.usage.prompt_tokens > 1500
+    grown = _rss_mb(server.pid) - before
+    assert grown < 150, f"server RSS grew {grown:.0f} MB on one long prompt: are all prompt tokens' logits kept?"
