@@ -30,16 +30,16 @@ Texts to embed are sorted by length (longest first) and encoded in slices of
 :data:`SLICE` texts, each stored as soon as it is done (an interrupted run keeps its work).
 
 Concurrent processes (``lcrag reproduce --jobs N`` runs notebooks side by side): when the
-environment variable ``LCRAG_EMBED_LOCK`` names a lock file, a process takes that lock before
-encoding its cache misses and looks them up again once it holds it, so two notebooks needing
-the same lines at once embed them once, and one process encodes at a time (the model's threads
-already use every core). Without the variable nothing is locked. After encoding, freed memory is
+environment variable ``LCRAG_CORE_LOCK`` names a lock file (:mod:`lcrag.coreturn`), a process
+takes that lock for each slice of cache misses it encodes and looks the slice up again once it
+holds it, so two notebooks needing the same lines at once embed them once, and one process
+encodes at a time (the model's threads already use every core; a local-model call takes the same
+lock). Without the variable nothing is locked. After encoding, freed memory is
 handed back to the operating system (:func:`release_free_memory`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -53,7 +53,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sqlitewal
+from . import coreturn, sqlitewal
 from .config import cache_dir
 from .llm.retry import RetryPolicy, call_with_retries
 from .weights import minilm_path  # noqa: F401  (re-exported)
@@ -63,7 +63,6 @@ TORCH, ONNX_INT8, API = "torch", "onnx-int8", "api"
 BACKENDS = (TORCH, ONNX_INT8)
 APPROXIMATE_BACKENDS = frozenset({ONNX_INT8})
 SLICE = 2048
-EMBED_LOCK_ENV = "LCRAG_EMBED_LOCK"
 _ALIASES = {"all-minilm-l6-v2": MINILM, "minilm": MINILM, "sentence-transformers/all-minilm-l6-v2": MINILM}
 
 # texts sent through a model by this process, per (model, backend), whatever the cache setting
@@ -270,20 +269,6 @@ def release_free_memory() -> None:
         pass
 
 
-@contextlib.contextmanager
-def _encoding_turn(needed: bool):
-    """Hold the machine-wide encoding lock named by ``$LCRAG_EMBED_LOCK`` (see the module doc);
-    yields whether it is held (``False``: no variable, or nothing to encode)."""
-    path = os.environ.get(EMBED_LOCK_ENV) if needed else None
-    if not path:
-        yield False
-        return
-    from filelock import FileLock
-
-    with FileLock(path):
-        yield True
-
-
 def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | EmbeddingCache = True, batch_size: int = 64,
                 backend: str | None = None) -> np.ndarray:
     """Embed ``texts`` with ``model``; returns a float32 array ``(len(texts), dim)`` in input order.
@@ -306,13 +291,16 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
     for k, t in zip(keys, texts):
         if k not in found and k not in missing:
             missing[k] = t
-    with _encoding_turn(bool(missing and store)) as locked:
-        if locked:  # another process may have embedded some of them while this one waited
-            found.update(store.get_many(model_id, list(missing), stored_as))
-            missing = {k: t for k, t in missing.items() if k not in found}
-        todo = sorted(missing.items(), key=lambda kv: -len(kv[1]))
-        for i in range(0, len(todo), SLICE):
-            part = todo[i : i + SLICE]
+    todo = sorted(missing.items(), key=lambda kv: -len(kv[1]))
+    for i in range(0, len(todo), SLICE):
+        part = todo[i : i + SLICE]
+        with coreturn.turn(store is not None) as locked:
+            if locked:  # another process may have embedded some of them while this one waited
+                again = store.get_many(model_id, [k for k, _ in part], stored_as)
+                found.update(again)
+                part = [(k, t) for k, t in part if k not in again]
+            if not part:
+                continue
             new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
             if store:
                 store.put_many(model_id, new, stored_as)

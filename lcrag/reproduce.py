@@ -162,8 +162,8 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
 
     ``jobs`` > 1 runs that many notebooks at once, each in a worker process of its own
     (:mod:`lcrag.reproduce_jobs`); the outputs are the same as one after the other. Every
-    notebook writes only its own files, and the embedding store lets one worker at a time encode
-    (``LCRAG_EMBED_LOCK``), so a line is still embedded once.
+    notebook writes only its own files; one process at a time encodes embeddings or calls a local
+    model (``LCRAG_CORE_LOCK``, :mod:`lcrag.coreturn`), so a line is still embedded once.
 
     Ctrl-C / SIGTERM (from the command) stop the running notebooks' kernels and raise
     ``lcrag.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
@@ -252,8 +252,8 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
 def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> bool:
     """Whether a notebook's ``readers`` (its parameters, else its declared default) include one served
     by a local llama.cpp server it starts (:func:`lcrag.llm.server.needs_local_server`).
-    ``lcrag reproduce --jobs N`` never runs two such notebooks at once: each server takes both cores
-    and about 1 GB. A reader that cannot be resolved counts as not local (the notebook reports it)."""
+    ``lcrag reproduce --jobs N`` never runs two such notebooks at once (one server's memory at a
+    time). A reader that cannot be resolved counts as not local (the notebook reports it)."""
     import ast
 
     readers = params.get("readers")

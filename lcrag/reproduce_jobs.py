@@ -12,13 +12,14 @@ finished record on the worker's stdout (anything else the worker prints goes to 
 What is shared and how it stays safe:
 
 * every notebook writes only its own executed copy, figures, tables, results file and log;
-* the embedding store: workers get ``LCRAG_EMBED_LOCK`` (a lock file beside the store), so one
-  process at a time encodes cache misses and looks them up again first — a line is embedded once
-  (:func:`lcrag.embeddings.embed_texts`);
+* the cores: workers get ``LCRAG_CORE_LOCK`` (a lock file in the cache directory,
+  :mod:`lcrag.coreturn`), so one process at a time encodes a slice of embedding cache misses —
+  looking the slice up again first, so a line is embedded once — or makes a local-model call:
+  both use every core, and side by side each would run at a fraction of its speed;
 * the response cache is SQLite in WAL mode, written by concurrent processes already;
 * a notebook that needs the local llama.cpp model starts its own server on a free port; two such
-  notebooks never run at once (``local_model`` in the planned record): each server takes both
-  cores and about 1 GB, so the hand-out skips ahead to a notebook without one.
+  notebooks never run at once (``local_model`` in the planned record): the hand-out skips ahead
+  to a notebook without one, so one server's memory is held at a time.
 
 Ctrl-C / SIGTERM: workers run in their own session, so the parent forwards the signal once to
 each busy worker; a worker stops its notebook the way the sequential path does (papermill shuts
@@ -108,8 +109,8 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
                  log=print) -> list[dict[str, Any]]:
     """Run the planned notebook records ``todo`` on ``jobs`` workers; returns their finished records
     (``seconds`` set). See the module doc for sharing, interrupts and failures."""
+    from . import coreturn
     from .config import cache_dir
-    from .embeddings import EMBED_LOCK_ENV
 
     said = threading.Lock()
     raw_log = log
@@ -121,7 +122,7 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
     env = dict(os.environ)
     lock_dir = cache_dir()
     lock_dir.mkdir(parents=True, exist_ok=True)
-    env.setdefault(EMBED_LOCK_ENV, str(lock_dir / "embeddings.encode.lock"))
+    env.setdefault(coreturn.ENV, str(lock_dir / "cores.lock"))
     env.setdefault("PYTHONUNBUFFERED", "1")
     pending = list(todo)
     turn = threading.Condition()

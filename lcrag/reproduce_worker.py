@@ -3,8 +3,7 @@
 Reads one planned notebook record per line on stdin, executes it with
 :func:`lcrag.reproduce.execute_notebook` and writes the finished record (``seconds``, or
 ``error`` / ``interrupted``) as one line to the stdout it was started with; anything else
-written to stdout goes to stderr. A notebook that starts a local model server runs holding the
-embedding encode lock (:func:`execute_notebook_in_turn`). SIGTERM and SIGINT stop the running notebook the way they
+written to stdout goes to stderr. SIGTERM and SIGINT stop the running notebook the way they
 stop ``lcrag reproduce`` (the kernel and its local server are shut down).
 
     python -m lcrag.reproduce_worker OUT_DIR [KERNEL]
@@ -17,28 +16,9 @@ import os
 import sys
 from pathlib import Path
 
-from .embeddings import EMBED_LOCK_ENV
 from .interrupts import terminate_as_interrupt
 from .reproduce import execute_notebook
 from .reproduce_jobs import describe
-
-
-def execute_notebook_in_turn(rec: dict, out_dir: Path, *, kernel: str | None = None) -> dict:
-    """Execute one notebook; one that starts a local model server (``local_model``) holds the embedding
-    encode lock for its whole run, so no other notebook encodes while its server runs: both the
-    server and the embedding model use every core (side by side, each runs at a fraction of its
-    speed) and each holds about 1 GB. Its own kernel encodes without that lock (its worker holds it)."""
-    path = os.environ.get(EMBED_LOCK_ENV)
-    if not (rec.get("local_model") and path):
-        return execute_notebook(rec, out_dir, kernel=kernel)
-    from filelock import FileLock
-
-    with FileLock(path, thread_local=False):
-        del os.environ[EMBED_LOCK_ENV]  # the kernel inherits this environment when papermill starts it
-        try:
-            return execute_notebook(rec, out_dir, kernel=kernel)
-        finally:
-            os.environ[EMBED_LOCK_ENV] = path
 
 
 def main(argv: list[str]) -> int:
@@ -52,7 +32,7 @@ def main(argv: list[str]) -> int:
         for line in sys.stdin:
             rec = json.loads(line)
             try:
-                rec = execute_notebook_in_turn(rec, out_dir, kernel=kernel)
+                rec = execute_notebook(rec, out_dir, kernel=kernel)
             except KeyboardInterrupt:
                 proto.write(json.dumps({**rec, "interrupted": True}) + "\n")
                 return 130

@@ -142,31 +142,39 @@ def test_hand_out_never_starts_a_second_local_server():
     assert next_notebook([], [a]) is None
 
 
-@pytest.mark.parametrize("local", [True, False])
-def test_a_local_model_notebook_runs_holding_the_encode_lock(tmp_path, monkeypatch, local):
-    """While a notebook with a local model server runs, no other process may encode (the lock is held by
-    its worker) and its own kernel is started without the lock variable; other notebooks run without it."""
-    from filelock import FileLock, Timeout
+@pytest.mark.parametrize("family", ["llama.cpp", "openai-compatible"])
+def test_a_local_model_call_waits_for_the_core_lock(tmp_path, monkeypatch, family):
+    """With LCRAG_CORE_LOCK set (as `lcrag reproduce --jobs N` does), a call to a local llama.cpp server waits
+    while another process holds the lock (e.g. encoding embeddings) and its latency starts once it holds it;
+    a call to any other endpoint does not wait."""
+    import threading
 
-    from lcrag import reproduce_worker as W
-    from lcrag.embeddings import EMBED_LOCK_ENV
+    from filelock import FileLock
 
-    lock = tmp_path / "encode.lock"
-    monkeypatch.setenv(EMBED_LOCK_ENV, str(lock))
-    seen = {}
+    from lcrag import coreturn
+    from lcrag.llm.client import ChatClient
+    from lcrag.llm.profiles import load_profile
 
-    def fake_execute(rec, out_dir, kernel=None):
-        seen["env"] = os.environ.get(EMBED_LOCK_ENV)
-        try:
-            with FileLock(str(lock), timeout=0):
-                seen["held_by_worker"] = False
-        except Timeout:
-            seen["held_by_worker"] = True
-        return {**rec, "seconds": 0.0}
-
-    monkeypatch.setattr(W, "execute_notebook", fake_execute)
-    W.execute_notebook_in_turn({"notebook": "01_x.ipynb", "local_model": local}, tmp_path)
-    assert seen == ({"env": None, "held_by_worker": True} if local else {"env": str(lock), "held_by_worker": False})
-    assert os.environ[EMBED_LOCK_ENV] == str(lock)
-    with FileLock(str(lock), timeout=0):  # released afterwards
-        pass
+    lock = tmp_path / "cores.lock"
+    monkeypatch.setenv(coreturn.ENV, str(lock))
+    with FaultServer() as fs:
+        prof = load_profile({"name": "t", "kind": "openai", "family": family, "model": "m", "base_url": fs.base_url,
+                             "api_key_env": None, "max_retries": 0})
+        client = ChatClient(prof)
+        other = FileLock(str(lock))
+        other.acquire()  # another process is encoding
+        out = {}
+        t = threading.Thread(target=lambda: out.update(r=client.chat([{"role": "user", "content": "hi"}])))
+        t0 = time.monotonic()
+        t.start()
+        t.join(2.0)
+        sent_while_held = fs.requests
+        other.release()
+        t.join(30)
+        waited = time.monotonic() - t0
+    assert out["r"].ok
+    if family == "llama.cpp":
+        assert sent_while_held == 0 and waited >= 2.0
+        assert out["r"].latency_s < 1.5  # the wait is not the model's latency
+    else:
+        assert sent_while_held == 1

@@ -11,6 +11,7 @@ import threading
 import numpy as np
 import pytest
 
+from lcrag import coreturn
 from lcrag import embeddings as E
 from lcrag.embeddings import EmbeddingCache, canonical_backend, embed_texts, text_key
 
@@ -99,17 +100,17 @@ def _fake_encode(calls):
 
 
 @pytest.mark.parametrize("locked", [True, False])
-def test_encode_lock_makes_a_waiting_process_reuse_what_another_embedded(tmp_path, monkeypatch, locked):
-    """With LCRAG_EMBED_LOCK (set by `lcrag reproduce --jobs N`), a process that finds lines missing waits for
+def test_core_lock_makes_a_waiting_process_reuse_what_another_embedded(tmp_path, monkeypatch, locked):
+    """With LCRAG_CORE_LOCK (set by `lcrag reproduce --jobs N`), a process that finds lines missing waits for
     the lock, then looks them up again: lines another process stored meanwhile are not embedded twice.
     Without the variable the same sequence embeds them (the control)."""
     from filelock import FileLock
 
     lock_path = tmp_path / "encode.lock"
     if locked:
-        monkeypatch.setenv(E.EMBED_LOCK_ENV, str(lock_path))
+        monkeypatch.setenv(coreturn.ENV, str(lock_path))
     else:
-        monkeypatch.delenv(E.EMBED_LOCK_ENV, raising=False)
+        monkeypatch.delenv(coreturn.ENV, raising=False)
     calls: list[list[str]] = []
     monkeypatch.setattr(E, "encode", _fake_encode(calls))
     store = _SpyCache(tmp_path / "emb.sqlite")
@@ -131,11 +132,11 @@ def test_encode_lock_makes_a_waiting_process_reuse_what_another_embedded(tmp_pat
         assert calls and store.lookups == 1  # embedded although another process had stored them
 
 
-def test_encode_lock_is_not_taken_when_nothing_is_missing(tmp_path, monkeypatch):
+def test_core_lock_is_not_taken_when_nothing_is_missing(tmp_path, monkeypatch):
     from filelock import FileLock
 
     lock_path = tmp_path / "encode.lock"
-    monkeypatch.setenv(E.EMBED_LOCK_ENV, str(lock_path))
+    monkeypatch.setenv(coreturn.ENV, str(lock_path))
     store = EmbeddingCache(tmp_path / "emb.sqlite")
     store.put_many("minilm", {text_key(d): np.ones(384, dtype=np.float32) for d in DOCS})
     held = FileLock(str(lock_path))
