@@ -286,7 +286,8 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
     orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
-                        kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log"))
+                        kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log",
+                                                                       nice=int(rec.get("nice") or 0)))
     return {**rec, "seconds": time.perf_counter() - t0}
 
 
@@ -339,18 +340,23 @@ def orphaned_kernel_tasks_to(path: Path) -> None:
         logger.addFilter(_ORPHANS)
 
 
-def kernel_manager_logging_to(path: Path):
+def kernel_manager_logging_to(path: Path, nice: int = 0):
     """A Jupyter kernel manager whose kernel process writes its own stdout/stderr to ``path``.
 
     The kernel process's messages (start-up warnings, the zmq shutdown noise of an interrupted
     kernel) are not notebook output — cells' output travels over the kernel protocol and lands
     in the executed notebook — so they go to a log file beside the outputs instead of the
     terminal, where a stopped ``lcrag reproduce`` would otherwise print the kernel's traceback.
+    ``nice`` > 0 starts the kernel at that lower CPU priority (``nice -n``), where the command exists.
     """
     from jupyter_client import AsyncKernelManager
 
     class LoggedKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
+            import shutil
+
+            if nice > 0 and shutil.which("nice"):
+                kernel_cmd = [shutil.which("nice"), "-n", str(nice), *kernel_cmd]
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
                 kw.setdefault("stdout", f)

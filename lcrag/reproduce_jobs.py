@@ -19,7 +19,10 @@ What is shared and how it stays safe:
 * the response cache is SQLite in WAL mode, written by concurrent processes already;
 * a notebook that needs the local llama.cpp model starts its own server on a free port; two such
   notebooks never run at once (``local_model`` in the planned record): the hand-out skips ahead
-  to a notebook without one, so one server's memory is held at a time.
+  to a notebook without one, so one server's memory is held at a time. Such a notebook holds the
+  core lock for its whole run (:func:`lcrag.reproduce_worker.execute_notebook_in_turn`), and the
+  other notebooks' kernels run at a lower CPU priority (``nice`` :data:`NICE`): the local-model
+  notebooks are the long pole, the others fill the cores they leave idle.
 
 Ctrl-C / SIGTERM: workers run in their own session, so the parent forwards the signal once to
 each busy worker; a worker stops its notebook the way the sequential path does (papermill shuts
@@ -44,6 +47,7 @@ from typing import Any
 from .errors import LcragError
 
 WORKER_MODULE = "lcrag.reproduce_worker"  # the worker process's entry point (python -m)
+NICE = 10  # CPU priority of the other notebooks' kernels while a local-model notebook is among them
 GRACE_S = 120.0  # how long an interrupted worker may take to shut its kernel down before it is killed
 
 
@@ -98,6 +102,15 @@ class _Worker:
             self.proc.wait()
 
 
+def with_priorities(todo: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records with ``nice`` :data:`NICE` on every notebook without a local model server when some
+    notebook has one: those are the long pole (their server's replies use every core), the others
+    fill the cores they leave idle."""
+    if not any(r.get("local_model") for r in todo):
+        return list(todo)
+    return [r if r.get("local_model") else {**r, "nice": NICE} for r in todo]
+
+
 def next_notebook(pending: list[dict[str, Any]], running: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The notebook to start next: the first pending one, skipping notebooks that start a local model
     server (``local_model``) while one such runs; ``None`` if nothing may start now."""
@@ -124,7 +137,7 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
     lock_dir.mkdir(parents=True, exist_ok=True)
     env.setdefault(coreturn.ENV, str(lock_dir / "cores.lock"))
     env.setdefault("PYTHONUNBUFFERED", "1")
-    pending = list(todo)
+    pending = with_priorities(todo)
     turn = threading.Condition()
     finished: queue.Queue = queue.Queue()
     stop = threading.Event()

@@ -178,3 +178,41 @@ def test_a_local_model_call_waits_for_the_core_lock(tmp_path, monkeypatch, famil
         assert out["r"].latency_s < 1.5  # the wait is not the model's latency
     else:
         assert sent_while_held == 1
+
+
+def test_other_notebooks_yield_the_cpu_to_the_local_model_ones():
+    from lcrag.reproduce_jobs import NICE, with_priorities
+
+    a, b = {"notebook": "01", "local_model": True}, {"notebook": "02", "local_model": False}
+    assert with_priorities([a, b]) == [a, {**b, "nice": NICE}]
+    assert with_priorities([b]) == [b]  # nobody to yield to
+
+
+@pytest.mark.parametrize("local", [True, False])
+def test_a_local_model_notebook_runs_holding_the_core_lock(tmp_path, monkeypatch, local):
+    """While a notebook with a local model server runs, no other process may take the core lock (its worker
+    holds it) and its own kernel is started without the lock variable; other notebooks run with it."""
+    from filelock import FileLock, Timeout
+
+    from lcrag import coreturn
+    from lcrag import reproduce_worker as W
+
+    lock = tmp_path / "cores.lock"
+    monkeypatch.setenv(coreturn.ENV, str(lock))
+    seen = {}
+
+    def fake_execute(rec, out_dir, kernel=None):
+        seen["env"] = os.environ.get(coreturn.ENV)
+        try:
+            with FileLock(str(lock), timeout=0):
+                seen["held_by_worker"] = False
+        except Timeout:
+            seen["held_by_worker"] = True
+        return {**rec, "seconds": 0.0}
+
+    monkeypatch.setattr(W, "execute_notebook", fake_execute)
+    W.execute_notebook_in_turn({"notebook": "01_x.ipynb", "local_model": local}, tmp_path)
+    assert seen == ({"env": None, "held_by_worker": True} if local else {"env": str(lock), "held_by_worker": False})
+    assert os.environ[coreturn.ENV] == str(lock)
+    with FileLock(str(lock), timeout=0):  # released afterwards
+        pass
