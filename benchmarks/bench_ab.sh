@@ -8,7 +8,8 @@
 # `lcrag reproduce` with the local model's readers removed (lcrag's own work), the data directory
 # (LCRAG_DATA_DIR, default ../shared/data beside the checkout) and a fresh cache directory holding a copy of
 # EMBEDDINGS_SQLITE (a warm embedding store, e.g. one a cold `bench_reproduce.py --keep` run left), so no line
-# is embedded. Prints one line per run: wall seconds and each notebook's time.
+# is embedded. Both sides run one notebook at a time (`--jobs ${JOBS:-1}` where the side's CLI has the option), so
+# the A/B compares the code, not the scheduling. Prints one line per run: wall seconds and each notebook's time.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 base=$1; store=$2; rounds=${3:-2}; shift $(( $# < 3 ? $# : 3 ))
@@ -22,9 +23,10 @@ for round in $(seq 1 "$rounds"); do
   for side in old new; do
     root=$here; [ "$side" = old ] && root=$tmp/old
     run=$tmp/$side-$round; mkdir -p "$run/cache"; cp "$store" "$run/cache/embeddings.sqlite"
+    jobs_arg=(); grep -q '"--jobs"' "$root/lcrag/commands/reproduce.py" && jobs_arg=(--jobs "${JOBS:-1}")
     t0=$(date +%s.%N)
     (cd "$root" && LCRAG_DATA_DIR=$data PYTHONPATH=$root LCRAG_CACHE_DIR=$run/cache HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-      "$py" -m lcrag.cli reproduce --params "$tmp/profile.yaml" --out "$run/figures" --runs "$run/runs" --only "${only[@]}" > "$run/log" 2>&1)
+      "$py" -m lcrag.cli reproduce --params "$tmp/profile.yaml" --out "$run/figures" --runs "$run/runs" "${jobs_arg[@]}" --only "${only[@]}" > "$run/log" 2>&1)
     t1=$(date +%s.%N)
     printf 'round %s %-3s %s wall %.1f s: %s (load %s)\n' "$round" "$side" "$(git -C "$root" rev-parse --short HEAD)" \
       "$(echo "$t1 - $t0" | bc)" "$(grep -o '[0-9][0-9]_[a-z0-9_]*\.ipynb done in [0-9.]* s' "$run/log" | awk '{printf "%s %s; ", substr($1,1,2), $4}')" \
