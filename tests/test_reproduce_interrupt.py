@@ -32,24 +32,47 @@ notebooks:
 """
 
 
-def test_sigint_during_reproduce_stops_the_notebook_cleanly(tmp_path):
+def _interrupted_reproduce(tmp_path, *args, ready=lambda: True, timeout=120):
+    """``lcrag reproduce *args`` with notebook 00 reading from a held fault server; SIGINT once both of its
+    requests are in flight and ``ready()``; returns (exit code, stdout, stderr)."""
     with FaultServer() as fs:
         fs.hold()
         prof = tmp_path / "profile.yaml"
         prof.write_text(PROFILE.format(tmp=tmp_path, url=fs.base_url))
         env = {**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
-        p = subprocess.Popen([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(prof), "--only", "00",
+        p = subprocess.Popen([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(prof), *args,
                               "--out", str(tmp_path / "fig"), "--runs", str(tmp_path / "runs")],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 120
-        while fs.state.stats()["in_flight"] < 2:
+        deadline = time.monotonic() + timeout
+        while fs.state.stats()["in_flight"] < 2 or not ready():
             assert time.monotonic() < deadline and p.poll() is None, p.communicate()
             time.sleep(0.1)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=90)
+        out, err = p.communicate(timeout=180)
     assert p.returncode == 130, (out, err)
     assert "Traceback" not in err, err
+    return p.returncode, out, err
+
+
+def test_sigint_during_reproduce_stops_the_notebook_cleanly(tmp_path):
+    _, _, err = _interrupted_reproduce(tmp_path, "--only", "00")
     assert "reproduce interrupted during 00_quickstart.ipynb: 0 notebook(s) done" in err, err
+
+
+def test_sigint_with_two_notebooks_at_once_stops_the_running_one_and_keeps_the_finished_one(tmp_path):
+    """`--jobs 2`: 00 is held on the fault server; 16 finishes beside it in the other worker; Ctrl-C then stops
+    00 only (its kernel shut down by its worker), and the summary names what was done and stopped."""
+    done16 = tmp_path / "fig" / "16_longeval_method_matrix.csv"
+    seen = []
+
+    def ready():  # 16's record reaches the parent ~2 s after its files exist
+        if done16.exists():
+            seen.append(time.monotonic())
+        return bool(seen) and time.monotonic() - seen[0] > 2
+
+    _, out, err = _interrupted_reproduce(tmp_path, "--jobs", "2", "--only", "00", "16", ready=ready, timeout=180)
+    assert "reproduce interrupted during 00_quickstart.ipynb: 1 notebook(s) done, 1 stopped" in err, err
+    assert "16_longeval_method_matrix.ipynb done in" in out
 
 
 ORPHAN_SCRIPT = """
