@@ -72,7 +72,7 @@ def summary(recs: list[dict], wall_s: float | None = None, jobs: int = 1) -> str
     total = sum(r["seconds"] for r in ran)
     head = f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s"
     if wall_s is not None:
-        head += f" of notebook time, {wall_s:.0f} s wall time ({jobs} at once)"
+        head += f" of notebook time, {wall_s:.0f} s wall time ({max(1, min(jobs, len(ran)))} at once)"
     lines = [f"{head}, {len(skipped)} skipped"]
     lines += [f"[lcrag]   skipped {r['notebook']}: {r['skipped']}" for r in skipped]
     return "\n".join(lines)
