@@ -169,7 +169,8 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     ``lcrag.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
 
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
-    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``)
+    ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``, and
+    any other parameter whose default lies under ``../runs/`` -> the same name under ``<runs>``)
     so a reproduction starts from nothing, does not resume rows of earlier runs and writes
     nothing under the checkout's ``runs/``.
     """
@@ -220,6 +221,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     return records
 
 
+RUNS_PREFIX = "../runs/"  # notebooks' default output paths, relative to notebooks/
+
+
 def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Path,
                   runs: str | Path | None) -> dict[str, Any]:
     """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
@@ -239,6 +243,10 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
                 params[key] = str(rdir / nb.stem)
         if "example_dir" in declared:
             params["example_dir"] = str(rdir / f"{nb.stem}_example")
+        for key, spec in declared.items():  # any other output under the checkout's runs/ (03's CoT results …)
+            default = str(spec.get("default") or "").strip("\"'")
+            if key not in params and default.startswith(RUNS_PREFIX):
+                params[key] = str(rdir / default[len(RUNS_PREFIX):])
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
                            "local_model": starts_local_server(params, declared)}
     reason = None

@@ -182,3 +182,24 @@ def test_a_local_model_notebook_runs_holding_the_core_lock(tmp_path, monkeypatch
     assert os.environ[coreturn.ENV] == str(lock)
     with FileLock(str(lock), timeout=0):  # released afterwards
         pass
+
+
+def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
+    """`--runs DIR` moves every parameter whose default writes under the checkout's runs/ (results files,
+    run directories, 03's CoT results, 12's stratified results) into DIR: nothing lands in runs/."""
+    import papermill as pm
+
+    from lcrag.config import PROJECT_ROOT
+    from lcrag.reproduce import RUNS_PREFIX, load_profile, notebooks, plan_notebook
+
+    path = PROJECT_ROOT / "params" / "offline.yaml"
+    prof = load_profile(path)
+    runs = tmp_path / "runs"
+    checked = 0
+    for nb in notebooks():
+        params = plan_notebook(prof, nb, path, tmp_path, runs)["parameters"]
+        for key, spec in pm.inspect_notebook(str(nb)).items():
+            if str(spec.get("default") or "").strip("\"'").startswith(RUNS_PREFIX):
+                checked += 1
+                assert key in params and str(params[key]).startswith(str(runs.resolve())), (nb.name, key, params.get(key))
+    assert checked >= 17
