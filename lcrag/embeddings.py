@@ -259,8 +259,9 @@ def release_free_memory() -> None:
     """Hand freed heap memory back to the operating system (glibc ``malloc_trim``; a no-op elsewhere).
 
     Encoding a batch allocates a few hundred MB of activations; once freed, glibc keeps them in
-    the process (measured: 785 MB RSS after encoding 3,000 lines, 492 MB after the trim, the
-    model still loaded), so a notebook that embedded once would hold them for the rest of its run."""
+    the process (a one-off measurement, not a kept benchmark: 785 MB RSS after encoding 3,000
+    lines, 492 MB after the trim, the model still loaded), so a notebook that embedded once would
+    hold them for the rest of its run."""
     try:
         import ctypes
 

@@ -199,13 +199,13 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             records.append(rec)
             continue
         log(f"[lcrag] running {rec['notebook']} with {rec['parameters']}")
+        done = sum(1 for r in records if not r.get("skipped"))
+        left = sum(1 for r in planned[i + 1:] if not r.get("skipped"))
         try:
             records.append(execute_notebook(rec, out_dir, kernel=kernel))
         except KeyboardInterrupt as e:  # Ctrl-C / SIGTERM: papermill has shut the kernel (and its local server) down
             from .interrupts import RunInterrupted
 
-            done = sum(1 for r in records if not r.get("skipped"))
-            left = sum(1 for r in planned[i + 1:] if not r.get("skipped"))
             raise RunInterrupted(getattr(e, "signum", None), done=done, cancelled=1, left=left,
                                  message=f"reproduce interrupted during {rec['notebook']}: {done} notebook(s) done, "
                                          f"{rec['notebook']} stopped (its finished rows are kept; re-run to resume), "
@@ -213,8 +213,6 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
         except Exception as e:  # a failing cell or a dead kernel: name the notebook and where its traceback is
             from .reproduce_jobs import NotebookFailed, describe, failure
 
-            done = sum(1 for r in records if not r.get("skipped"))
-            left = sum(1 for r in planned[i + 1:] if not r.get("skipped"))
             raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
                                  f"{left} not started") from e
         log(f"[lcrag] {rec['notebook']} done in {records[-1]['seconds']:.1f} s")
@@ -363,8 +361,9 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             import shutil
 
-            if nice > 0 and shutil.which("nice"):
-                kernel_cmd = [shutil.which("nice"), "-n", str(nice), *kernel_cmd]
+            nice_cmd = shutil.which("nice") if nice > 0 else None
+            if nice_cmd:
+                kernel_cmd = [nice_cmd, "-n", str(nice), *kernel_cmd]
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
                 kw.setdefault("stdout", f)

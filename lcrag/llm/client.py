@@ -117,7 +117,10 @@ class ChatClient:
     def __init__(self, profile: ReaderProfile, *, sleep=time.sleep, rng: random.Random | None = None):
         import openai
 
+        from .server import needs_local_server
+
         self.profile = profile
+        self._local = needs_local_server(profile)  # its calls take the machine's core lock (lcrag.coreturn)
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._client = openai.OpenAI(
@@ -134,9 +137,8 @@ class ChatClient:
         core lock first when ``LCRAG_CORE_LOCK`` is set (:mod:`lcrag.coreturn`); its latency starts once
         the lock is held."""
         from .. import coreturn
-        from .server import needs_local_server
 
-        with coreturn.turn(needs_local_server(self.profile)):
+        with coreturn.turn(self._local):
             return self._chat(messages, expects_json=expects_json)
 
     def _chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:

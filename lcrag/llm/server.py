@@ -112,9 +112,10 @@ class LocalServer:
                 "--logits_all", "false"]
         # --logits_all false: llama-cpp-python's server computes and keeps the logits of every prompt token by
         # default (an n_ctx x vocabulary float32 array: 4,096 x 49,152 for SmolLM2, ~0.8 GB once a long prompt
-        # has filled it); lcrag asks for no logprobs, so only the last token's are computed. Measured on a
-        # 3,662-token prompt: 15.5 s instead of 17.6-18.8 s per call, server RSS 0.30 GB instead of 1.19 GB,
-        # the same greedy replies.
+        # has filled it); lcrag asks for no logprobs, so only the last token's are computed. One-off measurement
+        # (a server started by hand, 3 calls each way): a 3,662-token prompt took 15.5 s instead of 17.6-18.8 s,
+        # server RSS 0.30 GB instead of 1.19 GB, the same greedy replies. The memory part is pinned by
+        # tests/llm/test_llm_local_server.py::test_server_keeps_no_logits_for_every_prompt_token.
         # --flash_attn: llama.cpp's fused attention; on 2 cores it cut a 3,000-token prompt from 15.7 s to 11.3 s
         # (benchmarks/bench_local_model.py)
         # (SmolLM2-135M q4_1); greedy replies can differ in a token from the unfused kernels' (float order)
