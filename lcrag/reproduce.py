@@ -353,17 +353,19 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
     kernel) are not notebook output — cells' output travels over the kernel protocol and lands
     in the executed notebook — so they go to a log file beside the outputs instead of the
     terminal, where a stopped ``lcrag reproduce`` would otherwise print the kernel's traceback.
-    ``nice`` > 0 starts the kernel at that lower CPU priority (``nice -n``), where the command exists.
+    ``nice`` > 0 starts the kernel at that lower CPU priority, its session's as well as its own
+    (:func:`lcrag.coreturn.lower_priority_command`), where ``nice`` and ``/bin/sh`` exist.
     """
+    import shutil
+
     from jupyter_client import AsyncKernelManager
+
+    from . import coreturn
 
     class LoggedKernelManager(AsyncKernelManager):
         async def _async_launch_kernel(self, kernel_cmd, **kw):
-            import shutil
-
-            nice_cmd = shutil.which("nice") if nice > 0 else None
-            if nice_cmd:
-                kernel_cmd = [nice_cmd, "-n", str(nice), *kernel_cmd]
+            if nice > 0 and shutil.which("nice") and Path("/bin/sh").exists():
+                kernel_cmd = coreturn.lower_priority_command(kernel_cmd, nice)
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
                 kw.setdefault("stdout", f)

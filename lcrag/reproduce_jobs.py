@@ -21,8 +21,10 @@ What is shared and how it stays safe:
   notebooks never run at once (``local_model`` in the planned record): the hand-out skips ahead
   to a notebook without one, so one server's memory is held at a time. Such a notebook holds the
   core lock for its whole run (:func:`lcrag.reproduce_worker.execute_notebook_in_turn`), and the
-  other notebooks' kernels run at a lower CPU priority (``nice`` :data:`NICE`): the local-model
-  notebooks are the long pole, the others fill the cores they leave idle.
+  other notebooks' kernels run at a lower CPU priority (``nice`` :data:`NICE`, set on the kernel's
+  session as well, since the scheduler shares CPU between sessions first; it is lifted while such a
+  kernel holds the core lock): the local-model notebooks are the long pole, the others fill the
+  cores they leave idle.
 
 Ctrl-C / SIGTERM: workers run in their own session, so the parent forwards the signal once to
 each busy worker; a worker stops its notebook the way the sequential path does (papermill shuts
