@@ -10,7 +10,10 @@ hits all alike):
 * **floor** — a bare ``SentenceTransformer.encode`` of the block (``--batch``, default 64): what the model
   itself costs, no hashing, no cache;
 * **lcrag torch** — ``lcrag.embeddings.embed_texts`` on the block through a fresh SQLite cache
-  (hash, look-up, sort, encode, store): the embedding stage of every notebook;
+  (hash, look-up, sort, encode, store): the embedding stage of every notebook. It encodes the
+  floor's own batches ``--threads`` at a time, one torch thread each
+  (``lcrag.embeddings.encode_data_parallel``, vectors bit-identical to the floor's batches), where
+  the floor runs one batch at a time on ``--threads`` torch threads;
 * **floor, best batch** — the same bare loop at ``--best-batch`` (default 8): on a 2-core
   AVX-512 machine the fp32 model itself is much faster at 8–16 texts per batch than at 64;
 * **lcrag onnx-int8** — the same call with ``backend="onnx-int8"`` (approximate; export and
@@ -85,6 +88,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(a.threads)
     os.environ["LCRAG_ONNX_THREADS"] = str(a.threads)
+    os.environ["LCRAG_EMBED_THREADS"] = str(a.threads)  # lcrag's torch path: that many batches at once
     from lcrag.embeddings import ONNX_INT8, EmbeddingCache, embed_texts, load_minilm, minilm_path
 
     texts, qs, source = texts_and_questions()

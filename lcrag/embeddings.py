@@ -13,7 +13,9 @@ Models (``model`` argument of :func:`embed_texts`):
 Backends (``backend`` argument; part of the cache key):
 
 * ``"torch"`` (default for MiniLM): the fp32 SentenceTransformer — the exact model, used for
-  every paper figure.
+  every paper figure; its batches run side by side, one torch thread each
+  (:func:`encode_data_parallel`, ``LCRAG_EMBED_THREADS``), with vectors bit-identical to
+  ``SentenceTransformer.encode``'s.
 * ``"onnx-int8"`` (opt-in, MiniLM only, extra ``onnx``): the same weights exported locally with
   ``torch.onnx`` and dynamically quantized to int8 by ONNX Runtime
   (:mod:`lcrag.embeddings_onnx`). **Approximate**: its vectors differ from fp32 (mean cosine
@@ -33,7 +35,7 @@ Concurrent processes (``lcrag reproduce --jobs N`` runs notebooks side by side):
 environment variable ``LCRAG_CORE_LOCK`` names a lock file (:mod:`lcrag.coreturn`), a process
 takes that lock for each slice of cache misses it encodes and looks the slice up again once it
 holds it, so two notebooks needing the same lines at once embed them once, and one process
-encodes at a time (the model's threads already use every core; a local-model call takes the same
+encodes at a time (its batches already use every core; a local-model call takes the same
 lock). Without the variable nothing is locked. After encoding, freed memory is
 handed back to the operating system (:func:`release_free_memory`).
 """
@@ -122,13 +124,84 @@ def load_minilm():
     return SentenceTransformer(str(minilm_path()), device="cpu")
 
 
+THREADS_ENV = "LCRAG_EMBED_THREADS"  # batches encoded at once by the fp32 torch path (default: the usable CPUs)
+_ENCODE_LOCK = threading.Lock()  # one data-parallel encode per process at a time (torch's thread setting is global)
+
+
+def encode_threads() -> int:
+    """How many batches the fp32 torch path encodes at once: ``$LCRAG_EMBED_THREADS``, else the CPUs
+    this process may use (its affinity mask)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads (1 or more)") from None
+        if n < 1:
+            raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads (1 or more)")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def encode_data_parallel(model, texts: list[str], batch_size: int, threads: int | None = None) -> np.ndarray:
+    """``model.encode(texts, batch_size=batch_size)`` of a SentenceTransformer on CPU, its batches run
+    ``threads`` at a time, one torch thread each, instead of one at a time on every core.
+
+    The batches are sentence-transformers' own: texts ordered by ``np.argsort`` of their negated
+    character length, cut every ``batch_size``; each batch is tokenized (one at a time: a Hugging Face
+    fast tokenizer is not safe to call from two threads) and sent through the same modules. Which
+    thread runs a batch, and with how many torch threads, does not change its vectors: they are
+    bit-identical to ``model.encode``'s (``tests/test_embeddings.py`` pins that). Small matrix
+    products on two cores spend much of each operator synchronising their threads, so two batches
+    side by side, one thread each, run faster than one batch on both (``benchmarks/bench_embed.py``,
+    row ``embed_stage``). Falls back to ``model.encode`` itself for one thread or one batch, and for
+    a model that flattens its inputs (sentence-transformers then interleaves the batches).
+    """
+    import torch
+
+    threads = encode_threads() if threads is None else max(1, int(threads))
+    n_batches = -(-len(texts) // max(1, batch_size))
+    can_flatten = getattr(model, "_can_flatten_inputs", lambda: False)
+    if (threads == 1 or n_batches < 2 or model.device.type != "cpu" or can_flatten()
+            or getattr(model, "default_prompt_name", None)):
+        return np.asarray(model.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
+    from concurrent.futures import ThreadPoolExecutor
+
+    order = np.argsort([-len(t) for t in texts])  # sentence-transformers' order (SentenceTransformer._inference)
+    ordered = [texts[i] for i in order]
+    batches = [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
+    prep = getattr(model, "preprocess", None) or model.tokenize
+    tokenizing = threading.Lock()
+    model.eval()
+
+    def one(batch: list[str]) -> np.ndarray:
+        with tokenizing:
+            features = prep(batch)
+        with torch.inference_mode():
+            return model(features)["sentence_embedding"].float().cpu().numpy()
+
+    with _ENCODE_LOCK:
+        before = torch.get_num_threads()
+        try:
+            with ThreadPoolExecutor(min(threads, n_batches), initializer=torch.set_num_threads, initargs=(1,),
+                                    thread_name_prefix="lcrag-encode") as pool:
+                parts = list(pool.map(one, batches))
+        finally:
+            torch.set_num_threads(before)
+    out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+    out[order] = np.concatenate(parts)
+    return out
+
+
 def _embed_minilm(texts: list[str], batch_size: int, backend: str) -> np.ndarray:
     if backend == ONNX_INT8:
         from .embeddings_onnx import load_onnx_minilm
 
         return load_onnx_minilm().encode(texts, batch_size=batch_size)
-    model = load_minilm()
-    return np.asarray(model.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
+    return encode_data_parallel(load_minilm(), texts, batch_size)
 
 
 OPENAI_RETRY = RetryPolicy()  # same policy as the chat client: 5 retries, full-jitter backoff 1 s .. 60 s

@@ -82,6 +82,23 @@ def _prepare(doc: Document, embed: Embed | None):
     return sents, words, emb
 
 
+def embedder_for(docs: Sequence[Document]) -> Embed:
+    """The default sentence embedder for chunking several documents: every sentence of ``docs``
+    embedded in one cached :func:`lcrag.embeddings.embed_texts` call (one length-sorted run of full
+    batches instead of a short run per document, each looked up once), then served from memory.
+
+    Asking it for a text that is not a sentence of ``docs`` raises ``KeyError``."""
+    from ..embeddings import embed_texts
+
+    texts = list(dict.fromkeys(d.text[s:e] for d in docs for s, e in split_sentences(d.text)))
+    table = dict(zip(texts, embed_texts(texts))) if texts else {}
+
+    def embed(batch: Sequence[str]) -> np.ndarray:
+        return np.stack([table[t] for t in batch]) if len(batch) else np.zeros((0, 1), dtype=np.float32)
+
+    return embed
+
+
 def chunk_semantic(doc: Document, *, threshold: float = MERGE_THRESHOLD, max_words: int = MAX_WORDS, embed: Embed | None = None) -> list[Chunk]:
     """Semantic-merging chunks (ids ``"<doc>:semantic:<i>"``); MiniLM sentence embeddings by default."""
     sents, words, emb = _prepare(doc, embed)

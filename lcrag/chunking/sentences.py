@@ -15,6 +15,7 @@ semantic, topic shift) uses :func:`split_sentences`.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..types import Chunk, Document
@@ -40,8 +41,20 @@ def split_sentences(text: str, *, newline_is_boundary: bool = True) -> list[tupl
             own, so no sentence crosses a line break; when False only the punctuation rule applies.
 
     Returns:
-        Non-empty, non-overlapping, whitespace-stripped spans in increasing order.
+        Non-empty, non-overlapping, whitespace-stripped spans in increasing order (a new list each
+        call; the spans of the last :data:`MEMO` distinct texts of at most :data:`MEMO_MAX_CHARS`
+        characters are remembered, since the chunkers of several variants split the same documents).
     """
+    if len(text) <= MEMO_MAX_CHARS:
+        return list(_split(text, newline_is_boundary))
+    return list(_split.__wrapped__(text, newline_is_boundary))
+
+
+MEMO, MEMO_MAX_CHARS = 1024, 200_000  # remembered spans: distinct (text, rule) pairs, longest text
+
+
+@functools.lru_cache(maxsize=MEMO)
+def _split(text: str, newline_is_boundary: bool) -> tuple[tuple[int, int], ...]:
     if newline_is_boundary:
         segments, pos = [], 0
         for line in text.split("\n"):
@@ -60,7 +73,7 @@ def split_sentences(text: str, *, newline_is_boundary: bool = True) -> list[tupl
         s, e = _strip_span(text, cur, seg_end)
         if e > s:
             spans.append((s, e))
-    return spans
+    return tuple(spans)
 
 
 def sentences(text: str, **kwargs) -> list[str]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..chunking.semantic import chunk_semantic, chunk_topic_shift
+from ..chunking.semantic import chunk_semantic, chunk_topic_shift, embedder_for
 from ..chunking.windows import chunk_rule_windows
 from ..retrieval import BM25Retriever, PipelineConfig, candidate_constrained_search
 from ..retrieval.priors import is_temporal_query, parse_year
@@ -51,9 +51,14 @@ class SelectedPassage:
 
 
 def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable | None = None) -> list[Chunk]:
-    """Passages of ``docs`` (candidate order) with the variant's chunker and 140-word budget."""
+    """Passages of ``docs`` (candidate order) with the variant's chunker and 140-word budget.
+
+    Semantic and topic-shift chunking embed every sentence of ``docs`` in one cached call first
+    (:func:`lcrag.chunking.semantic.embedder_for`) unless ``embed`` is given."""
     w = variant.p("passage_max_words")
     out: list[Chunk] = []
+    if variant.chunking in ("semantic", "topic") and embed is None:
+        embed = embedder_for([d for d in docs if d.text.strip()])
     for d in docs:
         if not d.text.strip():
             continue

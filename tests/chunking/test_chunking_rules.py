@@ -187,3 +187,40 @@ def test_title_in_chunk_renders_title_blank_line_text():
     assert chunk_documents([d], "paragraphs", title_in_chunk=True)[0].rendered.startswith("A Paper Title\n\n")
     with pytest.raises(ValueError):
         chunk_documents([d], "nope")
+
+
+def test_several_documents_share_one_embedding_call_with_the_same_chunks(tmp_path, monkeypatch):
+    """embedder_for embeds every sentence of the documents in one cached call; the chunks are those of
+    one call per document."""
+    from lcrag import embeddings as E
+    from lcrag.chunking.semantic import embedder_for
+
+    monkeypatch.setattr(E, "default_cache", lambda: E.EmbeddingCache(tmp_path / "emb.sqlite"))
+    docs = [Document("a", "The ferry left at dawn. Gulls followed it. Copper prices rose in May.\nBread needs yeast."),
+            Document("b", "Copper prices rose in May. The violinist practised scales. Then the ferry returned.")]
+    calls: list[int] = []
+    real = E.embed_texts
+    monkeypatch.setattr(E, "embed_texts", lambda texts, *a, **k: (calls.append(len(texts)), real(texts, *a, **k))[1])
+    embed = embedder_for(docs)
+    assert calls == [6]  # the 7 sentences, one of them in both documents
+    for fn in (chunk_semantic, chunk_topic_shift):
+        shared = [c for d in docs for c in fn(d, embed=embed)]
+        alone = [c for d in docs for c in fn(d)]  # the default: one embed_texts call per document (cache hits now)
+        assert [(c.id, c.start, c.end) for c in shared] == [(c.id, c.start, c.end) for c in alone]
+    with pytest.raises(KeyError):
+        embed(["a sentence of neither document"])
+
+
+def test_remembered_sentence_spans_are_a_new_list_each_time():
+    import importlib
+
+    S = importlib.import_module("lcrag.chunking.sentences")  # the package's name 'sentences' is the function
+
+    text = "One. Two. Three."
+    first = split_sentences(text)
+    first.append((0, 1))  # a caller changing its list does not change the next caller's
+    assert split_sentences(text) == [(0, 4), (5, 9), (10, 16)]
+    long_text = "Word. " * (S.MEMO_MAX_CHARS // 6 + 1)
+    before = S._split.cache_info().currsize
+    assert len(split_sentences(long_text)) == S.MEMO_MAX_CHARS // 6 + 1
+    assert S._split.cache_info().currsize == before  # texts over the limit are not held in memory

@@ -148,3 +148,54 @@ def test_core_lock_is_not_taken_when_nothing_is_missing(tmp_path, monkeypatch):
         assert not t.is_alive()
     finally:
         held.release()
+
+
+# --- the fp32 torch path's batches side by side (lcrag.embeddings.encode_data_parallel) ---
+
+# lengths repeat (ties in sentence-transformers' length order) and vary (padding differs per batch)
+VARIED = [f"{i:03d} " + " ".join(["the ferry crossed the estuary at dawn", "copper", "yeast and bread"][i % 3] for _ in range(i % 11))
+          for i in range(53)]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_batches_side_by_side_give_sentence_transformers_vectors_bit_for_bit(threads):
+    model = E.load_minilm()
+    expected = np.asarray(model.encode(VARIED, batch_size=4, convert_to_numpy=True), dtype=np.float32)
+    got = E.encode_data_parallel(model, VARIED, batch_size=4, threads=threads)
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    assert np.array_equal(got, expected)
+
+
+def test_batches_run_on_the_pool_one_torch_thread_each_and_the_setting_is_restored():
+    import torch
+
+    model = E.load_minilm()
+    seen: set[tuple[str, int]] = set()
+    hook = model[0].register_forward_hook(lambda *_: seen.add((threading.current_thread().name, torch.get_num_threads())))
+    before = torch.get_num_threads()
+    try:
+        E.encode_data_parallel(model, VARIED, batch_size=4, threads=2)
+    finally:
+        hook.remove()
+    assert seen and all(name.startswith("lcrag-encode") and n == 1 for name, n in seen), seen
+    assert torch.get_num_threads() == before
+    seen.clear()
+    hook = model[0].register_forward_hook(lambda *_: seen.add((threading.current_thread().name, torch.get_num_threads())))
+    try:
+        E.encode_data_parallel(model, VARIED, batch_size=4, threads=1)  # one thread: sentence-transformers' own loop
+    finally:
+        hook.remove()
+    assert {name for name, _ in seen} == {threading.current_thread().name}
+
+
+def test_encode_threads_come_from_the_environment_else_the_usable_cpus(monkeypatch):
+    import os
+
+    monkeypatch.setenv(E.THREADS_ENV, "3")
+    assert E.encode_threads() == 3
+    for bad in ("two", "0", "-1"):
+        monkeypatch.setenv(E.THREADS_ENV, bad)
+        with pytest.raises(ValueError, match=E.THREADS_ENV):
+            E.encode_threads()
+    monkeypatch.delenv(E.THREADS_ENV)
+    assert E.encode_threads() == len(os.sched_getaffinity(0))
