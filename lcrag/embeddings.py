@@ -146,6 +146,23 @@ def encode_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_POOLS: dict[tuple[int, int], object] = {}  # (pid, threads) -> the process's encode pool (a forked child makes its own)
+
+
+def _encode_pool(threads: int):
+    """This process's pool of ``threads`` encode threads, each set to one torch thread when it starts
+    (kept for the process: a new pool per call would leave new malloc arenas behind each time)."""
+    key = (os.getpid(), threads)
+    pool = _POOLS.get(key)
+    if pool is None:
+        import torch
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = _POOLS[key] = ThreadPoolExecutor(threads, initializer=torch.set_num_threads, initargs=(1,),
+                                                    thread_name_prefix="lcrag-encode")
+    return pool
+
+
 def encode_data_parallel(model, texts: list[str], batch_size: int, threads: int | None = None) -> np.ndarray:
     """``model.encode(texts, batch_size=batch_size)`` of a SentenceTransformer on CPU, its batches run
     ``threads`` at a time, one torch thread each, instead of one at a time on every core.
@@ -154,11 +171,12 @@ def encode_data_parallel(model, texts: list[str], batch_size: int, threads: int 
     character length, cut every ``batch_size``; each batch is tokenized (one at a time: a Hugging Face
     fast tokenizer is not safe to call from two threads) and sent through the same modules. Which
     thread runs a batch, and with how many torch threads, does not change its vectors: they are
-    bit-identical to ``model.encode``'s (``tests/test_embeddings.py`` pins that). Small matrix
-    products on two cores spend much of each operator synchronising their threads, so two batches
-    side by side, one thread each, run faster than one batch on both (``benchmarks/bench_embed.py``,
-    row ``embed_stage``). Falls back to ``model.encode`` itself for one thread or one batch, and for
-    a model that flattens its inputs (sentence-transformers then interleaves the batches).
+    bit-identical to ``model.encode``'s (``tests/retrieval/test_embedding_cache.py`` pins that). Two
+    batches side by side, one thread each, run faster than one batch on two threads, whose operators
+    on these small matrices parallelise poorly (``benchmarks/bench_embed.py``, row ``embed_stage``
+    against the bare ``encode`` floor). Falls back to ``model.encode`` itself for one thread or one
+    batch, for a model with a default prompt, and for one that flattens its inputs
+    (sentence-transformers then interleaves the batches).
     """
     import torch
 
@@ -168,8 +186,6 @@ def encode_data_parallel(model, texts: list[str], batch_size: int, threads: int 
     if (threads == 1 or n_batches < 2 or model.device.type != "cpu" or can_flatten()
             or getattr(model, "default_prompt_name", None)):
         return np.asarray(model.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True), dtype=np.float32)
-    from concurrent.futures import ThreadPoolExecutor
-
     order = np.argsort([-len(t) for t in texts])  # sentence-transformers' order (SentenceTransformer._inference)
     ordered = [texts[i] for i in order]
     batches = [ordered[i : i + batch_size] for i in range(0, len(ordered), batch_size)]
@@ -186,10 +202,8 @@ def encode_data_parallel(model, texts: list[str], batch_size: int, threads: int 
     with _ENCODE_LOCK:
         before = torch.get_num_threads()
         try:
-            with ThreadPoolExecutor(min(threads, n_batches), initializer=torch.set_num_threads, initargs=(1,),
-                                    thread_name_prefix="lcrag-encode") as pool:
-                parts = list(pool.map(one, batches))
-        finally:
+            parts = list(_encode_pool(threads).map(one, batches))
+        finally:  # a thread that starts sets torch's default for threads started after it: put the caller's back
             torch.set_num_threads(before)
     out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
     out[order] = np.concatenate(parts)

@@ -166,26 +166,31 @@ def test_batches_side_by_side_give_sentence_transformers_vectors_bit_for_bit(thr
     assert np.array_equal(got, expected)
 
 
+def _threads_seen(model, call) -> set[tuple[str, int]]:
+    """(thread name, torch threads) of every forward pass of the model's first module during ``call()``."""
+    import torch
+
+    seen: set[tuple[str, int]] = set()
+    hook = model[0].register_forward_hook(lambda *_: seen.add((threading.current_thread().name, torch.get_num_threads())))
+    try:
+        call()
+    finally:
+        hook.remove()
+    return seen
+
+
 def test_batches_run_on_the_pool_one_torch_thread_each_and_the_setting_is_restored():
     import torch
 
     model = E.load_minilm()
-    seen: set[tuple[str, int]] = set()
-    hook = model[0].register_forward_hook(lambda *_: seen.add((threading.current_thread().name, torch.get_num_threads())))
     before = torch.get_num_threads()
-    try:
-        E.encode_data_parallel(model, VARIED, batch_size=4, threads=2)
-    finally:
-        hook.remove()
+    seen = _threads_seen(model, lambda: E.encode_data_parallel(model, VARIED, batch_size=4, threads=2))
     assert seen and all(name.startswith("lcrag-encode") and n == 1 for name, n in seen), seen
     assert torch.get_num_threads() == before
-    seen.clear()
-    hook = model[0].register_forward_hook(lambda *_: seen.add((threading.current_thread().name, torch.get_num_threads())))
-    try:
-        E.encode_data_parallel(model, VARIED, batch_size=4, threads=1)  # one thread: sentence-transformers' own loop
-    finally:
-        hook.remove()
-    assert {name for name, _ in seen} == {threading.current_thread().name}
+    again = _threads_seen(model, lambda: E.encode_data_parallel(model, VARIED, batch_size=4, threads=2))
+    assert {name for name, _ in again} <= {name for name, _ in seen}  # the process's pool: the same threads
+    one = _threads_seen(model, lambda: E.encode_data_parallel(model, VARIED, batch_size=4, threads=1))
+    assert {name for name, _ in one} == {threading.current_thread().name}  # one thread: sentence-transformers' own loop
 
 
 def test_encode_threads_come_from_the_environment_else_the_usable_cpus(monkeypatch):
