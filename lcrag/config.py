@@ -18,6 +18,21 @@ ENV_DATA_DIR = "LCRAG_DATA_DIR"
 ENV_CACHE_DIR = "LCRAG_CACHE_DIR"
 
 
+def threads_from_env(name: str) -> int:
+    """A thread count from the environment variable ``name`` (a whole number, 1 or more), else the CPUs
+    this process may use (its affinity mask, else the CPU count). A malformed value raises, naming it."""
+    raw = os.environ.get(name, "").strip()
+    if raw:
+        n = int(raw) if raw.lstrip("-").isdigit() else 0
+        if n < 1:
+            raise ValueError(f"{name}={raw!r}: expected a whole number of threads (1 or more)")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def data_dir(explicit: str | os.PathLike | None = None) -> Path | None:
     """Return the external data directory, or None when there is none.
 

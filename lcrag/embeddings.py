@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from . import coreturn, sqlitewal
-from .config import cache_dir
+from .config import cache_dir, threads_from_env
 from .llm.retry import RetryPolicy, call_with_retries
 from .weights import minilm_path  # noqa: F401  (re-exported)
 
@@ -130,20 +130,8 @@ _ENCODE_LOCK = threading.Lock()  # one data-parallel encode per process at a tim
 
 def encode_threads() -> int:
     """How many batches the fp32 torch path encodes at once: ``$LCRAG_EMBED_THREADS``, else the CPUs
-    this process may use (its affinity mask)."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if raw:
-        try:
-            n = int(raw)
-        except ValueError:
-            raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads (1 or more)") from None
-        if n < 1:
-            raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads (1 or more)")
-        return n
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    this process may use (:func:`lcrag.config.threads_from_env`)."""
+    return threads_from_env(THREADS_ENV)
 
 
 _POOLS: dict[tuple[int, int], object] = {}  # (pid, threads) -> the process's encode pool (a forked child makes its own)
@@ -151,7 +139,7 @@ _POOLS: dict[tuple[int, int], object] = {}  # (pid, threads) -> the process's en
 
 def _encode_pool(threads: int):
     """This process's pool of ``threads`` encode threads, each set to one torch thread when it starts
-    (kept for the process: a new pool per call would leave new malloc arenas behind each time)."""
+    (started once per process, not on every call)."""
     key = (os.getpid(), threads)
     pool = _POOLS.get(key)
     if pool is None:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import cache_dir
+from .config import cache_dir, threads_from_env
 
 MAX_SEQ_LENGTH = 256
 OPSET = 17
@@ -137,7 +137,7 @@ class OnnxMiniLM:
         # data-parallel: each session run uses one thread and ``workers`` batches run at once (ONNX Runtime's
         # ``run`` releases the GIL and is thread-safe); on 2 cores this encoded ~1.4x more lines/s than one batch at a
         # time on two intra-op threads, whose per-operator synchronisation dominates at 8 short texts
-        self.workers = threads or int(os.environ.get(THREADS_ENV) or 0) or (os.cpu_count() or 1)
+        self.workers = threads or threads_from_env(THREADS_ENV)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
