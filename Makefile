@@ -33,6 +33,7 @@ $(STAMP): pyproject.toml | $(PY)
 	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) '$(LLAMA_PIN)'; }
 	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (lcrag)" >/dev/null
+	$(PY) -c "from lcrag.llm.server import default_model; default_model()"  # the local model's F32 copy, once per machine (~5 s)
 	touch $(STAMP)
 
 install: $(STAMP)
