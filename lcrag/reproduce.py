@@ -355,14 +355,32 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
     terminal, where a stopped ``lcrag reproduce`` would otherwise print the kernel's traceback.
     ``nice`` > 0 starts the kernel at that lower CPU priority, its session's as well as its own
     (:func:`lcrag.coreturn.lower_priority_command`), where ``nice`` and ``/bin/sh`` exist.
+
+    Transport: on POSIX the kernel's sockets are Unix domain sockets (``ipc``) under the temporary
+    directory, not TCP ports. jupyter_client picks free TCP ports in the parent, closes them and
+    lets the kernel bind them later; with ``--jobs 2`` another worker's kernel (or a local model
+    server on a free port) could take one in between, and the kernel died with "Address already
+    in use" before replying to ``kernel_info``. Socket files are named per kernel and removed when
+    its manager cleans up.
     """
     import shutil
+    import tempfile
+    import uuid
 
     from jupyter_client import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
 
     from . import coreturn
 
     class LoggedKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if os.name == "posix" else "tcp", config=True)
+
+        @default("ip")
+        def _lcrag_ip_default(self) -> str:
+            if self.transport != "ipc":
+                return super()._ip_default()
+            return os.path.join(tempfile.gettempdir(), f"lcrag-kernel-{uuid.uuid4().hex[:12]}-ipc")
+
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             if nice > 0 and shutil.which("nice") and Path("/bin/sh").exists():
                 kernel_cmd = coreturn.lower_priority_command(kernel_cmd, nice)
