@@ -10,6 +10,11 @@ On the haystacks of a small sweep (lengths 100K and 1M characters, 10 trials, lc
 * ``line_token_sets``: the token sets of every haystack line (extractive reader's line index, difficulty
   overlaps). Baseline: ``frozenset(tokens(line))`` per line; lcrag: ``extractive.token_set`` (memoised; haystacks
   of one pool repeat its facts). The sets are checked equal.
+* ``line_records``: the numbered ``Line`` records of every haystack (``render_numbered``). Baseline: the frozen
+  dataclass's ``__init__``; lcrag: ``lcrag.types.make_line`` (``positional_maker``). The records are checked equal.
+* ``line_index``: the extractive reader's line index (postings and IDF) of every haystack. Baseline: document
+  frequencies counted with ``Counter.update`` beside the postings (lcrag's former code); lcrag: ``LineIndex``
+  (document frequency = postings length). Postings and IDF are checked equal.
 
 Ratios are baseline / lcrag in the same run (cold memo for lcrag: cleared before timing).
 """
@@ -24,9 +29,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import timed, write
 
 from lcrag.llm import tokens as tk
-from lcrag.llm.extractive import token_set, tokens
+import math
+from collections import Counter
+
+from lcrag.llm.extractive import LineIndex, token_set, tokens
 from lcrag.llm.prompts import load_prompt
 from lcrag.studies import synthetic
+from lcrag.types import Line, make_line
 
 LENGTHS = (100_000, 1_000_000)
 TRIALS = 10
@@ -76,11 +85,64 @@ def bench_line_tokens(rows, trials):
                  "detail": f"{len(texts):,} lines, {len(set(texts)):,} distinct"})
 
 
+def bench_line_records(rows, trials):
+    vals = [(ln.number, ln.text, ln.doc_id, ln.start, ln.end, ln.source_line, ln.citable, ln.role)
+            for _, ctx in trials for ln in ctx.lines]
+
+    def base():
+        return [Line(*v) for v in vals]
+
+    def ours():
+        return [make_line(*v) for v in vals]
+
+    base_s, b = timed(base, repeat=3)
+    ours_s, o = timed(ours, repeat=3)
+    assert b == o, "line records differ"
+    rows.append({"benchmark": "synthetic_line_records", "baseline": "frozen dataclass __init__", "baseline_s": round(base_s, 3),
+                 "lcrag_s": round(ours_s, 3), "ratio": round(base_s / ours_s, 1), "detail": f"{len(vals):,} lines"})
+
+
+def _counter_index(lines):
+    """lcrag's former ``LineIndex`` body: document frequencies counted beside the postings."""
+    citable = [ln for ln in lines if ln.citable]
+    toks = {ln.number: token_set(ln.text) for ln in citable}
+    df: Counter = Counter()
+    postings: dict[str, list[int]] = {}
+    for pos, ln in enumerate(citable):
+        ts = toks[ln.number]
+        df.update(ts)
+        for t in ts:
+            postings.setdefault(t, []).append(pos)
+    n = len(citable)
+    return postings, {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+
+def bench_line_index(rows, trials):
+    contexts = [ctx.lines for _, ctx in trials]
+    for lines in contexts:  # token sets memoised for both sides alike
+        LineIndex(lines)
+
+    def base():
+        return [_counter_index(lines) for lines in contexts]
+
+    def ours():
+        return [(ix.postings, ix.idf) for ix in (LineIndex(lines) for lines in contexts)]
+
+    base_s, b = timed(base, repeat=3)
+    ours_s, o = timed(ours, repeat=3)
+    assert b == o, "line indexes differ"
+    rows.append({"benchmark": "synthetic_line_index", "baseline": "Counter.update document frequencies",
+                 "baseline_s": round(base_s, 3), "lcrag_s": round(ours_s, 3), "ratio": round(base_s / ours_s, 1),
+                 "detail": f"{len(contexts)} haystacks, {sum(len(c) for c in contexts):,} lines"})
+
+
 def main():
     trials, cfg = sweep()
     rows: list[dict] = []
     bench_tokens(rows, trials, cfg)
     bench_line_tokens(rows, trials)
+    bench_line_records(rows, trials)
+    bench_line_index(rows, trials)
     path = write("synthetic", rows)
     for r in rows:
         print(f"{r['benchmark']:>28}: baseline ({r['baseline']}) {r['baseline_s']} s, lcrag {r['lcrag_s']} s, ratio {r['ratio']}x  [{r['detail']}]")

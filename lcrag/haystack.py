@@ -14,7 +14,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .types import Context, Line
+from .types import Context, Line, make_line, positional_maker
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class SourceLine:
     role: str = "distractor"
     citable: bool = True
 
+
+make_source_line = positional_maker(SourceLine)  # SourceLine(text, doc_id, start, end, source_line, role, citable)
 
 def render_numbered(
     lines: Sequence[SourceLine],
@@ -61,7 +63,7 @@ def render_numbered(
     default_fmt = fmt == "{n}: {text}"  # the f-string is ~3x faster than str.format on 750k-line sweeps
     for i, sl in enumerate(lines):
         n = numbers[i] if numbers is not None else base + i
-        out_lines.append(Line(n, sl.text, sl.doc_id, sl.start, sl.end, sl.source_line, sl.citable, sl.role))
+        out_lines.append(make_line(n, sl.text, sl.doc_id, sl.start, sl.end, sl.source_line, sl.citable, sl.role))
         if sl.citable or number_structural:
             rendered.append(f"{n}: {sl.text}" if default_fmt else fmt.format(n=n, text=sl.text))
         else:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -96,15 +96,14 @@ class LineIndex:
     def __init__(self, lines: Sequence[Line]):
         self.citable = [ln for ln in lines if ln.citable]
         self.toks = {ln.number: token_set(ln.text) for ln in self.citable}
-        df: Counter = Counter()
-        self.postings: dict[str, list[int]] = {}
+        postings: defaultdict[str, list[int]] = defaultdict(list)
         for pos, ln in enumerate(self.citable):
-            ts = self.toks[ln.number]
-            df.update(ts)
-            for t in ts:
-                self.postings.setdefault(t, []).append(pos)
+            for t in self.toks[ln.number]:
+                postings[t].append(pos)
+        self.postings: dict[str, list[int]] = dict(postings)
+        # a token's document frequency is its postings' length (token sets: one position per line)
         n = len(self.citable)
-        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.postings.items()}
 
 
 def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2, passes: int = 2) -> tuple[str, list[int]]:

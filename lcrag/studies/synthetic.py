@@ -50,6 +50,7 @@ from ..haystack import (
     SourceLine,
     fill_to_length,
     insert_at_random,
+    make_source_line,
     render_numbered,
 )
 from ..results import aggregate
@@ -177,7 +178,7 @@ def _build_trial(length: int, trial: int, seed: int, pool, needles, rule: str) -
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
     facts = fill_to_length(pool, length, rng, rule=rule)
-    base = [SourceLine(text=f, doc_id="pool", source_line=i) for i, f in enumerate(facts)]
+    base = [make_source_line(f, "pool", -1, -1, i, "distractor", True) for i, f in enumerate(facts)]
     nd = [SourceLine(text=f, doc_id=needle.id, source_line=j, role="needle") for j, f in enumerate(needle.facts)]
     lines = insert_at_random(base, nd, rng)
     ctx = render_numbered(lines, base=0, condition=f"LC-{length}",

@@ -49,3 +49,23 @@ def test_extract_uses_the_same_lines():
              Line(3, "A cow lives near the river.", "d", 0, 1, 2)]
     assert extract(lines, "In which city is the bank where Anna works?") == extract(LineIndex(lines), "In which city is the bank where Anna works?")
     assert extract(lines, "In which city is the bank where Anna works?")[1] == [1, 2]
+
+
+def test_idf_and_postings_equal_document_frequency_reference():
+    """df from one count per (token, line) — the postings' lengths — gives the same IDF and postings as counting."""
+    import math
+
+    for seed in range(5):
+        lines = context(seed)
+        idx = LineIndex(lines)
+        citable = [ln for ln in lines if ln.citable]
+        df: Counter = Counter()
+        postings: dict[str, list[int]] = {}
+        for pos, ln in enumerate(citable):
+            ts = idx.toks[ln.number]
+            df.update(ts)
+            for t in ts:
+                postings.setdefault(t, []).append(pos)
+        n = len(citable)
+        assert idx.postings == postings and list(idx.postings) == list(postings)
+        assert idx.idf == {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
