@@ -32,6 +32,7 @@ class SourceLine:
 
 make_source_line = positional_maker(SourceLine)  # SourceLine(text, doc_id, start, end, source_line, role, citable)
 
+
 def render_numbered(
     lines: Sequence[SourceLine],
     *,
