@@ -167,7 +167,7 @@ def load_range() -> str:
 ROW_PREFIXES = {"retrieval": ("| BM25 ",), "tokens": ("| exact ",), "embed": ("| MiniLM embedding", "| opt-in int8"),
                 "cache": ("| replay of",), "pipeline": ("| full-coverage",),
                 "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",)}
-SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "reproduce", "install")
+SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "local_model_beside", "reproduce", "install")
 
 
 def has_rows(name: str) -> bool:

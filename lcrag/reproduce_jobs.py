@@ -49,7 +49,7 @@ from typing import Any
 from .errors import LcragError
 
 WORKER_MODULE = "lcrag.reproduce_worker"  # the worker process's entry point (python -m)
-NICE = 10  # CPU priority of the other notebooks' kernels while a local-model notebook is among them
+NICE = 19  # CPU priority of the other notebooks' kernels while a local-model notebook is among them
 GRACE_S = 120.0  # how long an interrupted worker may take to shut its kernel down before it is killed
 
 
