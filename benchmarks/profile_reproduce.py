@@ -5,6 +5,8 @@ ptrace, i.e. root or ``kernel.yama.ptrace_scope=0``) over ``lcrag reproduce`` in
 output and results directory, then prints
 
 * per notebook: sampled seconds in its kernel and its children (e.g. the local model server);
+* the kernels' main threads (not the model server, not background threads) by what they were doing: importing
+  modules, saving figures (``print_figure``), other cell work, the kernel's own start and idle loop;
 * the functions with the most own time (where the CPU goes), over all processes;
 * the lcrag functions with the most cumulative time (which package call to look at).
 
@@ -32,9 +34,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 ROOT = Path(__file__).resolve().parent.parent
 
 
+KERNEL_MARK = "ipykernel_launcher"  # in the command line of every notebook kernel py-spy records
+
+
+def main_thread_kind(calls: list[str]) -> str | None:
+    """What a kernel's main-thread sample was doing (``None`` for other threads): ``import`` (a module being
+    imported, in a cell or at start-up), ``saving figures`` (matplotlib's ``print_figure``), ``cell work``,
+    or ``kernel start-up and idle loop``."""
+    if not calls or "_run_module_as_main" not in calls[0]:
+        return None
+    stack = ";".join(calls)
+    if "_find_and_load" in stack:
+        return "import"
+    if "print_figure" in stack:
+        return "saving figures"
+    return "cell work" if "run_cell" in stack else "kernel start-up and idle loop"
+
+
 def aggregate(raw: Path, notebooks: list[str], rate: int, top: int) -> str:
-    """The report of a py-spy ``--format raw`` file (one ``stack count`` line per distinct stack)."""
+    """The report of a py-spy ``--format raw`` file (one ``stack count`` line per distinct stack). ``notebooks``
+    are the notebooks in the order their kernels started."""
     per_proc: collections.Counter = collections.Counter()
+    kinds: collections.Counter = collections.Counter()
     own: collections.Counter = collections.Counter()
     cum: collections.Counter = collections.Counter()
     for line in raw.read_text(errors="replace").splitlines():
@@ -44,18 +65,23 @@ def aggregate(raw: Path, notebooks: list[str], rate: int, top: int) -> str:
         count = int(n)
         frames = stack.split(";")
         procs = [f for f in frames if f.startswith("process ")]
-        pid = int(re.match(r"process (\d+)", procs[1] if len(procs) > 1 else procs[0]).group(1)) if procs else 0
-        per_proc[(len(procs) > 1, pid)] += count
+        kernel = next((f for f in procs if KERNEL_MARK in f), None)  # the kernel, or the kernel a child runs under
+        pid = int(re.match(r"process (\d+)", kernel or (procs[0] if procs else "process 0")).group(1))
+        per_proc[(kernel is not None, pid)] += count
         calls = [f for f in frames if not f.startswith("process ")]
+        if kernel is not None and procs[-1] == kernel and (kind := main_thread_kind(calls)):
+            kinds[kind] += count
         if calls:
             own[calls[-1]] += count
         for f in set(calls):
             cum[f] += count
-    kernels = sorted(pid for is_kernel, pid in per_proc if is_kernel)  # kernels start in notebook order
+    kernels = sorted(pid for is_kernel, pid in per_proc if is_kernel)  # kernels start in hand-out order
     names = dict(zip(kernels, notebooks))
     out = [f"sampled {sum(per_proc.values()) / rate:.1f} s in {len(per_proc)} processes", "", "per notebook (kernel and its children):"]
     for (is_kernel, pid), n in sorted(per_proc.items(), key=lambda kv: -kv[1]):
-        out.append(f"  {n / rate:7.1f} s  {names.get(pid, '?') if is_kernel else 'lcrag reproduce (papermill)'}")
+        out.append(f"  {n / rate:7.1f} s  {names.get(pid, '?') if is_kernel else 'lcrag reproduce and its workers (papermill)'}")
+    out += ["", "kernels' main threads:"]
+    out += [f"  {n / rate:7.1f} s  {k}" for k, n in kinds.most_common()]
     out += ["", f"top {top} functions by own time:"]
     out += [f"  {n / rate:7.1f} s  {f[:150]}" for f, n in own.most_common(top)]
     out += ["", f"top {top} lcrag functions by cumulative time:"]
@@ -96,7 +122,8 @@ def main(argv=None) -> int:
     if code or not raw.exists():
         print(log.read_text()[-3000:])
         return code or 1
-    print(aggregate(raw, [nb for nb, _ in done], a.rate, a.top))
+    started = re.findall(r"\] running (\S+\.ipynb)", log.read_text())  # the order their kernels started
+    print(aggregate(raw, started or [nb for nb, _ in done], a.rate, a.top))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
