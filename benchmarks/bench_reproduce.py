@@ -176,11 +176,13 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
         with TreeMemorySampler(proc.pid, interval=0.2) as mem:
             proc.wait()
     wall = time.perf_counter() - t0
-    row = {"benchmark": "reproduce_offline", "state": state, "jobs": jobs, "cache_at_start": at_start, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
+    from lcrag import kernelfork
+
+    row = {"benchmark": "reproduce_offline", "state": state, "jobs": jobs, "kernels_forked": kernelfork.enabled(), "cache_at_start": at_start, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
            "notebooks": len(list(out.glob("*.ipynb"))), "wall_s": round(wall, 1),
            "peak_tree_rss_gb": round(mem.peak / 2**30, 2), "peak_tree_pss_gb": round(mem.peak_pss / 2**30, 2),
            "procs_at_peak": mem.peak_procs,
-           "largest_process_gb": round(mem.largest / 2**30, 2), "rss_samples": mem.samples,
+           "largest_process_gb": round(mem.largest / 2**30, 2), "rss_samples": mem.samples, "pss_samples": mem.pss_samples,
            "loadavg_1m": round(os.getloadavg()[0], 2), "slowest_notebooks": slowest(log)}
     if removed:
         row["readers_removed"] = " ".join(removed)

@@ -182,6 +182,15 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
+    from . import kernelfork
+
+    # kernels forked from one process that imported their libraries once (lcrag.kernelfork); it starts
+    # now so that its imports overlap the planning and the workers' start-up
+    with kernelfork.serving(out_dir / "logs" / "kernelfork.log", env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
+        return _run_planned(prof, profile_path, only, out_dir, runs, kernel, log, jobs)
+
+
+def _run_planned(prof: Profile, profile_path, only, out_dir: Path, runs, kernel, log, jobs) -> list[dict[str, Any]]:
     planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in notebooks(only)]
     for rec in planned:
         if rec.get("skipped"):
@@ -370,7 +379,7 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
     from jupyter_client import AsyncKernelManager
     from traitlets import CaselessStrEnum, default
 
-    from . import coreturn
+    from . import coreturn, kernelfork
 
     class LoggedKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if os.name == "posix" else "tcp", config=True)
@@ -382,6 +391,14 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
             return os.path.join(tempfile.gettempdir(), f"lcrag-kernel-{uuid.uuid4().hex[:12]}-ipc")
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
+            server = os.environ.get(kernelfork.ENV)
+            if server and kernelfork.enabled() and kernelfork.forkable(kernel_cmd, server):
+                try:
+                    return self._launch_forked(server, kernel_cmd, kw)
+                except OSError as e:  # the server is gone or refused: start the kernel the ordinary way
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    with open(path, "a", encoding="utf-8") as f:
+                        f.write(f"[lcrag] kernel not forked ({e}); started as a new process\n")
             if nice > 0 and shutil.which("nice") and Path("/bin/sh").exists():
                 kernel_cmd = coreturn.lower_priority_command(kernel_cmd, nice)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -389,6 +406,17 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
                 kw.setdefault("stdout", f)
                 kw.setdefault("stderr", f)
                 return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        def _launch_forked(self, server: str, kernel_cmd, kw) -> None:
+            """The kernel forked by the server (:mod:`lcrag.kernelfork`), set on the provisioner as the
+            ``Popen`` its launch would have set."""
+            path.parent.mkdir(parents=True, exist_ok=True)
+            prov = self.provisioner
+            proc = kernelfork.ForkedKernel(server, kernel_cmd, env=kw.get("env") or dict(os.environ),
+                                           cwd=kw.get("cwd") or os.getcwd(), log=path, nice=nice)
+            prov.process, prov.pid, prov.pgid = proc, proc.pid, proc.pid  # its own session and process group
+            prov.cwd = kw.get("cwd") or Path.cwd()
+            self._reconcile_connection_info(prov.connection_info)
 
     return LoggedKernelManager
 
