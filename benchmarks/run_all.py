@@ -131,7 +131,7 @@ def measured_rows() -> list[str]:
             jobs = r.get("jobs")
             pss = r.get("peak_tree_pss_gb")
             out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s"
-                       + (f" ({int(jobs)} notebook(s) at once)" if jobs == jobs and jobs is not None else "")
+                       + (f" ({int(jobs)} notebook(s) at once{forked_note(r.get('kernels_forked'))})" if jobs == jobs and jobs is not None else "")
                        + f"; whole process tree peak {r['peak_tree_rss_gb']:.2f} GB summed RSS"
                        + (f" ({pss:.2f} GB summed PSS)" if pss == pss and pss is not None else "") + "; "
                        + (f"{int(r['embedded_this_run']):,} lines embedded in this run; " if "embedded_this_run" in r else "")
@@ -155,6 +155,15 @@ def measured_rows() -> list[str]:
                    + (" (a local wheel directory and file:// index: no network downloads for what they hold)"
                       if "mirror" in str(r.get("package_sources", "")) else "") + f" | - | load {r['loadavg_1m_before']} |")
     return out
+
+
+def forked_note(value) -> str:
+    """How the row's kernels were started (``kernels_forked``; older rows do not say)."""
+    if str(value) == "True":
+        return ", kernels forked from one server"
+    if str(value) == "False":
+        return ", each kernel a new process"
+    return ""
 
 
 def load_range() -> str:

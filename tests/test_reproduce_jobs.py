@@ -24,8 +24,8 @@ pytestmark = pytest.mark.slow
 PAIR = ("03", "16")
 
 
-def _reproduce(tmp_path, name, *args, **popen):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LCRAG_CACHE_DIR": str(tmp_path / "cache"),
+def _reproduce(tmp_path, name, *args, cache="cache", **popen):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LCRAG_CACHE_DIR": str(tmp_path / cache),
            "PYTHONUNBUFFERED": "1"}
     env.pop("LCRAG_CACHE_MODE", None)
     cmd = [sys.executable, "-m", "lcrag.cli", "reproduce", "--out", str(tmp_path / name / "out"),
@@ -203,3 +203,33 @@ def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
                 checked += 1
                 assert key in params and str(params[key]).startswith(str(runs.resolve())), (nb.name, key, params.get(key))
     assert checked >= 17
+
+
+def _cell_outputs(nb_path, *dirs):
+    """Every code cell's outputs of an executed notebook, the run's own directories written as placeholders."""
+    import json
+
+    text = nb_path.read_text()
+    for i, d in enumerate(dirs):
+        text = text.replace(str(d), f"<dir{i}>")
+    return [c.get("outputs", []) for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+
+
+def test_forked_kernels_write_what_new_kernel_processes_write(tmp_path, monkeypatch):
+    """lcrag.kernelfork: the same tables, figures (PNG) and cell outputs as kernels started as new processes."""
+    monkeypatch.setenv("LCRAG_KERNEL_FORK", "0")
+    new = _reproduce(tmp_path, "new", "--jobs", "1", "--only", *PAIR, cache="cache-new")  # own caches: no call replayed
+    monkeypatch.delenv("LCRAG_KERNEL_FORK")
+    forked = _reproduce(tmp_path, "forked", "--jobs", "1", "--only", *PAIR, cache="cache-forked")
+    assert new.returncode == 0, new.stderr[-3000:]
+    assert forked.returncode == 0, forked.stderr[-3000:]
+    a_out, b_out = tmp_path / "new" / "out", tmp_path / "forked" / "out"
+    assert (b_out / "logs" / "kernelfork.log").exists() and not (a_out / "logs" / "kernelfork.log").exists()
+    a, b = _tables(a_out), _tables(b_out)
+    assert a and a == b
+    pngs = sorted(p.name for p in a_out.glob("*.png"))
+    assert pngs and pngs == sorted(p.name for p in b_out.glob("*.png"))
+    assert all((a_out / n).read_bytes() == (b_out / n).read_bytes() for n in pngs)
+    for nb in ("03_nolima_ebg_vs_answer_only", "16_longeval_method_matrix"):
+        assert (_cell_outputs(a_out / f"{nb}.ipynb", a_out, tmp_path / "new" / "runs")
+                == _cell_outputs(b_out / f"{nb}.ipynb", b_out, tmp_path / "forked" / "runs"))
