@@ -182,19 +182,21 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
-    from . import kernelfork
-
-    # kernels forked from one process that imported their libraries once (lcrag.kernelfork); it starts
-    # now so that its imports overlap the planning and the workers' start-up
-    with kernelfork.serving(out_dir / "logs" / "kernelfork.log", env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
-        return _run_planned(prof, profile_path, only, out_dir, runs, kernel, log, jobs)
-
-
-def _run_planned(prof: Profile, profile_path, only, out_dir: Path, runs, kernel, log, jobs) -> list[dict[str, Any]]:
     planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in notebooks(only)]
     for rec in planned:
         if rec.get("skipped"):
             log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
+    if not any(not rec.get("skipped") for rec in planned):
+        return planned
+    from . import kernelfork
+
+    # kernels forked from one process that imported their libraries once (lcrag.kernelfork); it starts
+    # before the workers, so that its imports overlap their start-up
+    with kernelfork.serving(out_dir / "logs" / "kernelfork.log", env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
+        return _run_planned(planned, out_dir, kernel, log, jobs)
+
+
+def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
     todo = [rec for rec in planned if not rec.get("skipped")]
     if jobs > 1 and len(todo) > 1:
         from .reproduce_jobs import run_parallel
