@@ -101,8 +101,8 @@ class TreeMemorySampler:
     sample (``smaps_rollup`` walks the page tables), 12-14 % of a core at 5 samples a second, at normal
     priority beside the local model's two threads, which wait for each other after every operation. So
     RSS (a counter, ~1 ms) is read every ``interval``, and PSS only in a sample whose RSS sum is a new
-    peak (at most every ``pss_every``-th sample) or every ``pss_every``-th sample: the PSS peak is that of
-    those samples.
+    peak (no sooner than ``pss_every // 2`` samples after the last PSS reading) or ``pss_every`` samples
+    after the last one: the PSS peak is that of those samples.
     """
 
     def __init__(self, pid: int, interval: float = 0.2, pss_every: int = 10):

@@ -176,7 +176,8 @@ def load_range() -> str:
 ROW_PREFIXES = {"retrieval": ("| BM25 ",), "tokens": ("| exact ",), "embed": ("| MiniLM embedding", "| opt-in int8"),
                 "cache": ("| replay of",), "pipeline": ("| full-coverage",),
                 "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",)}
-SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "local_model_beside", "reproduce", "install")
+SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "local_model_beside", "kernel_start",
+            "reproduce", "install")
 
 
 def has_rows(name: str) -> bool:
@@ -237,6 +238,7 @@ def main(argv=None) -> int:
         codes.append(run("bench_pipeline.py"))
         codes.append(run("bench_scale.py"))
         codes.append(run("bench_local_model.py"))
+        codes.append(run("bench_kernel_start.py"))
         if not a.skip_reproduce:
             codes.append(run("bench_reproduce.py"))
     when = (f"{datetime.now(timezone.utc):%Y-%m-%d} UTC on {platform.machine()}, {os.cpu_count()} CPUs, "

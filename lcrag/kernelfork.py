@@ -173,7 +173,6 @@ def _become_kernel(req: dict, base_path: list[str], ready_w: int) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGQUIT):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.set_wakeup_fd(-1)
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
@@ -267,9 +266,13 @@ def serve(sock_path: str, modules=PRELOAD) -> int:
                     if b"\n" not in pending[conn]:
                         continue
                     line = pending.pop(conn).split(b"\n", 1)[0]
-                    pid = _fork_one(json.loads(line), conn, listener, sel, kernels, base_path, wake_r, wake_w)
-                    if pid:
-                        kernels[pid] = conn
+                    try:
+                        req = json.loads(line)
+                        kernels[_fork_one(req, conn, listener, sel, kernels, base_path, wake_r, wake_w)] = conn
+                    except (ValueError, OSError) as e:  # a malformed request, or no fork: answered, the server goes on
+                        _send(conn, {"error": f"{type(e).__name__}: {e}"})
+                        sel.unregister(conn)
+                        conn.close()
             _reap(kernels, sel)
             if os.getppid() != parent:
                 return 0
@@ -287,7 +290,11 @@ def _send(conn: socket.socket, obj: dict) -> None:
         pass
 
 
-def _fork_one(req: dict, conn, listener, sel, kernels, base_path, wake_r, wake_w) -> int | None:
+def _fork_one(req: dict, conn, listener, sel, kernels, base_path, wake_r, wake_w) -> int:
+    """Fork the kernel ``req`` asks for; returns its pid once it runs in a session of its own. In the child,
+    the server's descriptors (listener, connections, selector, signal wake-up pipe) are closed first."""
+    if not isinstance(req, dict) or not all(k in req for k in ("argv", "env", "cwd", "log")):
+        raise ValueError("a request needs argv, env, cwd and log")
     ready_r, ready_w = os.pipe()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -414,10 +414,11 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
             ``Popen`` its launch would have set."""
             path.parent.mkdir(parents=True, exist_ok=True)
             prov = self.provisioner
-            proc = kernelfork.ForkedKernel(server, kernel_cmd, env=kw.get("env") or dict(os.environ),
-                                           cwd=kw.get("cwd") or os.getcwd(), log=path, nice=nice)
+            cwd = kw.get("cwd") or os.getcwd()
+            proc = kernelfork.ForkedKernel(server, kernel_cmd, env=kw.get("env") or dict(os.environ), cwd=cwd,
+                                           log=path, nice=nice)
             prov.process, prov.pid, prov.pgid = proc, proc.pid, proc.pid  # its own session and process group
-            prov.cwd = kw.get("cwd") or Path.cwd()
+            prov.cwd = cwd
             self._reconcile_connection_info(prov.connection_info)
 
     return LoggedKernelManager

@@ -206,3 +206,16 @@ def test_without_a_server_or_for_another_command_a_kernel_starts_the_ordinary_wa
     assert not kernelfork.enabled()
     with kernelfork.serving(tmp_path / "s.log") as srv:
         assert srv is None
+
+
+def test_a_bad_request_is_answered_with_an_error_and_the_server_goes_on(server):
+    import socket
+
+    for bad in (b"not json\n", b'{"argv": []}\n'):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(server.path)
+            s.sendall(bad)
+            reply = json.loads(s.makefile().readline())
+        assert "error" in reply and "pid" not in reply
+    assert server.proc.poll() is None
