@@ -37,6 +37,7 @@ from .config import PROJECT_ROOT, data_dir
 from .errors import ConfigError
 from .llm.cache import MODES
 from .textio import read_yaml
+from .quickimport import papermill
 
 
 class Profile(BaseModel):
@@ -237,7 +238,7 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
                   runs: str | Path | None) -> dict[str, Any]:
     """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
     data is missing, ``skipped`` (the reason) with ``seconds`` 0."""
-    import papermill as pm
+    pm = papermill()
 
     declared = pm.inspect_notebook(str(nb))
     params = notebook_parameters(prof, nb, profile_path, declared)
@@ -296,7 +297,7 @@ def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> boo
 def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None = None) -> dict[str, Any]:
     """Execute one planned notebook (``plan_notebook``) with papermill into ``out_dir``; returns the
     record with ``seconds``. Raises papermill's error if a cell fails, ``KeyboardInterrupt`` if stopped."""
-    import papermill as pm
+    pm = papermill()
 
     nb = Path(rec["path"])
     t0 = time.perf_counter()

@@ -206,13 +206,25 @@ def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
 
 
 def _cell_outputs(nb_path, *dirs):
-    """Every code cell's outputs of an executed notebook, the run's own directories written as placeholders."""
+    """Every code cell's outputs of an executed notebook, the run's own directories written as placeholders:
+    per cell its stdout text, its stderr text and its other outputs in order. How a stream's text is cut into
+    output messages, and how stdout and stderr messages interleave, follow the kernel's flush timing (ipykernel
+    sends a stream's buffer every 0.2 s), so each stream is compared as one text."""
     import json
 
     text = nb_path.read_text()
     for i, d in enumerate(dirs):
         text = text.replace(str(d), f"<dir{i}>")
-    return [c.get("outputs", []) for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+    cells = []
+    for c in json.loads(text)["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        outs = c.get("outputs", [])
+        streams = {name: "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+                                 for o in outs if o.get("output_type") == "stream" and o.get("name") == name)
+                   for name in ("stdout", "stderr")}
+        cells.append((streams, [o for o in outs if o.get("output_type") != "stream"]))
+    return cells
 
 
 def test_forked_kernels_write_what_new_kernel_processes_write(tmp_path, monkeypatch):

@@ -226,7 +226,7 @@ def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str, tied: dic
         if tied and name in tied and tied[name].map(lambda c: "[" in str(c)).any().any():
             note += " — k*: needle tied with other lines, k in store order (interval in the table)"
         heatmap(np.log10(t.astype(float)), ax=ax, vmin=0.0, vmax=vmax, cmap="rocket_r", annot=annot, cbar_label="log10 k",
-                title=RETRIEVER_LABELS.get(name, name) + note)
+                title=RETRIEVER_LABELS.get(name, name) + note, tight=False)
         ax.set_xlabel("haystack length (characters)")
         ax.set_ylabel("question")
     fig.suptitle(f"Minimum full-coverage top-k per question (NoLiMa-RAG, {BOOK_SCOPE}, lower is better) — {source_note}", fontsize=11)

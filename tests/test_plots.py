@@ -1,0 +1,48 @@
+"""lcrag.plots: the heatmap's own layout pass is skipped where the caller lays the figure out once.
+
+Only for stacked panels: side by side, each panel's own pass moves the colour bars the next panel is
+placed beside, so the final layout differs a little (panel widths by ~0.005 of the figure)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from lcrag.plots import delta_heatmap, heatmap  # noqa: E402
+
+
+def _panels(tight: bool) -> list[tuple[float, ...]]:
+    rng = np.random.default_rng(0)
+    t = pd.DataFrame(rng.random((4, 6)), index=[f"row {i}" for i in range(4)], columns=[f"{i}0K" for i in range(1, 7)])
+    t.iloc[1, 2] = np.nan  # an N/A cell: hatched, labelled
+    fig, axes = plt.subplots(3, 1, figsize=(8, 9))  # stacked, as Figure 8 (notebook 02)
+    heatmap(t, ax=axes[0], title="a", tight=tight)
+    heatmap(t, ax=axes[1], title="b", cbar_label="share", tight=tight)
+    delta_heatmap(t - 0.5, ax=axes[2], title="c", limit=1.0, tight=tight)
+    fig.suptitle("three panels", y=1.02)
+    fig.tight_layout()
+    out = [tuple(np.round(a.get_position().bounds, 9)) for a in fig.axes]
+    plt.close(fig)
+    return out
+
+
+def test_one_layout_after_the_last_panel_places_every_axes_as_a_layout_per_panel_does():
+    assert _panels(tight=False) == _panels(tight=True)
+
+
+def test_a_heatmap_on_its_own_figure_is_laid_out():
+    fig = heatmap(pd.DataFrame([[0.1, 0.9]], index=["a long row label"], columns=["10K", "20K"]))
+    assert fig.get_layout_engine() is not None  # tight_layout ran (it leaves a placeholder engine)
+    plt.close(fig)
+
+
+def test_tight_false_leaves_the_layout_to_the_caller():
+    fig, ax = plt.subplots()
+    heatmap(pd.DataFrame([[0.1, 0.9]], index=["a"], columns=["10K", "20K"]), ax=ax, tight=False)
+    assert fig.get_layout_engine() is None
+    plt.close(fig)
