@@ -524,7 +524,15 @@ def main(argv: list[str]) -> int:
         print("usage: python -m lcrag.kernelfork SOCKET", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    return serve(argv[0])
+    try:
+        code = serve(argv[0])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0
+    # nothing here needs finalising (the kernels are processes of their own, the socket is gone): skip the
+    # interpreter's teardown of every preloaded library, ~0.4 s that the run's end would wait for
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ summary.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -183,18 +184,30 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     os.environ["LCRAG_CACHE_MODE"] = prof.cache_mode
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
-    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in notebooks(only)]
-    for rec in planned:
-        if rec.get("skipped"):
-            log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
-    if not any(not rec.get("skipped") for rec in planned):
-        return planned
+    selected = notebooks(only)  # an unknown selection fails here, before anything starts
     from . import kernelfork
 
     # kernels forked from one process that imported their libraries once (lcrag.kernelfork); it starts
-    # before the workers, so that its imports overlap their start-up
-    with kernelfork.serving(out_dir / "logs" / "kernelfork.log", env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
-        return _run_planned(planned, out_dir, kernel, log, jobs)
+    # before the notebooks are planned, so that its imports overlap the planning and the workers' start-up.
+    # Where no notebook runs (planning failed, or every one is skipped) it leaves no log behind.
+    server_log = out_dir / "logs" / "kernelfork.log"
+    had_log, had_dir, ran = server_log.exists(), server_log.parent.exists(), False
+    try:
+        with kernelfork.serving(server_log, env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
+            planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
+            for rec in planned:
+                if rec.get("skipped"):
+                    log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
+            if not any(not rec.get("skipped") for rec in planned):
+                return planned
+            ran = True
+            return _run_planned(planned, out_dir, kernel, log, jobs)
+    finally:
+        if not ran and not had_log:
+            server_log.unlink(missing_ok=True)
+            if not had_dir:
+                with contextlib.suppress(OSError):
+                    server_log.parent.rmdir()  # the logs directory this run created, if nothing else is in it
 
 
 def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:

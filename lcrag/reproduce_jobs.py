@@ -92,11 +92,15 @@ class _Worker:
             except ProcessLookupError:
                 pass
 
-    def close(self, timeout: float) -> None:
+    def release(self) -> None:
+        """No more notebooks: closing its stdin ends the worker's loop, and it exits."""
         try:
             self.proc.stdin.close()
         except OSError:
             pass
+
+    def close(self, timeout: float) -> None:
+        self.release()
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -152,6 +156,7 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
                 w.current = None
                 turn.notify_all()
             finished.put(result)
+        w.release()  # nothing more for it: the worker exits while the other lanes finish
         finished.put(None)
 
     def next_job_for(w: _Worker):

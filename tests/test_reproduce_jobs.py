@@ -245,3 +245,19 @@ def test_forked_kernels_write_what_new_kernel_processes_write(tmp_path, monkeypa
     for nb in ("03_nolima_ebg_vs_answer_only", "16_longeval_method_matrix"):
         assert (_cell_outputs(a_out / f"{nb}.ipynb", a_out, tmp_path / "new" / "runs")
                 == _cell_outputs(b_out / f"{nb}.ipynb", b_out, tmp_path / "forked" / "runs"))
+
+
+def test_a_run_whose_planning_fails_leaves_no_fork_server_log(tmp_path, monkeypatch):
+    """The kernel fork server starts before the notebooks are planned; when planning fails it is stopped
+    and the log and logs directory it created are removed."""
+    from lcrag.errors import ConfigError
+    from lcrag.reproduce import run
+
+    monkeypatch.delenv("LCRAG_KERNEL_FORK", raising=False)
+    prof = tmp_path / "bad.yaml"
+    prof.write_text("description: bad\nnotebooks:\n  '16':\n    no_such_parameter: 1\n")
+    out = tmp_path / "out"
+    with pytest.raises(ConfigError, match="no_such_parameter"):
+        run(prof, only=["16"], out=out, runs=tmp_path / "runs", log=lambda s: None)
+    assert out.is_dir() and not (out / "logs").exists()
+    assert "LCRAG_KERNEL_FORK" not in os.environ
