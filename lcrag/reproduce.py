@@ -393,12 +393,15 @@ def kernel_manager_logging_to(path: Path, nice: int = 0):
     import uuid
 
     from jupyter_client import AsyncKernelManager
-    from traitlets import CaselessStrEnum, default
+    from traitlets import CaselessStrEnum, DottedObjectName, Type, default
 
     from . import coreturn, kernelfork
 
     class LoggedKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if os.name == "posix" else "tcp", config=True)
+        # the client nbclient gets (km.client()): no closing 0.2 s wait on each kernel's start (lcrag.kernelclient)
+        client_class = DottedObjectName("lcrag.kernelclient.ReadyKernelClient")
+        client_factory = Type(klass="lcrag.kernelclient.ReadyKernelClient")
 
         @default("ip")
         def _lcrag_ip_default(self) -> str:
