@@ -23,7 +23,10 @@ What a forked kernel has, and why it is the same as a freshly started one:
   backend ipykernel sets for a fresh kernel), since matplotlib was imported before that
   environment existed;
 * ``JPY_PARENT_PID`` naming the fork server, so a kernel exits when the server does (ipykernel's
-  parent poller), and the server exits when the process that started it does.
+  parent poller), and the server exits when the process that started it does;
+* the variables a preloaded library sets in the environment at import (debugpy's
+  ``PYDEVD_USE_FRAME_EVAL``), set again where the kernel's own environment lacks them
+  (:data:`PRELOAD_ENV`), as the library's import in a fresh kernel would.
 
 Only third-party libraries are preloaded, none that reads lcrag's variables at import; nothing
 is started in the server (no thread, no event loop, no zmq context) before it forks. What is
