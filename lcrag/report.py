@@ -39,9 +39,38 @@ def save_table(df: pd.DataFrame, name: str, out_dir: str | Path | None = None, *
 
 
 def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int = 150) -> dict[str, Path]:
-    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf``; returns the paths."""
+    """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf``, both cut to the figure's tight bounding
+    box padded by ``savefig.pad_inches``; returns the paths.
+
+    The box is measured once, as ``savefig(..., dpi=dpi, bbox_inches="tight")`` measures it for the PNG (a
+    layout pass of the Agg renderer at ``dpi``, drawing nothing), and both files are rendered into it: the
+    PNG is the same image that call writes, and the PDF is not laid out a second time to measure its own box
+    (which would differ from this one by a fraction of a point, from the PDF backend's text metrics).
+    """
     out = _out(out_dir)
     paths = {"png": out / f"{name}.png", "pdf": out / f"{name}.pdf"}
-    fig.savefig(paths["png"], dpi=dpi, bbox_inches="tight")
-    fig.savefig(paths["pdf"], bbox_inches="tight")
+    box = tight_box(fig, dpi)
+    fig.savefig(paths["png"], dpi=dpi, bbox_inches=box)
+    fig.savefig(paths["pdf"], bbox_inches=box)
     return paths
+
+
+def tight_box(fig, dpi: float):
+    """The padded tight bounding box (inches) that ``fig.savefig(..., dpi=dpi, bbox_inches="tight")`` would
+    save with the Agg renderer: the figure is laid out at ``dpi`` without drawing (its own dpi is kept)."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    own_canvas, own_dpi = fig.canvas, fig.dpi
+    canvas = own_canvas if isinstance(own_canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    saving = getattr(canvas, "_is_saving", False)
+    try:
+        fig.dpi = dpi
+        canvas._is_saving = True  # as in savefig: artists that are left out of saved files are left out here
+        fig.draw_without_rendering()
+        return fig.get_tightbbox(canvas.get_renderer()).padded(mpl.rcParams["savefig.pad_inches"])
+    finally:
+        canvas._is_saving = saving
+        fig.dpi = own_dpi
+        if fig.canvas is not own_canvas:
+            fig.set_canvas(own_canvas)

@@ -26,6 +26,7 @@ denominators and report their count.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -38,6 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: FileLock per row
+    fcntl = None
 from tqdm import tqdm
 
 from . import interrupts
@@ -150,23 +156,43 @@ class ResultsWriter:
     that ``read_results`` ignores and the next writer trims. Rows reach the OS page cache at
     once (safe against ``kill -9``); ``fsync`` for power-loss durability runs at most every
     ``fsync_every_s`` seconds and on ``close``.
+
+    The lock is an exclusive ``flock`` on ``<results>.lock`` (the lock ``filelock.FileLock`` takes on
+    that file, so writers of either kind exclude each other), through a descriptor the writer opens
+    once: taking it per row costs two system calls, where a ``FileLock`` re-opens and re-checks the
+    lock file each time (~0.12 ms a row, 0.7 s of a 6,000-row sweep).
     """
 
     def __init__(self, path: str | Path, fsync_every_s: float = 1.0):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.lock = FileLock(str(self.path) + ".lock")
+        self.lock_path = Path(str(self.path) + ".lock")
         self.fsync_every_s = fsync_every_s
         self._last_sync = time.monotonic()
-        with self.lock:
+        self._lock_fd: int | None = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644) if fcntl else None
+        self._file_lock = None if fcntl else FileLock(str(self.lock_path))
+        self._fd: int | None = None
+        with self._locked():
             _repair_tail(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    @contextlib.contextmanager
+    def _locked(self):
+        if self._file_lock is not None:  # pragma: no cover - no flock (Windows)
+            with self._file_lock:
+                yield
+            return
+        fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     def append(self, row: ResultRow) -> None:
         # backslashreplace: a lone surrogate (e.g. a model's half emoji "\ud83d" parsed from JSON) is
         # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
         data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
-        with self.lock:
+        with self._locked():
             os.write(self._fd, data)
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_every_s:
@@ -178,6 +204,9 @@ class ResultsWriter:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __del__(self):  # pragma: no cover - best effort
         try:

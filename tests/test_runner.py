@@ -146,3 +146,31 @@ def test_result_row_to_dict_is_asdict_with_nested_dataclasses_as_dicts():
     d["meta"]["routes"][1]["k"] = (9,)
     d["lines"].append(7)
     assert row.meta["routes"][1]["k"] == (1, 2) and row.lines == [3, 1]  # a copy, as asdict's
+
+
+def test_results_writer_waits_for_a_filelock_holder_of_the_same_lock_file(tmp_path):
+    """The writer's per-row lock is an flock on ``<results>.lock`` through a descriptor it keeps open; a
+    ``filelock.FileLock`` on that file (another writer kind, another process) excludes it and vice versa."""
+    import threading
+    import time
+
+    from filelock import FileLock
+
+    from lcrag.runner import ResultsWriter
+    from lcrag.types import ResultRow
+
+    path = tmp_path / "results.jsonl"
+    w = ResultsWriter(path)
+    row = ResultRow(run="r", item_id="i", condition="c", reader="x", prompt="p", outcome="ok", parse_status="ok",
+                    answer="a", lines=[0], gold_lines=[0], metrics={"ans": 1.0})
+    held = FileLock(str(path) + ".lock")
+    with held:
+        t = threading.Thread(target=w.append, args=(row,))
+        t.start()
+        t.join(0.5)
+        assert t.is_alive() and path.read_text() == ""  # blocked while the FileLock is held
+    t.join(10)
+    assert not t.is_alive() and [r.task_id for r in read_results(path)] == [row.task_id]
+    with FileLock(str(path) + ".lock", timeout=5):  # the writer released its lock after the row
+        pass
+    w.close()
