@@ -343,7 +343,8 @@ def _run_tasks(
             stats.na += 1
             continue
         sendable.append(entry)
-    uncached = [e for e in sendable if cache.mode in ("off", "refresh") or not cache.contains(e[1])]
+    uncached = [e for e in sendable if not reader.records_replies or cache.mode in ("off", "refresh")
+                or not cache.contains(e[1])]
     stats.est_tokens = sum(e[6] for e in uncached)
     stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
     if uncached:

@@ -26,15 +26,27 @@ def _execute(out, tmp_path, **params):
     pm.execute_notebook(str(NB), str(out), parameters=base, cwd=str(NB.parent), progress_bar=False, kernel_name="python3")
 
 
+def _served_reader(tmp_path, srv):
+    """A reader profile for the OpenAI-compatible fault server on loopback (a recorded reader: its replies
+    go to the response cache; the extractive baselines' are computed on every run and never stored)."""
+    prof = tmp_path / "served.yaml"
+    prof.write_text(f"kind: openai\nname: served\nmodel: m\nbase_url: {srv.base_url}\napi_key_env: null\n"
+                    "max_retries: 0\ntimeout_s: 5\n")
+    return str(prof)
+
+
 def test_replay_regenerates_and_changed_prompt_fails(tmp_path, monkeypatch):
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("LCRAG_CACHE_MODE", "use")
     executed = tmp_path / "01_recorded.ipynb"
-    _execute(executed, tmp_path)
+    with FaultServer() as srv:
+        reader = _served_reader(tmp_path, srv)
+        _execute(executed, tmp_path, readers=["extractive", reader])
+        assert srv.requests == 12
     entries = ResponseCache(tmp_path / "cache" / "responses.sqlite").stats()["entries"]
-    assert entries == 12  # 2 lengths x 3 trials x 2 prompts, all recorded
+    assert entries == 12  # 2 lengths x 3 trials x 2 prompts of the served reader, all recorded; none of the extractive
 
-    # replay: fresh results file, cache read-only; nbval compares every stored output
+    # replay with the server gone: fresh results file, cache read-only; nbval compares every stored output
     (tmp_path / "results.jsonl").unlink()
     env = {**__import__("os").environ, "LCRAG_CACHE_MODE": "replay"}
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval", "-p", "no:cacheprovider", str(executed)],
@@ -51,7 +63,7 @@ def test_replay_regenerates_and_changed_prompt_fails(tmp_path, monkeypatch):
     monkeypatch.setenv("LCRAG_CACHE_MODE", "replay")
     (tmp_path / "results.jsonl").unlink()
     with pytest.raises(pm.PapermillExecutionError) as e:
-        _execute(tmp_path / "02.ipynb", tmp_path)
+        _execute(tmp_path / "02.ipynb", tmp_path, readers=["extractive", reader])
     assert "replay mode: no recorded response for cache key" in str(e.value)
 
 

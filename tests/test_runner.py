@@ -174,3 +174,28 @@ def test_results_writer_waits_for_a_filelock_holder_of_the_same_lock_file(tmp_pa
     with FileLock(str(path) + ".lock", timeout=5):  # the writer released its lock after the row
         pass
     w.close()
+
+
+def test_model_free_readers_are_computed_in_every_cache_mode_and_never_stored(tmp_path):
+    """The extractive baselines make no call: ``cached_read`` computes their reply even in ``replay`` mode
+    (where a recorded reader's miss raises) and stores nothing; a governed wrapper keeps the inner reader's rule."""
+    from lcrag.executors.governed import GovernedReader
+    from lcrag.executors.governor import Governor
+    from lcrag.studies.longeval_generate import LongEvalExtractiveReader
+
+    tasks = _tasks(["", ""])
+    cache_db = tmp_path / "c.sqlite"
+    for name in ("extractive", "extractive-single"):
+        reader = make_reader(name)
+        assert reader.records_replies is False
+        for mode in ("use", "replay"):
+            rows = run_tasks(tasks, reader, run=f"{name}-{mode}", results_path=tmp_path / f"{name}-{mode}.jsonl",
+                             scorer=_score, cache=ResponseCache(cache_db, mode=mode), progress=False)
+            assert [r.outcome for r in rows] == ["ok", "ok"] and not any(r.cached for r in rows)
+    assert ResponseCache(cache_db).stats()["entries"] == 0
+    assert LongEvalExtractiveReader.records_replies is False
+    with FaultServer() as srv:
+        served = _fault_reader(srv)
+        assert served.records_replies is True
+        assert GovernedReader(served, Governor(1.0)).records_replies is True
+    assert GovernedReader(make_reader("extractive"), Governor(1.0)).records_replies is False

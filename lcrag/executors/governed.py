@@ -29,6 +29,10 @@ class GovernedReader(Reader):
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    @property
+    def records_replies(self) -> bool:  # type: ignore[override]
+        return self.inner.records_replies
+
     def read(self, request: ReadRequest) -> CallResult:
         worst = price(self, count_messages(request.messages), self.profile.max_tokens)
         if not self.governor.reserve(worst):

@@ -12,7 +12,9 @@ Modes:
     ``off``      neither read nor write;
     ``replay``   read only; a miss raises ``lcrag.errors.CacheMiss`` naming the key, so a
                  notebook can be proven to regenerate offline from recorded calls.
-Only successful calls are stored; failures are retried on the next run.
+Only successful calls are stored; failures are retried on the next run. Model-free readers (the
+extractive baselines) make no calls: their replies are computed on every run and never stored
+(``lcrag.llm.readers.Reader.records_replies``).
 """
 
 from __future__ import annotations

@@ -98,8 +98,15 @@ def cached_read(reader: Reader, cache: ResponseCache, request: dict[str, Any], r
     ``request`` is :func:`cache_request` of the same messages (its ``reader`` entry is ``reader.identity()``);
     ``key`` may pass its precomputed ``cache_key``. A failed call is returned with its ``error`` and not stored.
     Exceptions of ``reader.read`` (a refused request shape) and the cache (``CacheMiss`` in replay mode) propagate.
+    A reader that does not record its replies (``Reader.records_replies``: the model-free ones) is read
+    directly, in every cache mode, and nothing is stored.
     """
     key = key or cache_key(request)
+    if not reader.records_replies:  # a model-free reader: computed every time, in every cache mode
+        res = reader.read(read)
+        if not res.ok:
+            return CachedCall(key, None, error=res.error, latency_s=res.latency_s)
+        return CachedCall(key, record_of(res), latency_s=res.latency_s)
     hit = cache.get(key, description=description)
     if hit is not None:
         return CachedCall(key, hit, cached=True)

@@ -117,8 +117,11 @@ class LongEvalExtractiveReader(Reader):
     :func:`lcrag.runner.run_tasks` like any reader (cache key, resume, rows) and the reply maps
     back to exactly :func:`extractive_answer`'s sentences and citations. Profile
     ``params/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
-    "extractive (no model)" wherever it appears.
+    "extractive (no model)" wherever it appears. Its replies are computed on every run, never stored in
+    the response cache (``records_replies``).
     """
+
+    records_replies = False
 
     def __init__(self, profile: ReaderProfile):
         self.profile = profile
