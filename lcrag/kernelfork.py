@@ -28,6 +28,14 @@ What a forked kernel has, and why it is the same as a freshly started one:
   ``PYDEVD_USE_FRAME_EVAL``), set again where the kernel's own environment lacks them
   (:data:`PRELOAD_ENV`), as the library's import in a fresh kernel would.
 
+The garbage collector is tuned, which changes when cyclic garbage is freed, never what a cell
+computes: the server freezes the preloaded libraries' objects (``gc.freeze``, after a collection)
+before it forks, so a kernel's full collections no longer walk them (they are never garbage) and
+their memory pages stay shared with the server; and a kernel collects its youngest generation every
+:data:`GC_GEN0_THRESHOLD` net allocations instead of CPython's 700. A notebook that builds a
+million small objects (notebook 01's haystack lines) spent ~2.5 s of ~22 s in collections; ~0.7 s
+with both.
+
 Only third-party libraries are preloaded, none that reads lcrag's variables at import; nothing
 is started in the server (no thread, no event loop, no zmq context) before it forks. What is
 *not* the same: string hashing is randomised once per server, not once per kernel
@@ -81,6 +89,7 @@ PRELOAD = (
     # initialisation, ~9 MB; it starts no thread at import. filelock and psutil: the core lock, process checks
     "ipykernel.debugger", "filelock", "psutil",
 )
+GC_GEN0_THRESHOLD = 20_000  # a forked kernel's gc threshold for generation 0 (CPython's default: 700)
 # Modules whose classes read the kernel's environment when they are imported (IPKernelApp.parent_handle is
 # JPY_PARENT_PID at import): never kept in the server, so each kernel imports them itself (a few ms).
 REIMPORT = ("ipykernel.kernelapp",)
@@ -203,6 +212,9 @@ def _become_kernel(req: dict, base_path: list[str], ready_w: int) -> int:
     if "matplotlib" in sys.modules:
         backend = os.environ.get("MPLBACKEND") or INLINE
         sys.modules["matplotlib"].rcParams["backend"] = backend
+    import gc
+
+    gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
     argv = req["argv"]
     sys.argv[:] = [argv[0], *argv[argv.index(LAUNCHER, 2) + 1:]]  # runpy puts the launcher's path first
     import runpy
@@ -239,6 +251,10 @@ def serve(sock_path: str, modules=PRELOAD) -> int:
     missing = preload(modules)
     if missing:
         print(f"[lcrag kernelfork] not preloaded (not installed): {', '.join(missing)}", file=sys.stderr)
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the preloaded objects: never garbage, walked by no kernel's collection, their pages kept shared
     parent = os.getppid()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(sock_path + ".new")  # listening before the path appears: a client may connect once it exists

@@ -25,7 +25,7 @@ from lcrag.reproduce import kernel_manager_logging_to
 pytestmark = pytest.mark.skipif(os.name != "posix" or not hasattr(os, "fork"), reason="the fork server needs POSIX fork")
 
 PROBE = r'''
-import json, os, random, sys
+import gc, json, os, random, sys
 import matplotlib, numpy
 from ipykernel.kernelapp import IPKernelApp
 app = IPKernelApp.instance()
@@ -44,6 +44,7 @@ print(json.dumps({
     "stdin": os.read(0, 16).decode(), "probe_var": os.environ.get("LCRAG_TEST_PROBE"),
     "env_keys": sorted(k for k in os.environ if k not in ("JPY_PARENT_PID", "LCRAG_KERNEL_FORK")),
     "np_draw": float(numpy.random.random()), "py_draw": random.random(),
+    "gc_threshold": list(gc.get_threshold()), "gc_frozen": gc.get_freeze_count(), "gc_enabled": gc.isenabled(),
 }))
 '''
 
@@ -90,7 +91,10 @@ def test_a_forked_kernel_is_what_a_new_kernel_process_would_be(tmp_path, server,
     assert isinstance(forked_proc, kernelfork.ForkedKernel) and not isinstance(fresh_proc, kernelfork.ForkedKernel)
     assert forked["ppid"] == server.proc.pid == forked["parent_pid_env"] == forked["parent_handle"]
     assert fresh["ppid"] == os.getpid() == fresh["parent_pid_env"] == fresh["parent_handle"]
-    for key in ("ppid", "parent_pid_env", "parent_handle", "np_draw", "py_draw"):
+    # the collector, as the module doc says: the server's preloaded objects frozen, a larger generation-0 threshold
+    assert forked["gc_frozen"] > 100_000 and fresh["gc_frozen"] == 0 and forked["gc_enabled"] and fresh["gc_enabled"]
+    assert forked["gc_threshold"] == [kernelfork.GC_GEN0_THRESHOLD, *fresh["gc_threshold"][1:]]
+    for key in ("ppid", "parent_pid_env", "parent_handle", "np_draw", "py_draw", "gc_threshold", "gc_frozen"):
         fresh.pop(key)
         forked.pop(key)
     assert forked == fresh

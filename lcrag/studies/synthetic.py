@@ -45,18 +45,11 @@ from ..data.synthetic import (
     resolve_pool,
 )
 from ..data.synthetic import needles as needle_set
-from ..haystack import (
-    STOPPING_RULES,
-    SourceLine,
-    fill_to_length,
-    insert_at_random,
-    make_source_line,
-    render_numbered,
-)
+from ..haystack import STOPPING_RULES, fill_to_length
 from ..results import aggregate
 from ..runner import Task
 from ..scoring.replies import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
-from ..types import Condition, Context, Evidence, Item, Response
+from ..types import Condition, Context, Evidence, Item, Response, make_line
 from .synthetic_retrieval import (
     QUERY_MODES,
     RETRIEVERS,
@@ -175,15 +168,29 @@ def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needl
 
 
 def _build_trial(length: int, trial: int, seed: int, pool, needles, rule: str) -> tuple[Item, Context]:
+    """The haystack of EBG §4.1: the pool shuffled and accumulated to ``length`` characters
+    (:func:`lcrag.haystack.fill_to_length`), each needle fact inserted at an independently drawn position
+    (:func:`lcrag.haystack.insert_at_random`'s draws), numbered ``i: fact`` from 0.
+
+    The same context as ``render_numbered(insert_at_random(distractors, needle_lines, rng), base=0, ...)``
+    (a test pins it), built in one pass over the final order without the intermediate ``SourceLine``
+    objects: a 1M-character haystack has ~15,000 lines and a sweep 750,000.
+    """
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
     facts = fill_to_length(pool, length, rng, rule=rule)
-    base = [make_source_line(f, "pool", -1, -1, i, "distractor", True) for i, f in enumerate(facts)]
-    nd = [SourceLine(text=f, doc_id=needle.id, source_line=j, role="needle") for j, f in enumerate(needle.facts)]
-    lines = insert_at_random(base, nd, rng)
-    ctx = render_numbered(lines, base=0, condition=f"LC-{length}",
-                          metadata={"length": length, "trial": trial, "seed": seed, "needle": needle.id})
-    num = {ln.source_line: ln.number for ln in ctx.lines if ln.role == "needle"}
+    order: list[int] = list(range(len(facts)))  # a distractor's index in ``facts``, or ~j for needle fact j
+    for j in range(len(needle.facts)):
+        order.insert(rng.randint(0, len(order)), ~j)  # insert_at_random's draw for the j-th needle line
+    texts = [facts[v] if v >= 0 else needle.facts[~v] for v in order]
+    gold = [n for n, v in enumerate(order) if v < 0]
+    lines = [make_line(n, texts[n], "pool", -1, -1, v, True, "distractor") for n, v in enumerate(order)]
+    for n in gold:
+        lines[n] = make_line(n, texts[n], needle.id, -1, -1, ~order[n], True, "needle")
+    ctx = Context(text="\n".join([f"{n}: {t}" for n, t in enumerate(texts)]), lines=tuple(lines),
+                  gold_lines=tuple(gold), numbering_base=0, condition=f"LC-{length}",
+                  metadata={"length": length, "trial": trial, "seed": seed, "needle": needle.id})
+    num = {~order[n]: n for n in gold}
     first, second = hop_order(needle)
     item = Item(id=f"L{length}-t{trial:03d}-{needle.id}", question=needle.question, answers=needle.answers,
                 evidence=tuple(Evidence(doc_id=needle.id, text=f, label=f"fact{j + 1}") for j, f in enumerate(needle.facts)),

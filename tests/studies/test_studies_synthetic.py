@@ -168,3 +168,35 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
     s = synthetic.summary(pd.DataFrame(rows)).iloc[0]
     assert (s["n"], s["n_unusable"], s["ans"], s["evid_strict"]) == (1, 2, 1.0, 1.0)
     assert (s["n_answer_only"], s["n_unusable_answer_only"], s["ans_star"]) == (2, 1, 0.5)
+
+
+def _reference_trial(length, trial, seed, pool, needles, rule):
+    """The haystack built the general way: SourceLines, insert_at_random, render_numbered (the one-pass
+    builder in lcrag.studies.synthetic must give exactly this)."""
+    import random
+
+    from lcrag.data.synthetic import hop_order
+    from lcrag.haystack import fill_to_length, insert_at_random
+
+    rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
+    needle = rng.choice(needles)
+    facts = fill_to_length(pool, length, rng, rule=rule)
+    base = [SourceLine(text=f, doc_id="pool", source_line=i, role="distractor") for i, f in enumerate(facts)]
+    nd = [SourceLine(text=f, doc_id=needle.id, source_line=j, role="needle") for j, f in enumerate(needle.facts)]
+    ctx = render_numbered(insert_at_random(base, nd, rng), base=0, condition=f"LC-{length}",
+                          metadata={"length": length, "trial": trial, "seed": seed, "needle": needle.id})
+    num = {ln.source_line: ln.number for ln in ctx.lines if ln.role == "needle"}
+    first, second = hop_order(needle)
+    return needle, ctx, (num[first], num[second])
+
+
+@pytest.mark.parametrize("rule", ["authors", "lcrag"])
+def test_one_pass_haystack_is_the_rendered_insert_at_random_haystack(rule):
+    pool = default_pool()
+    for length, trial, seed in [(3_000, 0, 0), (10_000, 7, 0), (50_000, 2, 3), (200_000, 19, 0)]:
+        item, ctx = synthetic._build_trial(length, trial, seed, pool, LCRAG_NEEDLES, rule)
+        needle, ref, hops = _reference_trial(length, trial, seed, pool, LCRAG_NEEDLES, rule)
+        assert ctx == ref and ctx.metadata == ref.metadata and ctx.lines == ref.lines
+        assert [ln.__dict__ for ln in ctx.lines] == [ln.__dict__ for ln in ref.lines]  # every field, role included
+        assert item.metadata["hop_lines"] == hops and item.metadata["needle"] == needle.id
+        assert len(ctx.gold_lines) == len(needle.facts)
