@@ -4,7 +4,8 @@ Why processes: a notebook's own work (building haystacks, scoring, plotting) is 
 so on a 2-core machine a second notebook fits beside it. Each worker is a long-lived
 ``python -m lcrag.reproduce_worker`` process (imports paid once, not per notebook) that runs the
 same :func:`lcrag.reproduce.execute_notebook` as the sequential path; the parent hands out the
-notebooks in order, the next one to whichever worker is free, and reports each as it finishes.
+notebooks in order, the next one to whichever worker is free (a notebook with a local model first,
+whenever none runs: :func:`next_notebook`), and reports each as it finishes.
 
 Protocol: one JSON object per line — a planned notebook record on the worker's stdin, its
 finished record on the worker's stdout (anything else the worker prints goes to stderr).
@@ -118,10 +119,15 @@ def with_priorities(todo: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def next_notebook(pending: list[dict[str, Any]], running: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The notebook to start next: the first pending one, skipping notebooks that start a local model
-    server (``local_model``) while one such runs; ``None`` if nothing may start now."""
+    """The notebook to start next: the first pending one that starts a local model server (``local_model``)
+    when no such notebook runs — they are the long pole, one after the other, so the next starts as soon as
+    the last ends — else the first pending one that does not; ``None`` if nothing may start now."""
     busy_local = any(r.get("local_model") for r in running)
-    return next((r for r in pending if not (busy_local and r.get("local_model"))), None)
+    if not busy_local:
+        local = next((r for r in pending if r.get("local_model")), None)
+        if local is not None:
+            return local
+    return next((r for r in pending if not r.get("local_model")), None)
 
 
 def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | None = None, jobs: int = 2,

@@ -106,6 +106,8 @@ def test_hand_out_never_starts_a_second_local_server():
     assert next_notebook([c], [a]) is None  # waits
     assert next_notebook([c], [b]) is c
     assert next_notebook([], [a]) is None
+    assert next_notebook([b, c], []) is c  # the long pole first: 09 as soon as no local-model notebook runs
+    assert next_notebook([b, c], [b]) is c
 
 
 @pytest.mark.parametrize("family", ["llama.cpp", "openai-compatible"])
