@@ -17,10 +17,9 @@ honest floor: it cannot make world-knowledge inferences (NoLiMa two-hop) and nev
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -41,16 +40,10 @@ def tokens(text: str) -> list[str]:
     return [t for t in (m.lower() for m in _TOKEN.findall(text)) if t not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=200_000)
+@lru_cache(maxsize=1 << 18)
 def token_set(text: str) -> frozenset[str]:
     """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat the same lines
     across trials and lengths, so each distinct line is tokenized once per process."""
-    return frozenset(tokens(text))
-
-
-@lru_cache(maxsize=1 << 18)
-def token_set(text: str) -> frozenset[str]:
-    """``frozenset(tokens(text))``, memoised: haystacks drawn from one pool repeat its lines."""
     return frozenset(tokens(text))
 
 
@@ -75,11 +68,10 @@ def _best_line(index: "LineIndex", query: Counter, exclude: set[int]) -> tuple[i
     postings lists; the per-line sums add the same terms in the same (query) order as a scan
     over every line would, so scores and choices are identical to that scan.
     """
-    idf, postings = index.idf, index.postings
     scores: dict[int, float] = {}
     for t, c in query.items():
-        w = idf.get(t, 0.0) * c
-        for pos in postings.get(t, ()):
+        w = index.idf(t) * c
+        for pos in index.postings(t):
             scores[pos] = scores.get(pos, 0) + w
     best, best_score = None, 0.0
     for pos in sorted(scores):
@@ -90,20 +82,33 @@ def _best_line(index: "LineIndex", query: Counter, exclude: set[int]) -> tuple[i
 
 
 class LineIndex:
-    """Token sets, postings (token -> positions in ``citable``) and IDF of a context's citable lines
-    (built once per context, reused by prompts)."""
+    """Token sets of a context's citable lines, with each token's postings (positions in ``citable``)
+    and IDF ``log(1 + (n - df + 0.5) / (df + 0.5))`` (``df``: the lines containing it, ``n``: the
+    citable lines) built once per context and reused by the prompts and readers asked over it.
+
+    Postings and IDF are computed for the tokens a question asks about, when first asked: a
+    haystack of 15,000 lines has ~20,000 distinct tokens and a question a dozen.
+    """
 
     def __init__(self, lines: Sequence[Line]):
         self.citable = [ln for ln in lines if ln.citable]
-        self.toks = {ln.number: token_set(ln.text) for ln in self.citable}
-        postings: defaultdict[str, list[int]] = defaultdict(list)
-        for pos, ln in enumerate(self.citable):
-            for t in self.toks[ln.number]:
-                postings[t].append(pos)
-        self.postings: dict[str, list[int]] = dict(postings)
-        # a token's document frequency is its postings' length (token sets: one position per line)
-        n = len(self.citable)
-        self.idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.postings.items()}
+        self._sets = [token_set(ln.text) for ln in self.citable]
+        self.toks = {ln.number: s for ln, s in zip(self.citable, self._sets)}
+        self._postings: dict[str, list[int]] = {}
+
+    def postings(self, token: str) -> list[int]:
+        """Positions in ``citable`` of the lines containing ``token``, ascending."""
+        p = self._postings.get(token)
+        if p is None:
+            p = self._postings[token] = [pos for pos, s in enumerate(self._sets) if token in s]
+        return p
+
+    def idf(self, token: str) -> float:
+        """IDF of ``token`` over the citable lines; 0.0 for a token no line contains."""
+        df = len(self.postings(token))
+        if not df:
+            return 0.0
+        return math.log(1 + (len(self.citable) - df + 0.5) / (df + 0.5))
 
 
 def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2, passes: int = 2) -> tuple[str, list[int]]:
