@@ -62,8 +62,13 @@ NEAR_DUP_TOKENS = 40
 
 
 def team_tokenize(text: str) -> list[str]:
-    """The team's tokenizer (module doc)."""
-    return [t.lower() for t in _TOKEN.findall(text or "")]
+    """The team's tokenizer (module doc): the lowercased matches of ``_TOKEN``. ASCII text is lowercased
+    before matching (the same spans, as the pattern is ASCII and case-blind); other text is matched first,
+    since lowercasing can turn a non-ASCII letter into ASCII ones (``"K"``, the Kelvin sign, into ``"k"``)."""
+    text = text or ""
+    if text.isascii():
+        return _TOKEN.findall(text.lower())
+    return [t.lower() for t in _TOKEN.findall(text)]
 
 
 def team_keywords(query: str, limit: int = 12) -> list[str]:
@@ -128,7 +133,13 @@ def team_query_variants(query: str, max_variants: int = 5, prf_passages: Sequenc
 
 
 class TeamBM25:
-    """The team's Okapi BM25 (Lucene-style IDF, module doc) over ``texts``."""
+    """The team's Okapi BM25 (Lucene-style IDF, module doc) over ``texts``.
+
+    :meth:`score` adds, for every document, ``idf(t) * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / avgdl))``
+    over the query's tokens in order (a repeated token adds again), as the team's loop does; it visits
+    only the documents that hold each token (postings, built per token when first asked) and evaluates
+    each term with the same operations in the same order, so every score is the same float.
+    """
 
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75):
         self.k1, self.b = k1, b
@@ -138,21 +149,31 @@ class TeamBM25:
         self.df: Counter[str] = Counter()
         for c in self.tf:
             self.df.update(c.keys())
+        # the per-document part of the denominator, k1 * (1 - b + b * dl / avgdl), as the team computes it
+        self._norm = [self.k1 * (1 - self.b + self.b * dl / (self.avgdl or 1)) for dl in self.len]
+        self._postings: dict[str, list[tuple[int, int]]] = {}
 
     def idf(self, token: str) -> float:
         n, df = len(self.tf), self.df.get(token, 0)
         return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
+    def postings(self, token: str) -> list[tuple[int, int]]:
+        """``(document index, term frequency)`` of the documents holding ``token``, in document order."""
+        p = self._postings.get(token)
+        if p is None:
+            p = self._postings[token] = [(d, tf[token]) for d, tf in enumerate(self.tf) if token in tf] \
+                if token in self.df else []
+        return p
+
     def score(self, query: str) -> list[float]:
-        toks = team_tokenize(query)
-        out = []
-        for tf, dl in zip(self.tf, self.len):
-            s = 0.0
-            for t in toks:
-                f = tf.get(t, 0)
-                if f:
-                    s += self.idf(t) * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * dl / (self.avgdl or 1)))
-            out.append(s)
+        out = [0.0] * len(self.tf)
+        k1p1, norm = self.k1 + 1, self._norm
+        for t in team_tokenize(query):
+            postings = self.postings(t)
+            if postings:
+                w = self.idf(t)
+                for d, f in postings:
+                    out[d] += w * f * k1p1 / (f + norm[d])
         return out
 
 

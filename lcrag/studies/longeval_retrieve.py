@@ -23,6 +23,7 @@ lowest-ranked selections) when absent.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -50,11 +51,36 @@ class SelectedPassage:
                 "score": self.score, **self.stages}
 
 
+_PASSAGES: OrderedDict[tuple, tuple[Chunk, ...]] = OrderedDict()
+_PASSAGES_MAX = 256
+
+
+def _chunking_key(variant: Variant) -> tuple:
+    """What a variant's passages depend on besides the documents: its chunker and that chunker's parameters."""
+    w = variant.p("passage_max_words")
+    if variant.chunking == "rule":
+        return ("rule", w, variant.p("passage_overlap_sentences"))
+    if variant.chunking == "semantic":
+        return ("semantic", w, variant.p("semantic_merge_threshold"))
+    return (variant.chunking, w, variant.p("topic_shift_boundary_threshold"))
+
+
 def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable | None = None) -> list[Chunk]:
     """Passages of ``docs`` (candidate order) with the variant's chunker and 140-word budget.
 
     Semantic and topic-shift chunking embed every sentence of ``docs`` in one cached call first
-    (:func:`lcrag.chunking.semantic.embedder_for`) unless ``embed`` is given."""
+    (:func:`lcrag.chunking.semantic.embedder_for`) unless ``embed`` is given.
+
+    Without ``embed``, the passages are memoised per documents (id and text) and chunking (chunker and its
+    parameters; the last 256): the ten variants of a query share three chunkings, so each is cut once.
+    """
+    key = None
+    if embed is None:
+        key = (_chunking_key(variant), tuple((d.id, d.title, d.text) for d in docs))
+        hit = _PASSAGES.get(key)
+        if hit is not None:
+            _PASSAGES.move_to_end(key)
+            return list(hit)
     w = variant.p("passage_max_words")
     out: list[Chunk] = []
     if variant.chunking in ("semantic", "topic") and embed is None:
@@ -68,6 +94,10 @@ def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable |
             out.extend(chunk_semantic(d, threshold=variant.p("semantic_merge_threshold"), max_words=w, embed=embed))
         else:
             out.extend(chunk_topic_shift(d, threshold=variant.p("topic_shift_boundary_threshold"), max_words=w, embed=embed))
+    if key is not None:
+        _PASSAGES[key] = tuple(out)
+        if len(_PASSAGES) > _PASSAGES_MAX:
+            _PASSAGES.popitem(last=False)
     return out
 
 

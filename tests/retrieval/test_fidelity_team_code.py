@@ -123,3 +123,40 @@ def test_team_prompts_are_read_verbatim_from_the_data_directory():
     assert p is not None and p["system"].startswith("You are a citation-aware scientific RAG assistant")
     msgs = build_messages("q1", "How?", [], 5, p)
     assert msgs[0]["content"] == p["system"] and msgs[1]["content"].startswith("Narrative ID: q1\nNarrative: How?")
+
+
+def _reference_score(bm, query):
+    """The team's loop as written: every document, every query token, idf recomputed per term."""
+    from lcrag.retrieval.team_code import team_tokenize
+
+    toks = team_tokenize(query)
+    out = []
+    for tf, dl in zip(bm.tf, bm.len):
+        s = 0.0
+        for t in toks:
+            f = tf.get(t, 0)
+            if f:
+                s += bm.idf(t) * f * (bm.k1 + 1) / (f + bm.k1 * (1 - bm.b + bm.b * dl / (bm.avgdl or 1)))
+        out.append(s)
+    return out
+
+
+def test_team_bm25_postings_scores_are_the_loops_floats_and_the_tokenizer_the_regex_then_lower():
+    import random
+    import re
+
+    from lcrag.retrieval.team_code import TeamBM25, team_tokenize
+
+    words = ["retrieval", "RAG", "long-context", "model's", "Evaluation", "2024", "BM25", "query", "Query", "the",
+             "caf\u00e9", "\u212aelvin", "\u0130stanbul", "x_y", "re-rank"]
+    rng = random.Random(0)
+    pattern = re.compile(r"[A-Za-z0-9_]+(?:[-'][A-Za-z0-9_]+)?")
+    for _ in range(30):
+        texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 30))) for _ in range(rng.randint(1, 40))]
+        bm = TeamBM25(texts)
+        for _ in range(5):
+            q = " ".join(rng.choice(words) for _ in range(rng.randint(1, 8)))  # repeated tokens included
+            assert bm.score(q) == _reference_score(bm, q)  # the same floats, not just close ones
+        for t in texts:
+            assert team_tokenize(t) == [m.lower() for m in pattern.findall(t)]
+    assert team_tokenize("\u212aelvin K") == ["elvin", "k"]  # the Kelvin sign is not matched, then lowercased to k

@@ -273,3 +273,27 @@ def test_bertscore_measure_local_minilm():
     same, other = m(task, reply(gold)), m(task, reply("The cat sat quietly on a red mat in the kitchen."))
     assert same > 0.99 and other < same - 0.1
     assert m(SimpleNamespace(item=Item("q", "n", ()), meta=meta, context=None), reply(gold)) is None  # no gold answer
+
+
+def test_build_passages_memo_returns_what_chunking_again_returns():
+    """Variants sharing a chunking reuse its passages; a variant with another chunking or parameter does not."""
+    from lcrag.studies import longeval_retrieve as R
+    from lcrag.studies.longeval_variants import Variant
+    from lcrag.types import Document
+
+    docs = [Document(id="a", text="One sentence here. Another sentence there. A third one follows.", title="A"),
+            Document(id="b", text="Short doc. With two sentences.", title="B")]
+    base = {"passage_max_words": 140, "passage_overlap_sentences": 1}
+    rule, rule2 = Variant(name="r1", chunking="rule", params=base), Variant(name="r2", chunking="rule", retrieval="bm25", params=base)
+    tight = Variant(name="r3", chunking="rule", params={**base, "passage_max_words": 4})
+    R._PASSAGES.clear()
+    first = R.build_passages(docs, rule)
+    assert len(R._PASSAGES) == 1
+    again = R.build_passages(docs, rule2)  # same chunking, another retrieval: memoised
+    assert again == first and again is not first and len(R._PASSAGES) == 1
+    small = R.build_passages(docs, tight)
+    assert len(R._PASSAGES) == 2 and small != first
+    R._PASSAGES.clear()
+    assert R.build_passages(docs, tight) == small  # the memo holds what chunking gives
+    edited = [Document(id="a", text=docs[0].text + " A fourth.", title="A"), docs[1]]
+    assert R.build_passages(edited, rule) != first  # another text, not the memo of the old one
