@@ -111,6 +111,26 @@ class LineIndex:
         return math.log(1 + (len(self.citable) - df + 0.5) / (df + 0.5))
 
 
+def context_index(ctx) -> LineIndex:
+    """The :class:`LineIndex` of a rendered context, built once and kept on it (the extractive readers'
+    prompts and the synthetic difficulty report share it, postings asked for already included)."""
+    index = ctx.__dict__.get("_extractive_index")
+    if index is None:
+        index = LineIndex(ctx.lines)
+        object.__setattr__(ctx, "_extractive_index", index)
+    return index
+
+
+def query_overlaps(index: LineIndex, query: set[str]) -> list[int]:
+    """Per citable line of ``index`` (in order), how many of the ``query`` tokens it contains: the size of
+    ``query & token_set(line)``, counted through the postings of the query's tokens."""
+    counts = [0] * len(index.citable)
+    for t in query:
+        for pos in index.postings(t):
+            counts[pos] += 1
+    return counts
+
+
 def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2, passes: int = 2) -> tuple[str, list[int]]:
     """Return (answer, cited line numbers) for ``question`` over ``lines`` (see module doc).
 

@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..textio import read_text
 from ..types import Context
 from .client import CallResult, ChatClient
-from .extractive import LineIndex, extract
+from .extractive import context_index, extract
 from .profiles import ReaderProfile, load_profile
 
 
@@ -92,10 +92,7 @@ class ExtractiveReader(Reader):
         if request.context is None:
             return CallResult(False, error="extractive reader needs the rendered context")
         ctx = request.context
-        index = ctx.__dict__.get("_extractive_index")
-        if index is None:  # built once per context, shared by the prompts asked over it
-            index = LineIndex(ctx.lines)
-            object.__setattr__(ctx, "_extractive_index", index)
+        index = context_index(ctx)  # built once per context, shared by the prompts asked over it
         memo = ctx.__dict__.setdefault("_extractive_answers", {})  # same context and question under several prompts
         key = (request.question, self.profile.cite_k, self.passes)
         if key not in memo:

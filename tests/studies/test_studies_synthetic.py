@@ -200,3 +200,16 @@ def test_one_pass_haystack_is_the_rendered_insert_at_random_haystack(rule):
         assert [ln.__dict__ for ln in ctx.lines] == [ln.__dict__ for ln in ref.lines]  # every field, role included
         assert item.metadata["hop_lines"] == hops and item.metadata["needle"] == needle.id
         assert len(ctx.gold_lines) == len(needle.facts)
+
+
+def test_distractor_overlaps_from_the_line_index_equal_token_set_intersections():
+    from lcrag.llm.extractive import tokens
+    from lcrag.studies.synthetic_difficulty import _distractor_overlaps, _overlap
+
+    pool = default_pool()
+    item, ctx = synthetic.build_trial(20_000, 4, 0, pool, LCRAG_NEEDLES)
+    header = SourceLine(text="Header: Lives of the City people", role="header", citable=False)
+    mixed = render_numbered([header, *[SourceLine(text=ln.text, role=ln.role) for ln in ctx.lines[:200]]], base=0)
+    for c in (ctx, mixed):
+        for q in (set(tokens(item.question)), set(tokens("who lives in the city")), set()):
+            assert _distractor_overlaps(c, q) == [_overlap(q, ln.text) for ln in c.lines if ln.role != "needle"]
