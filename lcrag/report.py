@@ -47,11 +47,23 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
     PNG is the same image that call writes, and the PDF is not laid out a second time to measure its own box
     (which would differ from this one by a fraction of a point, from the PDF backend's text metrics).
     """
+    import matplotlib as mpl
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
     out = _out(out_dir)
     paths = {"png": out / f"{name}.png", "pdf": out / f"{name}.pdf"}
     box = tight_box(fig, dpi)
-    fig.savefig(paths["png"], dpi=dpi, bbox_inches=box)
-    fig.savefig(paths["pdf"], bbox_inches=box)
+    engine = fig.get_layout_engine()
+    idle = isinstance(engine, PlaceHolderLayoutEngine)  # what fig.tight_layout() leaves: an engine that does nothing
+    if idle:  # savefig lays out a figure with any engine before drawing it, this one too: not twice more here
+        with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)
+    try:
+        fig.savefig(paths["png"], dpi=dpi, bbox_inches=box)
+        fig.savefig(paths["pdf"], bbox_inches=box)
+    finally:
+        if idle:
+            fig.set_layout_engine(engine)
     return paths
 
 

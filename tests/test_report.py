@@ -11,28 +11,32 @@ import pandas as pd  # noqa: E402
 from lcrag.report import save_figure, save_table, tight_box  # noqa: E402
 
 
-def _figure(outside: bool):
+def _figure(outside: bool, tight: bool = False):
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.plot([0, 1, 2], [1, 3, 2], label="a line")
     ax.set_title("a title")
     ax.set_ylabel("a long y label that the layout must make room for")
     if outside:  # a legend past the figure's right edge: the tight box grows beyond the figure
         ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0))
+    if tight:  # leaves a placeholder layout engine on the figure
+        fig.tight_layout()
     return fig
 
 
 def test_save_figure_png_is_the_tight_savefig_png_and_the_pdf_has_the_same_box(tmp_path):
-    for outside in (False, True):
-        fig = _figure(outside)
-        ref = tmp_path / f"ref-{outside}.png"
+    for outside, tight in ((False, False), (True, False), (False, True), (True, True)):
+        fig = _figure(outside, tight)
+        engine = fig.get_layout_engine()
+        ref = tmp_path / f"ref-{outside}-{tight}.png"
         fig.savefig(ref, dpi=150, bbox_inches="tight")
-        paths = save_figure(fig, f"fig-{outside}", tmp_path)
+        paths = save_figure(fig, f"fig-{outside}-{tight}", tmp_path)
         assert paths["png"].read_bytes() == ref.read_bytes()
         box = tight_box(fig, 150)
         media = re.search(rb"/MediaBox \[ *0 0 ([\d.]+) ([\d.]+) *\]", paths["pdf"].read_bytes())
         assert media and abs(float(media[1]) - box.width * 72) < 0.01 and abs(float(media[2]) - box.height * 72) < 0.01
-        if outside:
+        if outside and not tight:
             assert box.x1 > fig.get_size_inches()[0]
+        assert fig.get_layout_engine() is engine  # the figure keeps its engine
         plt.close(fig)
 
 
