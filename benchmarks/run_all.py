@@ -43,11 +43,15 @@ def latest(name: str) -> pd.DataFrame | None:
     df = pd.read_csv(p, dtype={"only": str})
     if "timestamp" in df:
         keys = [k for k in SAME_RUN_KEYS.get(name, ()) if k in df]
-        if keys:  # runs of one benchmark session: the latest row of each state within the hour before the newest
+        if keys:  # the latest row of each state of the last 24 hours; a row older than the newest by more than
+            # an hour (another session: e.g. a cold run not repeated after later changes) says when it ran
             ts = pd.to_datetime(df["timestamp"], utc=True)
-            recent = df[ts >= ts.max() - pd.Timedelta(hours=1)]
+            recent = df[ts >= ts.max() - pd.Timedelta(hours=24)]
             df = recent.loc[recent.fillna({k: "" for k in keys}).groupby(keys, sort=False).tail(1).index]
             df = df.sort_values("timestamp", kind="stable")
+            t = pd.to_datetime(df["timestamp"], utc=True)
+            df = df.assign(run_at=[f"run at {x:%Y-%m-%d %H:%M} UTC" if x < t.max() - pd.Timedelta(hours=1) else ""
+                                   for x in t])
         else:
             df = df[df["timestamp"] == df["timestamp"].max()]
     drop = {"python", "platform", "processor", "cpu_count", "numpy", "scipy", "rank_bm25", "timestamp"}
@@ -130,7 +134,8 @@ def measured_rows() -> list[str]:
                      if not subset and gr == gr and gr is not None else "-")
             jobs = r.get("jobs")
             pss = r.get("peak_tree_pss_gb")
-            out.append(f"| {scope} offline `make reproduce`, {r['state']} | {r['wall_s']:.0f} s"
+            when = f" ({r['run_at']}, before later changes)" if isinstance(r.get("run_at"), str) and r["run_at"] else ""
+            out.append(f"| {scope} offline `make reproduce`, {r['state']}{when} | {r['wall_s']:.0f} s"
                        + (f" ({int(jobs)} notebook(s) at once{forked_note(r.get('kernels_forked'))})" if jobs == jobs and jobs is not None else "")
                        + f"; whole process tree peak {r['peak_tree_rss_gb']:.2f} GB summed RSS"
                        + (f" ({pss:.2f} GB summed PSS)" if pss == pss and pss is not None else "") + "; "

@@ -35,3 +35,17 @@ def test_old_tables_are_found_by_section_name_and_notes_are_not_taken_for_tables
     assert set(blocks) == {"retrieval", "embed"}
     assert blocks["retrieval"].startswith("## retrieval\n\nlatest run: 2026-11-30") and "| 1 |" in blocks["retrieval"]
     assert "How the rows" not in blocks["embed"]
+
+
+def test_reproduce_states_keep_their_latest_row_of_the_day_and_an_older_one_says_when_it_ran(tmp_path, monkeypatch):
+    import pandas as pd
+
+    (tmp_path / "results").mkdir()
+    rows = [("2026-12-01T08:00:00+00:00", "cold", 700.0), ("2026-12-03T09:57:00+00:00", "cold", 605.0),
+            ("2026-12-03T12:00:00+00:00", "warm-embed", 118.0), ("2026-12-03T13:37:00+00:00", "warm-embed", 103.0)]
+    pd.DataFrame([{"timestamp": t, "benchmark": "reproduce_offline", "state": s, "jobs": 2, "only": "all", "wall_s": w}
+                  for t, s, w in rows]).to_csv(tmp_path / "results" / "reproduce.csv", index=False)
+    monkeypatch.setattr(run_all, "HERE", tmp_path)
+    df = run_all.latest("reproduce").set_index("state")
+    assert df["wall_s"].to_dict() == {"cold": 605.0, "warm-embed": 103.0}  # 2026-12-01 is more than a day older
+    assert df.loc["cold", "run_at"] == "run at 2026-12-03 09:57 UTC" and df.loc["warm-embed", "run_at"] == ""
