@@ -134,7 +134,7 @@ def measured_rows() -> list[str]:
                      if not subset and gr == gr and gr is not None else "-")
             jobs = r.get("jobs")
             pss = r.get("peak_tree_pss_gb")
-            when = f" ({r['run_at']}, before later changes)" if isinstance(r.get("run_at"), str) and r["run_at"] else ""
+            when = f" ({r['run_at']})" if isinstance(r.get("run_at"), str) and r["run_at"] else ""
             out.append(f"| {scope} offline `make reproduce`, {r['state']}{when} | {r['wall_s']:.0f} s"
                        + (f" ({int(jobs)} notebook(s) at once{forked_note(r.get('kernels_forked'))})" if jobs == jobs and jobs is not None else "")
                        + f"; whole process tree peak {r['peak_tree_rss_gb']:.2f} GB summed RSS"

@@ -58,6 +58,7 @@ later ``{"exit": CODE}`` (``-SIGNAL`` when a signal ended it, as ``Popen.returnc
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -212,8 +213,6 @@ def _become_kernel(req: dict, base_path: list[str], ready_w: int) -> int:
     if "matplotlib" in sys.modules:
         backend = os.environ.get("MPLBACKEND") or INLINE
         sys.modules["matplotlib"].rcParams["backend"] = backend
-    import gc
-
     gc.set_threshold(GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
     argv = req["argv"]
     sys.argv[:] = [argv[0], *argv[argv.index(LAUNCHER, 2) + 1:]]  # runpy puts the launcher's path first
@@ -251,8 +250,6 @@ def serve(sock_path: str, modules=PRELOAD) -> int:
     missing = preload(modules)
     if missing:
         print(f"[lcrag kernelfork] not preloaded (not installed): {', '.join(missing)}", file=sys.stderr)
-    import gc
-
     gc.collect()
     gc.freeze()  # the preloaded objects: never garbage, walked by no kernel's collection, their pages kept shared
     parent = os.getppid()

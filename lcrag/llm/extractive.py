@@ -92,15 +92,14 @@ class LineIndex:
 
     def __init__(self, lines: Sequence[Line]):
         self.citable = [ln for ln in lines if ln.citable]
-        self._sets = [token_set(ln.text) for ln in self.citable]
-        self.toks = {ln.number: s for ln, s in zip(self.citable, self._sets)}
+        self.sets = [token_set(ln.text) for ln in self.citable]  # per position in ``citable``
         self._postings: dict[str, list[int]] = {}
 
     def postings(self, token: str) -> list[int]:
         """Positions in ``citable`` of the lines containing ``token``, ascending."""
         p = self._postings.get(token)
         if p is None:
-            p = self._postings[token] = [pos for pos, s in enumerate(self._sets) if token in s]
+            p = self._postings[token] = [pos for pos, s in enumerate(self.sets) if token in s]
         return p
 
     def idf(self, token: str) -> float:

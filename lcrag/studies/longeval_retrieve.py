@@ -55,14 +55,14 @@ _PASSAGES: OrderedDict[tuple, tuple[Chunk, ...]] = OrderedDict()
 _PASSAGES_MAX = 256
 
 
-def _chunking_key(variant: Variant) -> tuple:
-    """What a variant's passages depend on besides the documents: its chunker and that chunker's parameters."""
+def _chunker(variant: Variant) -> tuple[Callable, dict]:
+    """The variant's chunking function and its parameters (the 140-word budget and the chunker's own)."""
     w = variant.p("passage_max_words")
     if variant.chunking == "rule":
-        return ("rule", w, variant.p("passage_overlap_sentences"))
+        return chunk_rule_windows, {"max_words": w, "overlap": variant.p("passage_overlap_sentences")}
     if variant.chunking == "semantic":
-        return ("semantic", w, variant.p("semantic_merge_threshold"))
-    return (variant.chunking, w, variant.p("topic_shift_boundary_threshold"))
+        return chunk_semantic, {"threshold": variant.p("semantic_merge_threshold"), "max_words": w}
+    return chunk_topic_shift, {"threshold": variant.p("topic_shift_boundary_threshold"), "max_words": w}
 
 
 def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable | None = None) -> list[Chunk]:
@@ -71,29 +71,21 @@ def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable |
     Semantic and topic-shift chunking embed every sentence of ``docs`` in one cached call first
     (:func:`lcrag.chunking.semantic.embedder_for`) unless ``embed`` is given.
 
-    Without ``embed``, the passages are memoised per documents (id and text) and chunking (chunker and its
-    parameters; the last 256): the ten variants of a query share three chunkings, so each is cut once.
+    Without ``embed``, the passages are memoised per documents (id, title and text) and chunking (chunker and
+    its parameters; the last 256): the ten variants of a query share three chunkings, so each is cut once.
     """
+    fn, params = _chunker(variant)
     key = None
     if embed is None:
-        key = (_chunking_key(variant), tuple((d.id, d.title, d.text) for d in docs))
+        key = (fn.__name__, tuple(sorted(params.items())), tuple((d.id, d.title, d.text) for d in docs))
         hit = _PASSAGES.get(key)
         if hit is not None:
             _PASSAGES.move_to_end(key)
             return list(hit)
-    w = variant.p("passage_max_words")
-    out: list[Chunk] = []
     if variant.chunking in ("semantic", "topic") and embed is None:
         embed = embedder_for([d for d in docs if d.text.strip()])
-    for d in docs:
-        if not d.text.strip():
-            continue
-        if variant.chunking == "rule":
-            out.extend(chunk_rule_windows(d, max_words=w, overlap=variant.p("passage_overlap_sentences")))
-        elif variant.chunking == "semantic":
-            out.extend(chunk_semantic(d, threshold=variant.p("semantic_merge_threshold"), max_words=w, embed=embed))
-        else:
-            out.extend(chunk_topic_shift(d, threshold=variant.p("topic_shift_boundary_threshold"), max_words=w, embed=embed))
+    extra = {} if fn is chunk_rule_windows else {"embed": embed}
+    out: list[Chunk] = [c for d in docs if d.text.strip() for c in fn(d, **params, **extra)]
     if key is not None:
         _PASSAGES[key] = tuple(out)
         if len(_PASSAGES) > _PASSAGES_MAX:

@@ -14,10 +14,9 @@ WORDS = "milk cow farm river bank loan city tower bridge Anna Berlin Oslo 1984 2
 def scan(index: LineIndex, query: Counter, exclude: set[int]):
     """Reference: score every citable line in order, keep the first strictly best (> 0)."""
     best, best_score = None, 0.0
-    for ln in index.citable:
+    for ln, toks in zip(index.citable, index.sets):
         if ln.number in exclude:
             continue
-        toks = index.toks[ln.number]
         score = sum(index.idf(t) * c for t, c in query.items() if t in toks)
         if score > best_score:
             best, best_score = ln.number, score
