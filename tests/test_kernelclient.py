@@ -48,10 +48,16 @@ def test_a_notebook_executed_through_the_manager_keeps_exactly_its_cells_outputs
                                          nbformat.v4.new_code_cell("import sys; print('b', file=sys.stderr); 1 + 1")])
     km = kernel_manager_logging_to(tmp_path / "k.log")(kernel_name="python3")
 
+    client = NotebookClient(nb, km=km, timeout=60, resources={"metadata": {"path": str(tmp_path)}})
+
     async def run():
         try:
-            await NotebookClient(nb, km=km, timeout=60, resources={"metadata": {"path": str(tmp_path)}}).async_execute()
+            await client.async_execute()
         finally:
+            # nbclient leaves the client of a manager it was handed running (owns_km is False); stopped here, or
+            # its channels outlive the test and jupyter_client warns when the garbage collector reaches it
+            if client.kc is not None:
+                client.kc.stop_channels()
             if km.has_kernel:
                 await km.shutdown_kernel(now=True)
 
