@@ -82,7 +82,7 @@ def build_passages(docs: Sequence[Document], variant: Variant, embed: Callable |
         if hit is not None:
             _PASSAGES.move_to_end(key)
             return list(hit)
-    if variant.chunking in ("semantic", "topic") and embed is None:
+    if fn is not chunk_rule_windows and embed is None:  # semantic and topic-shift: one batched embedding call
         embed = embedder_for([d for d in docs if d.text.strip()])
     extra = {} if fn is chunk_rule_windows else {"embed": embed}
     out: list[Chunk] = [c for d in docs if d.text.strip() for c in fn(d, **params, **extra)]

@@ -297,3 +297,33 @@ def test_build_passages_memo_returns_what_chunking_again_returns():
     assert R.build_passages(docs, tight) == small  # the memo holds what chunking gives
     edited = [Document(id="a", text=docs[0].text + " A fourth.", title="A"), docs[1]]
     assert R.build_passages(edited, rule) != first  # another text, not the memo of the old one
+
+
+@pytest.mark.parametrize("chunking", ["semantic", "topic_shift"])
+def test_embedding_chunkings_embed_all_documents_sentences_in_one_call(chunking, monkeypatch):
+    """Semantic and topic-shift variants embed the sentences of all candidate documents in one batched call
+    (``embedder_for``), and cut the same passages as chunking each document with its own embedding call."""
+    from lcrag.chunking.semantic import chunk_semantic, chunk_topic_shift, embedder_for
+    from lcrag.studies import longeval_retrieve as R
+    from lcrag.studies.longeval_variants import Variant
+    from lcrag.types import Document
+
+    docs = [Document(id="a", text="Graph networks forecast traffic. Sensors report flow each minute. "
+                                   "Cats sleep most of the day.", title="A"),
+            Document(id="b", text="Transformers read long inputs. Attention cost grows with length.", title="B")]
+    calls = []
+
+    def recording(ds):
+        calls.append([d.id for d in ds])
+        return embedder_for(ds)
+
+    monkeypatch.setattr(R, "embedder_for", recording)
+    shipped = next(v for v in load_variants().values() if v.chunking == chunking)  # the shipped constants
+    variant = Variant(name="v", chunking=chunking, params=shipped.params)
+    R._PASSAGES.clear()
+    got = R.build_passages(docs, variant)
+    R._PASSAGES.clear()
+    assert calls == [["a", "b"]]
+    fn, params = R._chunker(variant)
+    assert fn is {"semantic": chunk_semantic, "topic_shift": chunk_topic_shift}[chunking]
+    assert got == [c for d in docs for c in fn(d, **params)]
