@@ -50,7 +50,7 @@ from . import interrupts
 from .errors import BudgetExceeded, InputError
 from .interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
-from .llm.call import cache_request, cached_read
+from .llm.call import cache_request, cached_read, needs_call
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
@@ -343,8 +343,7 @@ def _run_tasks(
             stats.na += 1
             continue
         sendable.append(entry)
-    uncached = [e for e in sendable if not reader.records_replies or cache.mode in ("off", "refresh")
-                or not cache.contains(e[1])]
+    uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
     stats.est_tokens = sum(e[6] for e in uncached)
     stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
     if uncached:

@@ -102,19 +102,17 @@ def cached_read(reader: Reader, cache: ResponseCache, request: dict[str, Any], r
     directly, in every cache mode, and nothing is stored.
     """
     key = key or cache_key(request)
-    if not reader.records_replies:  # a model-free reader: computed every time, in every cache mode
-        res = reader.read(read)
-        if not res.ok:
-            return CachedCall(key, None, error=res.error, latency_s=res.latency_s)
-        return CachedCall(key, record_of(res), latency_s=res.latency_s)
-    hit = cache.get(key, description=description)
-    if hit is not None:
-        return CachedCall(key, hit, cached=True)
+    recorded = reader.records_replies  # False for a model-free reader: computed every time, in every cache mode
+    if recorded:
+        hit = cache.get(key, description=description)
+        if hit is not None:
+            return CachedCall(key, hit, cached=True)
     res = reader.read(read)
     if not res.ok:
         return CachedCall(key, None, error=res.error, latency_s=res.latency_s)
     rec = record_of(res)
-    store(cache, key, request, rec)
+    if recorded:
+        store(cache, key, request, rec)
     return CachedCall(key, rec, latency_s=res.latency_s)
 
 

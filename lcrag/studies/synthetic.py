@@ -184,10 +184,9 @@ def _build_trial(length: int, trial: int, seed: int, pool, needles, rule: str) -
         order.insert(rng.randint(0, len(order)), ~j)  # insert_at_random's draw for the j-th needle line
     texts = [facts[v] if v >= 0 else needle.facts[~v] for v in order]
     gold = [n for n, v in enumerate(order) if v < 0]
-    lines = [make_line(n, texts[n], "pool", -1, -1, v, True, "distractor") for n, v in enumerate(order)]
-    for n in gold:
-        lines[n] = make_line(n, texts[n], needle.id, -1, -1, ~order[n], True, "needle")
-    ctx = Context(text="\n".join([f"{n}: {t}" for n, t in enumerate(texts)]), lines=tuple(lines),
+    lines = tuple(make_line(n, texts[n], "pool", -1, -1, v, True, "distractor") if v >= 0
+                  else make_line(n, texts[n], needle.id, -1, -1, ~v, True, "needle") for n, v in enumerate(order))
+    ctx = Context(text="\n".join([f"{n}: {t}" for n, t in enumerate(texts)]), lines=lines,
                   gold_lines=tuple(gold), numbering_base=0, condition=f"LC-{length}",
                   metadata={"length": length, "trial": trial, "seed": seed, "needle": needle.id})
     num = {~order[n]: n for n in gold}
