@@ -26,7 +26,7 @@ from _common import write  # noqa: E402
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.llm.readers import make_reader  # noqa: E402
 from lcrag.runner import run_tasks  # noqa: E402
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score  # noqa: E402
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score  # noqa: E402
 
 N = int(os.environ.get("BENCH_CACHE_N", "10000"))
 LIVE = int(os.environ.get("BENCH_LIVE_CALLS", "100"))

@@ -61,8 +61,8 @@ from _common import write  # noqa: E402
 
 
 def texts_and_questions(length: int = 1_000_000) -> tuple[list[str], list[str], str]:
-    from lcrag.data.nolima import load_nolima
-    from lcrag.studies.nolima_coverage import questions, store
+    from lcrag.studies.nolima.data import load_nolima
+    from lcrag.studies.nolima.coverage import questions, store
 
     data = load_nolima()
     qs = questions(data)

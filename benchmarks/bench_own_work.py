@@ -134,7 +134,7 @@ def _reference_trial(length, trial, seed, pool, needles, rule):
 
 
 def haystacks(repeat: int, trials: int):
-    from lcrag.studies import synthetic as S
+    from lcrag.studies.synthetic import trials as S
 
     cfg = S.SyntheticConfig(lengths=LENGTHS, trials=trials)
     pool, nds = S.sweep_inputs(cfg)
@@ -146,7 +146,7 @@ def haystacks(repeat: int, trials: int):
 
 def extractive_reads(repeat: int, trials: int):
     from lcrag.llm.extractive import LineIndex, extract
-    from lcrag.studies import synthetic as S
+    from lcrag.studies.synthetic import trials as S
 
     class EagerIndex(LineIndex):  # the former index: every token's postings and IDF when built
         def __init__(self, lines):
@@ -183,7 +183,7 @@ def extractive_reads(repeat: int, trials: int):
 
 
 def team_bm25(repeat: int):
-    from lcrag.retrieval.team_code import TeamBM25, team_tokenize
+    from lcrag.studies.longeval.team_code import TeamBM25, team_tokenize
 
     rng = random.Random(0)
     vocab = [f"term{i}" for i in range(400)] + ["retrieval", "evaluation", "long-context", "model's"]

@@ -34,9 +34,9 @@ def bench_coverage(rows):
     from rank_bm25 import BM25Okapi
 
     from lcrag.config import cache_dir
-    from lcrag.data.nolima import load_nolima
+    from lcrag.studies.nolima.data import load_nolima
     from lcrag.retrieval import tokenize
-    from lcrag.studies.nolima_coverage import all_coverage_tables, questions, store
+    from lcrag.studies.nolima.coverage import all_coverage_tables, questions, store
 
     data = load_nolima()
     lengths = list(data.lengths)
@@ -62,7 +62,7 @@ def bench_coverage(rows):
             bm.get_scores(tokenize(q))
     base = time.perf_counter() - t0
     t0 = time.perf_counter()
-    from lcrag.studies.nolima_coverage import rankings
+    from lcrag.studies.nolima.coverage import rankings
     rankings(data, "bm25", lengths)
     ours = time.perf_counter() - t0
     rows.append({"benchmark": "nolima_coverage_bm25_part", "baseline": "rank-bm25 per question", "baseline_s": round(base, 3),

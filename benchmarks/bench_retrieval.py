@@ -45,7 +45,7 @@ def haystack() -> tuple[list[str], str]:
     p = data_path("lc-ebg/derived/nolima_rand_book_1_haystacks/rand_shuffle_1000000__rand_book_1.txt")
     if p is not None:
         return p.read_text(encoding="utf-8").split("\n"), "rand_book_1 1M (LC-EBG data)"
-    from lcrag.data.nolima import generate_haystack
+    from lcrag.studies.nolima.data import generate_haystack
 
     return generate_haystack(1_000_000), "generated 1M (lcrag filler text)"
 

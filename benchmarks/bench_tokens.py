@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import tiktoken
 
-    from lcrag.data.nolima import load_nolima
+    from lcrag.studies.nolima.data import load_nolima
     from lcrag.llm.tokens import get_tokenizer
 
     data = load_nolima()

@@ -41,7 +41,8 @@ def offline(nb: str) -> dict:
 
 def nb01() -> None:
     from lcrag import experiment
-    from lcrag.studies import synthetic, synthetic_study
+    from lcrag.studies.synthetic import trials as synthetic
+    from lcrag.studies.synthetic import study as synthetic_study
 
     p = offline("01")
     ov = synthetic_study.overrides(lengths=list(p["lengths"]), trials=int(p["trials"]), seed=int(p.get("seed", 0)),
@@ -51,7 +52,7 @@ def nb01() -> None:
 
 
 def nb09() -> None:
-    from lcrag.studies import nolima_report as NR
+    from lcrag.studies.nolima import report as NR
 
     p = offline("09")
     readers = [r for r in p["readers"] if (r if isinstance(r, str) else r.get("profile")) == "extractive"]
@@ -59,8 +60,8 @@ def nb09() -> None:
 
 
 def nb11() -> None:
-    from lcrag.studies import multihop_rag as mh
-    from lcrag.data.multihop_rag import usable_queries
+    from lcrag.studies.multihop_rag import study as mh
+    from lcrag.studies.multihop_rag.data import usable_queries
 
     data = mh.load_data(None, None, data_dir=None)
     queries = usable_queries(data.queries)
@@ -77,7 +78,7 @@ def nb19() -> None:
     from lcrag.llm.readers import make_reader
     from lcrag.results import to_frame
     from lcrag.runner import run_tasks
-    from lcrag.studies import longeval_study as le
+    from lcrag.studies.longeval import study as le
 
     root = data_dir(None)
     if root is None:

@@ -1,5 +1,6 @@
-"""``lcrag`` command line. Subcommands are plugins: every module in ``lcrag.commands``
-exposing ``register(subparsers)`` adds its own parser and ``set_defaults(func=...)``."""
+"""``lcrag`` command line. Subcommands are plugins: every module in ``lcrag.commands`` and every study
+folder's ``cli.py`` (:mod:`lcrag.experiment.discover`) exposing ``register(subparsers)`` adds its own
+parser and ``set_defaults(func=...)``."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
         if mod.name.startswith("_"):
             continue
         module = importlib.import_module(f"{commands.__name__}.{mod.name}")
+        if hasattr(module, "register"):
+            module.register(sub)
+    from .experiment import discover
+
+    for module in discover.parts("cli"):  # a study's own subcommands (``lcrag longeval ...``)
         if hasattr(module, "register"):
             module.register(sub)
     return parser

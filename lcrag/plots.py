@@ -225,7 +225,7 @@ def attribution_bars(table: pd.DataFrame, title: str, classes=None):
 # ------------------------------------------------------------------ MultiHop-RAG and QASPER-MP (EBG App. D, E)
 def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
     """Grouped bars per reader of Ans* (answer-only), Ans (EBG), Evid recall, Evid strict and Joint
-    (the columns of ``lcrag.studies.multihop_rag.table_answer_only_vs_ebg``; Table 3 structure)."""
+    (the columns of ``lcrag.studies.multihop_rag.study.table_answer_only_vs_ebg``; Table 3 structure)."""
     metrics = [("ans_star", "Ans* (answer-only)"), ("ans", "Ans (EBG)"), ("evid_recall", "Evid recall"),
                ("evid_strict", "Evid strict"), ("joint", "Joint")]
     fig, ax = plt.subplots(figsize=(1.8 + 2.2 * len(table3), 3.4))

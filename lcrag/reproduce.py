@@ -17,10 +17,10 @@ Each notebook ``notebooks/NN_name.ipynb`` runs with cwd ``notebooks/``; its exec
 written to ``<out>/NN_name.ipynb`` and it saves its own figures and tables to ``out_dir``.
 
 Data requirements: most notebooks fall back to data lcrag generates when the data directory
-(or a file in it) is absent, and say so in their output. The notebooks in
-``DATA_REQUIREMENTS`` regenerate recorded results and have no generated stand-in; when one of
-their files is missing they are skipped — never failed — with a one-line reason in the run
-summary.
+(or a file in it) is absent, and say so in their output. The notebooks whose study declares their
+data (a study folder's ``notebooks.py``, :mod:`lcrag.experiment.notebooks`) regenerate recorded results
+and have no generated stand-in; when one of their files is missing they are skipped — never failed —
+with a one-line reason in the run summary.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,6 +38,9 @@ from .errors import ConfigError
 from .llm.cache import MODES
 from .textio import read_yaml
 from .quickimport import papermill
+
+if TYPE_CHECKING:
+    from .experiment.notebooks import DataNeed
 
 
 class Profile(BaseModel):
@@ -82,36 +84,17 @@ def load_profile(path: str | Path) -> Profile:
     return prof
 
 
-@dataclass(frozen=True)
-class DataNeed:
-    """Files (relative to the data directory) a notebook cannot run without, and what they are."""
+def data_need(notebook: str | Path) -> DataNeed | None:
+    """The data files ``notebook`` cannot run without, as its study declares them (None: it generates its data)."""
+    from .experiment.notebooks import notebook_entry
 
-    files: tuple[str, ...]
-    what: str
-
-
-def _needs() -> dict[str, DataNeed]:
-    from .data.longeval import GOLD_REL, METADATA_REL, QUERIES_REL, SHARD_REL, STATS_REL
-    from .studies.longeval_stored import BASE_REL, JUDGE_REL, LLM_RUNS_REL, PAIRS_REL, SILVER_GOLD_REL
-    from .data.nolima_recorded import RAG_DIR
-
-    recorded = "the recorded LongEval-RAG files"
-    return {
-        "07": DataNeed((RAG_DIR,), "the recorded NoLiMa-RAG results of the LC-EBG repository (Table 16 "
-                                            "re-orders their top-k)"),
-        "15": DataNeed((QUERIES_REL, METADATA_REL, SHARD_REL, STATS_REL), recorded),
-        "17": DataNeed((QUERIES_REL, GOLD_REL, PAIRS_REL, BASE_REL), recorded + " (organizer evaluations)"),
-        "18": DataNeed((QUERIES_REL, JUDGE_REL, SILVER_GOLD_REL, LLM_RUNS_REL), recorded + " (judge outputs)"),
-        "19": DataNeed((QUERIES_REL, METADATA_REL, SHARD_REL, GOLD_REL, PAIRS_REL), recorded + " (recovered full texts)"),
-    }
-
-
-DATA_REQUIREMENTS: dict[str, DataNeed] = _needs()
+    entry = notebook_entry(notebook)
+    return entry.needs if entry is not None else None
 
 
 def missing_data(notebook: str | Path, root: Path | None) -> str | None:
     """Why ``notebook`` cannot run with data directory ``root`` (``None``: none), or ``None`` if it can."""
-    need = DATA_REQUIREMENTS.get(Path(notebook).name[:2])
+    need = data_need(notebook)
     if need is None:
         return None
     if root is None:
@@ -273,7 +256,7 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
                            "local_model": starts_local_server(params, declared)}
     reason = None
-    if nb.name[:2] in DATA_REQUIREMENTS:
+    if data_need(nb) is not None:
         reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
     if reason:
         rec.update(seconds=0.0, skipped=reason)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,6 +160,61 @@ class Condition:
                if f.name not in ("extra", "name") and getattr(self, f.name) is not None}
         out.update(dict(self.extra))
         return out
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, Any]) -> Condition:
+        """The record from a mapping of its fields (a row's stored ``meta.condition``; ``extra`` as pairs)."""
+        d = dict(fields)
+        d["extra"] = tuple(tuple(x) for x in d.get("extra") or ())
+        return cls(**d)
+
+    @staticmethod
+    def scheme(label: Callable[[Condition], str], order: Callable[[Condition], Any] | None = None) -> ConditionScheme:
+        """A study's condition protocol (:class:`ConditionScheme`): ``label`` derives the display label from the
+        fields, ``order`` the sort key of a condition."""
+        return ConditionScheme(label, order)
+
+
+class ConditionScheme:
+    """One study's conditions: how each is labelled, ordered and looked up — the protocol every benchmark uses.
+
+    * :meth:`make` / :meth:`name` build a :class:`Condition` named by ``label`` (derived from its fields, never
+      parsed back) and record it, so a label the study made can be looked up later;
+    * :meth:`lookup` turns a record, a stored mapping of fields (``meta.condition`` of a row) or a recorded label
+      into the record;
+    * :meth:`order` is the study's sort key of a condition (a record, mapping or label); without ``order`` the
+      conditions keep the order they come in (every key is equal).
+    """
+
+    def __init__(self, label: Callable[[Condition], str], order: Callable[[Condition], Any] | None = None):
+        self.label = label
+        self._order = order
+        self.by_label: dict[str, Condition] = {}
+
+    def name(self, c: Condition) -> Condition:
+        """``c`` with ``name`` set to its label, recorded for :meth:`lookup`."""
+        c = dataclasses.replace(c, name=self.label(c))
+        self.by_label[c.name] = c
+        return c
+
+    def make(self, mode: str, **fields: Any) -> Condition:
+        """A named, recorded :class:`Condition` of ``mode`` and ``fields``."""
+        return self.name(Condition(mode, **fields))
+
+    def lookup(self, c: Condition | Mapping[str, Any] | str) -> Condition:
+        """The record of ``c``: itself, from its fields, or the condition this scheme made with that label."""
+        if isinstance(c, Condition):
+            return c
+        if isinstance(c, Mapping):
+            return Condition.from_fields(c)
+        try:
+            return self.by_label[c]
+        except KeyError:
+            raise KeyError(f"no condition labelled {c!r} was made; made: {', '.join(self.by_label) or 'none'}") from None
+
+    def order(self, c: Condition | Mapping[str, Any] | str) -> Any:
+        """The study's sort key of ``c``."""
+        return self._order(self.lookup(c)) if self._order else 0
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@ import random
 
 import pytest
 
-from lcrag.data.synthetic import LCRAG_NEEDLES, default_pool
+from lcrag.studies.synthetic.data import LCRAG_NEEDLES, default_pool
 from lcrag.haystack import SourceLine, fill_to_length, insert_at_depth, render_numbered
-from lcrag.studies.synthetic import build_trial
+from lcrag.studies.synthetic.trials import build_trial
 
 
 @pytest.mark.parametrize("length", [10_000, 50_000, 200_000, 1_000_000])

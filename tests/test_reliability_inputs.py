@@ -71,7 +71,7 @@ def case(*a, **kw) -> None:
 
 
 # --------------------------------------------------------------------------------- synthetic needles
-from lcrag.data.synthetic import load_paper_needles  # noqa: E402
+from lcrag.studies.synthetic.data import load_paper_needles  # noqa: E402
 
 NEEDLE = {"facts": ["A founded B.", "B makes C."], "question": "What does the company A founded make?", "answers": ["C"]}
 case("synthetic-needles-json-syntax", {"n.json": '{"examples": [\n  {"facts": ["a", "b"], "question": "q?" "answers": ["x"]}\n]}'},
@@ -86,7 +86,7 @@ case("synthetic-needles-latin1", {"n.json": b'{"examples": [\n {"facts": ["' + L
      lambda t: load_paper_needles(t / "n.json"), "n.json", 2, None, "re-save the file as UTF-8")
 
 # --------------------------------------------------------------------------------- NoLiMa needle sets, haystacks
-from lcrag.data.nolima import load_haystack, load_needle_set, load_two_needle_set  # noqa: E402
+from lcrag.studies.nolima.data import load_haystack, load_needle_set, load_two_needle_set  # noqa: E402
 
 GROUP = {"id": "0402", "needle": "{CHAR} is allergic to {1}.", "questions": {"onehop": "Who can't eat {1}?"},
          "tests": {"T01_C02": {"input_args": ["peanuts"]}}, "character_set": ["Yuki"], "system_prompt": "S.",
@@ -111,8 +111,8 @@ case("nolima-haystack-latin1", {"h.txt": b"First line.\nSecond line.\nA " + LATI
      lambda t: load_haystack(t / "h.txt"), "h.txt", 3, None, "not UTF-8")
 
 # --------------------------------------------------------------------------------- NoLiMa recorded results
-from lcrag.data.nolima_rankings import load_ranking  # noqa: E402
-from lcrag.data.nolima_recorded import parse_rag_record  # noqa: E402
+from lcrag.studies.nolima.rankings import load_ranking  # noqa: E402
+from lcrag.studies.nolima.recorded import parse_rag_record  # noqa: E402
 
 RECORD = {"model_name": "gpt-4o", "context_length": 10000, "test_name": "0402_onehop", "retrieval_question": "Q?",
           "needle": "N.", "system_prompt": "S.", "task_template": "T", "topk_used": 5,
@@ -133,7 +133,7 @@ case("recorded-ranking-missing-text", {"rk.json": json.dumps([{"score": 0.9, "ev
      lambda t: load_ranking(t / "rk.json"), "rk.json", None, "[0].text", "lacks field")
 
 # --------------------------------------------------------------------------------- LongEval queries and documents
-from lcrag.data.longeval import load_citation_network, load_corpus, load_documents, load_queries  # noqa: E402
+from lcrag.studies.longeval.data import load_citation_network, load_corpus, load_documents, load_queries  # noqa: E402
 
 Q = {"narrative_id": "q1", "narrative": "What is new?", "doc_ids": ["d1", "d2"]}
 ID_FIELDS = "narrative_id|query_id|qid|id"
@@ -197,7 +197,7 @@ case("trec-utf16", {"run.jsonl": utf16(jl(RUN))},
      lambda t: read_run(t / "run.jsonl"), "run.jsonl", 1, None, "UTF-16")
 
 # --------------------------------------------------------------------------------- MultiHop-RAG
-from lcrag.data import multihop_rag  # noqa: E402
+from lcrag.studies.multihop_rag import data as multihop_rag  # noqa: E402
 
 ART = {"title": "A", "author": "x", "source": "s", "published_at": "2023", "category": "c", "url": "u", "body": "Body."}
 MQ = {"query": "Q?", "answer": "Yes", "question_type": "comparison_query",
@@ -224,7 +224,7 @@ case("multihop-corpus-latin1", {"corpus.json": b'[\n{"title": "A", "body": "x"},
      lambda t: multihop_rag.load_corpus(t / "corpus.json"), "corpus.json", 3, None, "not UTF-8")
 
 # --------------------------------------------------------------------------------- QASPER
-from lcrag.data.qasper import load_authors, load_qasper  # noqa: E402
+from lcrag.studies.qasper_mp.data import load_authors, load_qasper  # noqa: E402
 
 ANS = {"unanswerable": False, "extractive_spans": [], "yes_no": True, "free_form_answer": "", "evidence": ["E."],
        "highlighted_evidence": []}
@@ -388,7 +388,7 @@ case("study-unknown-reader", {**GOOD_ITEMS, "s.yaml": STUDY.replace("[extractive
      lambda t: prepare(t / "s.yaml"), "s.yaml", 4, "readers[1]", "unknown reader", ConfigError)
 
 # --------------------------------------------------------------------------------- LongEval variants file
-from lcrag.studies.longeval_variants import load_variants  # noqa: E402
+from lcrag.studies.longeval.variants import load_variants  # noqa: E402
 
 case("variants-unknown-switch", {"v.yaml": "variants:\n  a:\n    retrieval: bm25\n    rerankk: true\n"},
      lambda t: load_variants(t / "v.yaml"), "v.yaml", 2, "variants.a", "unknown switch", ConfigError)
@@ -473,9 +473,9 @@ def test_missing_candidate_is_a_warning_with_file_line_field(tmp_path):
 
 # --------------------------------------------------------------------------------- impossible parameters (ValueError contract)
 from lcrag.chunking import chunk_rule_windows, chunk_token_windows  # noqa: E402
-from lcrag.data.nolima import generate_haystack  # noqa: E402
+from lcrag.studies.nolima.data import generate_haystack  # noqa: E402
 from lcrag.haystack import SourceLine, fill_to_length, insert_at_depth  # noqa: E402
-from lcrag.studies.synthetic import SyntheticConfig  # noqa: E402
+from lcrag.studies.synthetic.trials import SyntheticConfig  # noqa: E402
 from lcrag.types import Document  # noqa: E402
 
 _DOC = Document("d", "One two three. Four five six. Seven eight nine. Ten eleven.")

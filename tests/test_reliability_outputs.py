@@ -25,8 +25,8 @@ from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.answer import is_refusal
-from lcrag.studies.synthetic import METRICS_EBG
-from lcrag.studies.synthetic import score as synthetic_score
+from lcrag.studies.synthetic.trials import METRICS_EBG
+from lcrag.studies.synthetic.trials import score as synthetic_score
 
 # the hostile replies are scored under lcrag's reply rule (the runner's lenient parse, scored as is):
 # the authors' rule (the study default) leaves unusable replies out instead; tests/studies cover it

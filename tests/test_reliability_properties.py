@@ -71,17 +71,20 @@ contents = st.one_of(
 def _loaders():
     from lcrag.experiment.config import load_config
     from lcrag.experiment.schema import load_corpus as custom_corpus, load_items
-    from lcrag.data import longeval, multihop_rag, nolima, qasper
-    from lcrag.data.nolima_rankings import load_ranking
-    from lcrag.data.nolima_recorded import parse_rag_record
-    from lcrag.data.synthetic import load_paper_needles
+    from lcrag.studies.longeval import data as longeval
+    from lcrag.studies.multihop_rag import data as multihop_rag
+    from lcrag.studies.nolima import data as nolima
+    from lcrag.studies.qasper_mp import data as qasper
+    from lcrag.studies.nolima.rankings import load_ranking
+    from lcrag.studies.nolima.recorded import parse_rag_record
+    from lcrag.studies.synthetic.data import load_paper_needles
     from lcrag.llm import prompts
     from lcrag.llm.batch import collect
     from lcrag.llm.cache import ResponseCache
     from lcrag.llm.profiles import load_profile
     from lcrag.reproduce import load_profile as load_run_profile
     from lcrag.runner import read_results
-    from lcrag.studies.longeval_variants import load_variants
+    from lcrag.studies.longeval.variants import load_variants
     from lcrag.trec import read_run
 
     def prompt(p):

@@ -16,7 +16,7 @@ from lcrag.llm.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
 from lcrag.resume import INVALIDATED, NEW, RETRY, REUSE, decide, scorer_version
 from lcrag.runner import RunStats, Task, read_results, run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 from lcrag.types import Item, ResultRow
 
 

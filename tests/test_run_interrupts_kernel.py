@@ -28,7 +28,7 @@ N, CONCURRENCY = 12, 2
 CELL = """
 from lcrag.llm.readers import make_reader
 from lcrag.runner import run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 tasks = build_tasks(SyntheticConfig(lengths=[600], trials={n}, prompts=["ebg"]))
 reader = make_reader({{"name": "fault", "kind": "openai", "model": "fault-model", "base_url": "{url}",
                       "api_key_env": None, "concurrency": {conc}, "max_retries": 0}})

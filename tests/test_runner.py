@@ -11,7 +11,7 @@ from lcrag.llm.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 from lcrag.types import Item
 
 
@@ -181,7 +181,7 @@ def test_model_free_readers_are_computed_in_every_cache_mode_and_never_stored(tm
     (where a recorded reader's miss raises) and stores nothing; a governed wrapper keeps the inner reader's rule."""
     from lcrag.executors.governed import GovernedReader
     from lcrag.executors.governor import Governor
-    from lcrag.studies.longeval_generate import LongEvalExtractiveReader
+    from lcrag.studies.longeval.generate import LongEvalExtractiveReader
 
     tasks = _tasks(["", ""])
     cache_db = tmp_path / "c.sqlite"

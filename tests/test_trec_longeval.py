@@ -83,8 +83,8 @@ def test_validator_catches_each_violation():
 
 @needs_data
 def test_validator_passes_stored_runs_and_catches_planted_citation():
-    from lcrag.data.longeval import QUERIES_REL, load_queries
-    from lcrag.studies.longeval_stored import STORED_RUNS, llm_run, load_stored_run
+    from lcrag.studies.longeval.data import QUERIES_REL, load_queries
+    from lcrag.studies.longeval.stored import STORED_RUNS, llm_run, load_stored_run
 
     queries = load_queries(data_dir() / QUERIES_REL)
     cands = {q.id: q.doc_ids for q in queries}
@@ -97,7 +97,7 @@ def test_validator_passes_stored_runs_and_catches_planted_citation():
     # passages, as recorded in the team's provenance state (its per-query ``references``)
     import json as _json
 
-    from lcrag.studies.longeval_stored import LLM_RUNS_REL
+    from lcrag.studies.longeval.stored import LLM_RUNS_REL
     state = _json.loads((data_dir() / LLM_RUNS_REL / "inputs" / "rule_minilm_openai_llm_v1_state.json").read_text())
     selected = {q["query_id"]: set(q["references"]) for q in state["queries"].values()}
     assert validate_run(llm_run("rule_minilm_openai_llm_v1"), cands, selected_docs=selected).ok

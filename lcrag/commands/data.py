@@ -9,7 +9,7 @@
   ``multihop_rag/corpus``). Exit status 0 when the file matches, 1 when it is refused.
 * ``lcrag data synth-pool --reader NAME --n N [--out FILE]`` — a model-written distractor pool
   for the synthetic study (the EBG paper's method), through the cached reader path, with the
-  needle safety check; one fact per line (``lcrag.data.synthetic_llm_pool``).
+  needle safety check; one fact per line (``lcrag.studies.synthetic.llm_pool``).
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ def register(subparsers) -> None:
 
 
 def _cmd_synth_pool(args) -> int:
-    from ..data.synthetic import needles as needle_set
-    from ..data.synthetic_llm_pool import generate_llm_pool, write_pool
+    from ..studies.synthetic.data import needles as needle_set
+    from ..studies.synthetic.llm_pool import generate_llm_pool, write_pool
     from ..llm.readers import make_reader
     from ..llm.server import serve_for
 

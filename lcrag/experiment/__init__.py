@@ -3,7 +3,7 @@
 * :mod:`.spec` — the study spec (YAML / dict, pydantic), validated before any work;
 * :mod:`.engine` — :func:`run` (spec -> items -> tasks -> reader calls -> scored rows -> views),
   :func:`load_spec`, :func:`builtin_names`, :func:`spec_yaml`;
-* :mod:`.builtin_studies` — the modules registering the built-in studies;
+* :mod:`.discover` — study discovery: one folder of ``lcrag/studies/`` (or ``LCRAG_STUDIES_PATH``) per study;
 * :mod:`.schema` — the item schema (JSONL) and its validating loader;
 * :mod:`.convert` — the built-in benchmarks expressed in that schema;
 * :mod:`.example` — a small generated example corpus with two-hop questions;
@@ -11,7 +11,6 @@
 * :mod:`.contexts` — LC haystacks and RAG contexts with gold lines from evidence spans;
 * :mod:`.layouts` — RAG chunk orders (score, document, reverse, both ends) and LC fillers (shuffled, masked);
 * :mod:`.route` — Self-Route rows (RAG, LC on abstention) composed from the two conditions' rows;
-* :mod:`.conditions` — one study with every condition (notebook ``20_conditions``);
 * :mod:`.study` — validation, task building, runs and records (``lcrag run``);
 * :mod:`.report` — the standard views of any run (``lcrag report``).
 

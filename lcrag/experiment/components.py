@@ -1,6 +1,6 @@
 """The engine's component lookup: registered item sources, task builders, layouts, measures,
 views and studies (:mod:`lcrag.registry`), with the own-study pieces and the built-in study
-modules (:mod:`.builtin_studies`) registered on first use; and :func:`call_with`, how the engine
+study folders (:mod:`.discover`) loaded on first use; and :func:`call_with`, how the engine
 hands a spec's parameters to a registered function."""
 
 from __future__ import annotations
@@ -69,16 +69,22 @@ def _register_own() -> None:
 
 def lookup(kind: str, name: str) -> Any:
     """``registry.lookup`` after the own-study pieces are registered; a name not yet registered
-    imports the built-in study modules (:mod:`.builtin_studies`) once and is looked up again."""
+    loads the study folders (:mod:`.discover`) and is looked up again."""
     _register_own()
     if kind == "measure":
         from .. import measures
 
-        return measures.get(name)
+        try:
+            return measures.get(name)
+        except KeyError:  # a measure a study folder registers (its measures.py)
+            from . import discover
+
+            discover.load_all()
+            return measures.get(name)
     try:
         return registry.lookup(kind, name)
     except KeyError:
-        from . import builtin_studies
+        from . import discover
 
-        builtin_studies.load_all()
+        discover.load_all()
         return registry.lookup(kind, name)

@@ -13,7 +13,7 @@
 
 :func:`run` is what ``lcrag run NAME|study.yaml`` calls; :func:`load_spec`, :func:`builtin_names`
 and :func:`spec_yaml` are what ``lcrag studies`` shows. Built-in studies register their pieces
-when their module is imported (:mod:`.builtin_studies` lists them; imported on first lookup).
+when their folder is loaded (:mod:`.discover` walks ``lcrag/studies/*/`` and ``LCRAG_STUDIES_PATH``; on first lookup).
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ class StudyResult:
 
 def builtin_names() -> list[str]:
     """Names of the built-in studies (``lcrag studies``)."""
-    from . import builtin_studies
+    from . import discover
 
-    builtin_studies.load_all()
+    discover.load_all()
     return registry.names("study")
 
 

@@ -251,7 +251,7 @@ __all__ = [
 
 
 def register_spec_file(path: str | Path) -> StudySpec:
-    """Read a built-in study's spec file (``lcrag/studies/specs/*.yaml``), validate it and register it
+    """Read a built-in study's spec file (a ``*.yaml`` of a study folder, :mod:`.discover`), validate it and register it
     as the study of its ``name`` (what ``lcrag studies`` lists and ``lcrag run NAME`` runs)."""
     spec = read_spec(path)[0]
     registry.register("study", spec.name, spec, replace=True)

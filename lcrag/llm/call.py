@@ -3,7 +3,7 @@
 Every model call of lcrag goes through :func:`cached_read` (or, for the OpenAI Batch API, through the same
 request, key, window and store functions below): :func:`lcrag.runner.run_tasks` (every study and own-study
 run), the judge (:mod:`lcrag.llm.judge`), the batch path (:mod:`lcrag.llm.batch`) and the model-written
-distractor pool (:mod:`lcrag.data.synthetic_llm_pool`). Conventions, in one place:
+distractor pool (:mod:`lcrag.studies.synthetic.llm_pool`). Conventions, in one place:
 
 * **Cache request and key.** ``{"reader": reader.identity(), "messages": [...], "expects_json": bool,
   "template": label}`` (:func:`cache_request`); the key is :func:`lcrag.llm.cache.cache_key` of it (sha256 of

@@ -20,7 +20,7 @@ def is_answer_only(prompt: str) -> bool:
 def fact_lines(task) -> list[int | None]:
     """Per gold fact of the query, the rendered number of its gold line in the task's context, or
     ``None`` when the fact is not located there (in RAG: not retrieved); see
-    ``lcrag.studies.multihop_rag`` for the location rule."""
+    ``lcrag.studies.multihop_rag.study`` for the location rule."""
     return list(task.context.metadata.get("fact_lines", []))
 
 

@@ -1,6 +1,6 @@
 """Per-hop citation of the synthetic two-hop study: the second-hop fact's line is cited.
 
-The hops are ordered by :func:`lcrag.data.synthetic.hop_order` (``item.metadata["hop_lines"]``).
+The hops are ordered by :func:`lcrag.studies.synthetic.data.hop_order` (``item.metadata["hop_lines"]``).
 EBG prompt on items with hop lines only.
 
 Convention: the reply is read under the row's reply rule and unusable replies give NaN

@@ -6,7 +6,7 @@ Follows the official QASPER evaluator (``qasper_evaluator.py`` of the QASPER rel
   a/an/the, collapse whitespace) between the prediction and each annotator's reference
   answer, **max over annotators**. References: "Unanswerable" for unanswerable annotations,
   extractive spans joined by ", ", the free-form answer, or "Yes"/"No" (see
-  ``lcrag.data.qasper``). No common token -> 0 (so two empty strings score 0).
+  ``lcrag.studies.qasper_mp.data``). No common token -> 0 (so two empty strings score 0).
 * **Evidence-F1** = set F1 between predicted and reference evidence paragraph **texts**
   (precision divides by the length of the predicted list), both empty -> 1.0, **max over
   annotators**; figure/table evidence ("FLOAT SELECTED") is already removed from references.
@@ -56,7 +56,7 @@ def paragraph_f1(predicted: Sequence[str], reference: Sequence[str]) -> float:
 def answer_f1(prediction: str | None, references: Sequence) -> tuple[float, str]:
     """Max token F1 over annotators and the type of the best reference (first one on ties).
 
-    ``references`` are objects with ``.answer`` and ``.type`` (``lcrag.data.qasper.Reference``)
+    ``references`` are objects with ``.answer`` and ``.type`` (``lcrag.studies.qasper_mp.data.Reference``)
     or ``(answer, type)`` pairs. A missing prediction (None) scores 0.
     """
     pairs = [(r.answer, r.type) if hasattr(r, "answer") else (r[0], r[1]) for r in references]

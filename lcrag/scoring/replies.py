@@ -17,7 +17,7 @@ Two named reply rules (EBG paper §4.2, App. F; issue "method fidelity" point 18
 :func:`read_reply` returns ``(usable, answer, lines)`` for one raw reply under a rule. Its
 ``first_json`` names the first-object parser of the ``"authors"`` rule: NoLiMa's
 (:func:`~lcrag.llm.parse_first.parse_first_json`, the default) or the synthetic runner's
-(:func:`~lcrag.llm.parse_first.parse_first_json_synthetic`, used by ``lcrag.studies.synthetic``).
+(:func:`~lcrag.llm.parse_first.parse_first_json_synthetic`, used by ``lcrag.studies.synthetic.trials``).
 """
 
 from __future__ import annotations

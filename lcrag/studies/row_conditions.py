@@ -10,27 +10,16 @@ QASPER-MP views.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..types import Condition
+from ..types import Condition, ConditionScheme
 
 
-def condition_from(c, by_label: Mapping[str, Condition]) -> Condition:
-    """A Condition from a record, a stored mapping of its fields, or a label in ``by_label``."""
-    if isinstance(c, Condition):
-        return c
-    if isinstance(c, dict):
-        d = dict(c)
-        d["extra"] = tuple(tuple(x) for x in d.get("extra") or ())
-        return Condition(**d)
-    return by_label[c]
-
-
-def condition_from_columns(row: pd.Series, extra: Sequence[str], label: Callable[[Condition], str]) -> Condition:
-    """A Condition from a row's field columns (NaN = unset; ``extra`` names study fields), named by ``label``."""
+def condition_from_columns(row: pd.Series, extra: Sequence[str], scheme: ConditionScheme) -> Condition:
+    """A Condition from a row's field columns (NaN = unset; ``extra`` names study fields), named by ``scheme``."""
     def val(f):
         v = row.get(f) if f in row.index else None
         return None if v is None or (isinstance(v, float) and np.isnan(v)) else v
@@ -39,18 +28,17 @@ def condition_from_columns(row: pd.Series, extra: Sequence[str], label: Callable
     if kw.get("k") is not None:
         kw["k"] = int(kw["k"])
     c = Condition(**kw, extra=tuple((e, val(e)) for e in extra if val(e) is not None))
-    return dataclasses.replace(c, name=label(c))
+    return scheme.name(c)
 
 
-def conditions_of(df: pd.DataFrame, by_label: Mapping[str, Condition], extra: Sequence[str],
-                  label: Callable[[Condition], str]) -> dict[str, Condition]:
+def conditions_of(df: pd.DataFrame, scheme: ConditionScheme, extra: Sequence[str]) -> dict[str, Condition]:
     """Label -> Condition of the rows: from ``meta.condition``, else from field columns (``mode`` …),
-    else from ``by_label`` (looked up, never parsed)."""
+    else the conditions ``scheme`` made (looked up, never parsed)."""
     if "meta.condition" in df:
-        return {lab: condition_from(c, by_label) for lab, c in zip(df["condition"], df["meta.condition"])}
+        return {lab: scheme.lookup(c) for lab, c in zip(df["condition"], df["meta.condition"])}
     if "mode" in df:
-        return {lab: condition_from_columns(g.iloc[0], extra, label) for lab, g in df.groupby("condition", sort=False)}
-    return {lab: by_label[lab] for lab in df["condition"].unique()}
+        return {lab: condition_from_columns(g.iloc[0], extra, scheme) for lab, g in df.groupby("condition", sort=False)}
+    return {lab: scheme.lookup(lab) for lab in df["condition"].unique()}
 
 
 def reader_labels(df: pd.DataFrame) -> pd.Series:

@@ -44,7 +44,7 @@ def test_cli_run_equals_the_engine_call(name, tmp_path, tmp_cache):
     if needs and not HAVE_DATA:
         pytest.skip("needs the data directory (LCRAG_DATA_DIR; `lcrag data list` says what is expected)")
     if name == "longeval":
-        from lcrag.studies.longeval_variants import load_variants
+        from lcrag.studies.longeval.variants import load_variants
 
         overrides = {**overrides, "tasks.params.variants": [next(iter(load_variants()))]}
     res = experiment.run(name, overrides=overrides, out=tmp_path / "api", progress=False)

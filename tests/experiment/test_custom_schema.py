@@ -6,13 +6,16 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.experiment.config import load_config
-from lcrag.experiment.convert import from_nolima, from_qasper, from_synthetic, write_study_data
-from lcrag.studies.multihop_convert import from_multihop_rag
+from lcrag.experiment.convert import write_study_data
+from lcrag.studies.nolima.convert import from_nolima
+from lcrag.studies.qasper_mp.convert import from_qasper
+from lcrag.studies.synthetic.convert import from_synthetic
+from lcrag.studies.multihop_rag.convert import from_multihop_rag
 from lcrag.experiment.example import generate, write_example
 from lcrag.experiment.schema import load_corpus, load_items, locate_sentence
 from lcrag.experiment.study import prepare
 from lcrag.data.fixtures import write_multihop, write_qasper
-from lcrag.data.nolima import PAPER_NEEDLES
+from lcrag.studies.nolima.data import PAPER_NEEDLES
 from lcrag.errors import ConfigError, InputError
 
 DOC = {"id": "d1", "title": "Doc one", "text": "Ada Brandt founded Quorvex.\nAda Brandt was born in  Tallinn.\nNothing else."}

@@ -21,7 +21,7 @@ from lcrag.cli import main
 from lcrag.config import PROJECT_ROOT
 from lcrag.errors import ConfigError
 from lcrag.experiment.spec import parse_spec
-from lcrag.studies import synthetic_study
+from lcrag.studies.synthetic import study as synthetic_study
 
 SMALL = dict(lengths=[2000, 3000], trials=2, dense_lengths=[], readers=["extractive", "extractive-single"])
 COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines",

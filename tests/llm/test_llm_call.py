@@ -15,7 +15,7 @@ from lcrag.llm.faultserver import FaultServer
 from lcrag.llm.judge import judge, make_judge
 from lcrag.llm.readers import ReadRequest, make_reader
 from lcrag.runner import run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lcrag"
 # the only modules that may store a reply in the response cache or call ``Reader.read`` themselves

@@ -9,7 +9,7 @@ from lcrag.llm.faultserver import FaultServer
 from lcrag.llm.judge import judge, parse_judgment
 from lcrag.llm.readers import make_reader
 from lcrag.runner import run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 
 
 def test_parse_judgment():

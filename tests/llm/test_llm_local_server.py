@@ -22,7 +22,7 @@ from lcrag.llm.readers import make_reader  # noqa: E402
 from lcrag.llm.server import LocalServer  # noqa: E402
 from lcrag.results import aggregate, to_frame  # noqa: E402
 from lcrag.runner import read_results, run_tasks  # noqa: E402
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score  # noqa: E402
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score  # noqa: E402
 from lcrag.types import ParseStatus  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -60,7 +60,7 @@ import sys
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.readers import make_reader
 from lcrag.runner import run_tasks
-from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
+from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 base_url, results, db = sys.argv[1:4]
 tasks = build_tasks(SyntheticConfig(lengths=[600, 900], trials=4, prompts=["ebg"]))
 run_tasks(tasks, make_reader("smollm2-local", base_url=base_url, max_tokens=48, concurrency=1), run="kill",

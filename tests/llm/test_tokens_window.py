@@ -26,7 +26,7 @@ except ImportError:
 
 
 def _haystacks():
-    from lcrag.data.nolima import load_nolima
+    from lcrag.studies.nolima.data import load_nolima
 
     data = load_nolima(generated=False)
     return {n: "\n".join(data.haystack(n)) for n in (10_000, 100_000, 1_000_000) if n in data.lengths}

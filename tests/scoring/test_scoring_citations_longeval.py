@@ -44,7 +44,7 @@ def test_precision_reproduces_every_stored_run():
     Gold pairs are the derived ``inferred_gold_pairs.json`` (the official qrels are not public);
     every consistent pair is checked. The first-sentence variant of the organizer script fails.
     """
-    from lcrag.studies.longeval_stored import STORED_RUNS, inferred_gold_pairs, load_stored_run, organizer_precision
+    from lcrag.studies.longeval.stored import STORED_RUNS, inferred_gold_pairs, load_stored_run, organizer_precision
 
     pairs = inferred_gold_pairs()
     assert len(pairs) == 47
@@ -68,7 +68,7 @@ def test_precision_reproduces_every_stored_run():
 def test_citation_set_metrics_reproduce_table6_rows():
     """§5.2 recall/precision/Jaccard from the stored GPT-5.4 runs and full-text silver references
     reproduce the 470 judge-input rows (stored as percentages, 2 decimals) and Table 6 means."""
-    from lcrag.studies.longeval_stored import judge_rows, llm_run, silver_gold_citations
+    from lcrag.studies.longeval.stored import judge_rows, llm_run, silver_gold_citations
 
     inputs, _, summary = judge_rows()
     silver = silver_gold_citations()

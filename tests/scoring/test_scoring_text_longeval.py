@@ -28,8 +28,8 @@ def test_rouge_identical_and_disjoint():
 @needs_data
 def test_rouge_reproduces_all_470_organizer_rows():
     """Every organizer per-query rouge1/rouge2/rougeL F1 (10 runs x 47 queries) to 1e-9."""
-    from lcrag.data.longeval import load_gold_answers
-    from lcrag.studies.longeval_stored import STORED_RUNS, load_stored_run, organizer_gold_comparison
+    from lcrag.studies.longeval.data import load_gold_answers
+    from lcrag.studies.longeval.stored import STORED_RUNS, load_stored_run, organizer_gold_comparison
 
     gold = load_gold_answers()
     n_rows, worst, worst_nostem = 0, 0.0, 0.0

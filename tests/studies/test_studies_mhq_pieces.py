@@ -15,13 +15,13 @@ import pytest
 import yaml
 
 from lcrag import experiment, measures, registry
-from lcrag.data.multihop_rag import Fact, Query
+from lcrag.studies.multihop_rag.data import Fact, Query
 from lcrag.errors import ConfigError
 from lcrag.llm.readers import make_reader
 from lcrag.results import to_frame
 from lcrag.runner import Task, run_tasks
-from lcrag.studies import multihop_rag as mh
-from lcrag.studies import qasper_mp as qm
+from lcrag.studies.multihop_rag import study as mh
+from lcrag.studies.qasper_mp import study as qm
 from lcrag.types import Condition, Context, Response
 
 
@@ -75,7 +75,7 @@ def test_multihop_labels_come_from_condition_fields():
                             "pool": "open"}
     # the order is read from the fields: a record whose name says otherwise sorts by its fields
     odd = Condition(mode="RAG", k=3, extra=(("pool", "matched"),), name="zzz")
-    assert sorted([pool, odd, rag, lc], key=mh.condition_order) == [lc, rag, odd, pool]
+    assert sorted([pool, odd, rag, lc], key=mh.SCHEME.order) == [lc, rag, odd, pool]
     with pytest.raises(ValueError):
         mh.make_condition("RAG", k=5, pool="nearby")
 
@@ -85,8 +85,8 @@ def test_qasper_labels_come_from_condition_fields():
     assert c.label == "flat_full_meta@10" and c.chunker == "paragraph+title"
     s = qm.make_condition("RAG", layout="struct", scope="pool11", k=3)
     assert s.label == "struct_pool11@3" and qm.make_condition("LC").label == "LC"
-    assert min([c, s, qm.make_condition("LC")], key=qm.condition_order).mode == "LC"
-    assert qm.condition_order(s) < qm.condition_order(c)  # metadata-in-chunk last
+    assert min([c, s, qm.make_condition("LC")], key=qm.SCHEME.order).mode == "LC"
+    assert qm.SCHEME.order(s) < qm.SCHEME.order(c)  # metadata-in-chunk last
 
 
 def test_task_builders_attach_condition_records(mh_items, q_items):
@@ -175,7 +175,7 @@ def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tm
             "tasks.params.retriever": "bm25", "tasks.params.ks": [4]}
     eng = _engine_rows("multihop-rag", over, tmp_path / "eng.jsonl")
     assert len(eng) == len(df) and "meta.condition" not in eng and {"mode", "k", "pool"} <= set(eng.columns)
-    mh._BY_LABEL.clear()  # a fresh process: the study's own records are gone
+    mh.SCHEME.by_label.clear()  # a fresh process: the study's own records are gone
     try:
         pd.testing.assert_frame_equal(mh.view_lc_vs_rag(eng), t6)
         pd.testing.assert_frame_equal(mh.table_answer_only_vs_ebg(eng), mh.table_answer_only_vs_ebg(df))

@@ -1,0 +1,1 @@
+"""The conditions study folder (see README.md)."""

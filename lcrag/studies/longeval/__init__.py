@@ -1,0 +1,1 @@
+"""The longeval study folder (see README.md)."""

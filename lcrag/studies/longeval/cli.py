@@ -1,0 +1,104 @@
+"""``lcrag longeval run|validate|score``: the LongEval-RAG candidate-constrained pipeline (the study folder's CLI,
+added to ``lcrag`` by the study discovery).
+
+* ``lcrag longeval run --variant NAME [--variant ...] [--queries all|fulltext|ID,...] [--reader PROFILE] --out DIR``
+  runs variants of ``params/longeval_variants.yaml`` (the extractive generator, reader
+  ``longeval-extractive``, unless ``--reader``) on the recovered corpus (or
+  ``--queries-file``/``--documents`` for your own files) through the engine's pieces of the
+  ``longeval`` study (item source, task builder, :func:`lcrag.runner.run_tasks`: one cached
+  reader path, resumable rows in ``DIR/results.jsonl``) and writes TREC-RAG JSONL + provenance
+  sidecars per variant.
+* ``lcrag longeval validate RUN.jsonl [--queries-file Q]`` checks the candidate constraint and
+  citation indices (exit 1 on errors).
+* ``lcrag longeval score RUN.jsonl`` prints mean ROUGE-L (organizer rule) and citation precision
+  (inferred gold pairs; derived, not official) against the shared data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _cmd_run(args) -> int:
+    from pathlib import Path
+
+    from ...llm.readers import make_reader
+    from ...results import to_frame
+    from ...runner import run_tasks
+    from . import study as le
+
+    le.select_variants(args.variant, args.variants_file)  # unknown names fail before any run is written
+    if args.queries in ("all", "fulltext"):
+        queries = args.queries
+    else:
+        queries = args.queries.split(",")
+    items = le.longeval_items(data_dir=args.data_dir, queries=queries, queries_file=args.queries_file, documents=args.documents)
+    tasks = le.build_tasks(items, variants=args.variant, variants_file=args.variants_file)
+    reader = make_reader(args.reader or le.EXTRACTIVE_READER)
+    out = Path(args.out)
+    rows = run_tasks(tasks, reader, run="longeval", results_path=out / "results.jsonl", scorer=le.longeval_scorer(),
+                     progress=False)
+    frame = to_frame(rows)
+    paths = dict(zip(le.responses_from_frame(frame), le.write_runs(frame, out)))
+    summary = le.summary_view(frame)
+    bad = 0
+    for s in summary.to_dict("records"):
+        bad += s["validator"] != "pass" or s["untraced citations"] > 0
+        print(f"{s['variant']}: {s['n']} responses -> {paths[s['variant']]} | validator {s['validator']} | "
+              f"untraced citations {s['untraced citations']} | generator: {reader.label}")
+    return 1 if bad else 0
+
+
+def _cmd_validate(args) -> int:
+    from ...config import data_dir
+    from .data import QUERIES_REL, load_queries
+    from ...trec import read_run, validate_run
+
+    qfile = args.queries_file or data_dir(args.data_dir) / QUERIES_REL
+    cands = {q.id: q.doc_ids for q in load_queries(qfile)}
+    rep = validate_run(read_run(args.run), cands, require_all_queries=args.require_all)
+    for i in rep.issues:
+        print(f"{i.severity}: {i.query_id} {i.kind}: {i.message}")
+    print(f"{rep.n_responses} responses, {len(rep.errors)} error(s): {'pass' if rep.ok else 'FAIL'}")
+    return 0 if rep.ok else 1
+
+
+def _cmd_score(args) -> int:
+    from .data import load_gold_answers
+    from ...scoring.citations import run_citation_precision
+    from ...scoring.text import answer_text, rouge_l_f1
+    from .stored import inferred_gold_pairs
+    from ...trec import read_run
+
+    responses = read_run(args.run)
+    gold = load_gold_answers(args.data_dir)
+    rouge = [rouge_l_f1(answer_text(r.answer), gold[r.query_id]) for r in responses if r.query_id in gold]
+    pairs = inferred_gold_pairs(args.data_dir)
+    answered = {r.query_id for r in responses}
+    prec, _ = run_citation_precision(responses, {q: p[0] for q, p in pairs.items() if q in answered})  # the one rule
+    print(f"queries scored: {len(rouge)} | ROUGE-L F1: {sum(rouge) / max(1, len(rouge)):.4f} | "
+          f"citation precision (inferred gold pairs, first consistent pair): {prec:.4f}")
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("longeval", help="LongEval-RAG pipeline: run variants, validate and score TREC-RAG runs")
+    sub = p.add_subparsers(dest="longeval_cmd", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", default=None, help="data directory (default: $LCRAG_DATA_DIR or ../shared/data)")
+    common.add_argument("--queries-file", default=None, help="query JSONL (default: the official file in the data directory)")
+    r = sub.add_parser("run", parents=[common], help="run variants and write TREC-RAG JSONL + provenance")
+    r.add_argument("--variant", action="append", help="variant name (repeatable; default: all ten)")
+    r.add_argument("--variants-file", default=None, help="variants YAML (default: params/longeval_variants.yaml)")
+    r.add_argument("--queries", default="fulltext", help="all | fulltext (the 11 with recovered text) | comma-separated ids")
+    r.add_argument("--documents", default=None, help="documents file or directory (with --queries-file)")
+    r.add_argument("--reader", default=None, help="reader profile for LLM generation (default: extractive generator)")
+    r.add_argument("--out", required=True, help="output directory")
+    r.set_defaults(func=_cmd_run)
+    v = sub.add_parser("validate", parents=[common], help="validate a TREC-RAG run against the candidate sets")
+    v.add_argument("run")
+    v.add_argument("--require-all", action="store_true", help="every query must be answered")
+    v.set_defaults(func=_cmd_validate)
+    s = sub.add_parser("score", parents=[common], help="ROUGE-L and citation precision of a run")
+    s.add_argument("run")
+    s.set_defaults(func=_cmd_score)

@@ -1,0 +1,1 @@
+"""The multihop_rag study folder (see README.md)."""

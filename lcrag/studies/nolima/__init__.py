@@ -1,0 +1,1 @@
+"""The nolima study folder (see README.md)."""

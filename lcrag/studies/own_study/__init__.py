@@ -1,0 +1,1 @@
+"""The own_study study folder (see README.md)."""

@@ -1,0 +1,1 @@
+"""The qasper_mp study folder (see README.md)."""

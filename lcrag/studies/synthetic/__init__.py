@@ -1,0 +1,1 @@
+"""The synthetic study folder (see README.md)."""

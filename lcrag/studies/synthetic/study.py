@@ -1,0 +1,191 @@
+"""The synthetic two-hop study (EBG §4.1, §5.1.2; Figure 4) as a built-in study of the engine.
+
+Registers (``lcrag.registry``) on import:
+
+* item source ``synthetic-two-hop`` — one haystack per length x trial (:func:`lcrag.studies.synthetic.trials.build_trial`:
+  the distractor pool filled to the length, one two-hop needle inserted at random positions, lines
+  numbered from 0); params ``lengths``, ``trials``, ``needles``, ``pool``, ``pool_size``,
+  ``stopping_rule`` (the study's ``seed`` seeds every haystack);
+* task builder ``synthetic-two-hop`` — the conditions (``LC``, ``no-context``, ``oracle``,
+  ``RAG-<bm25|minilm>-<single|bridge>``, :data:`lcrag.studies.synthetic.trials.CONDITIONS`) x prompts of
+  each haystack; params ``conditions``, ``rag_budget``, ``dense_lengths``, ``dense_trials``,
+  ``prompts``, ``reply_rule``;
+* measures :data:`lcrag.studies.synthetic.trials.MEASURES` (modules ``lcrag/measures/synthetic_*.py``);
+* views ``synthetic_summary``, ``synthetic_effective_length`` (tables over the rows) and
+  ``synthetic_heatmaps``, ``synthetic_joint``, ``synthetic_conditions_hop2`` (figures,
+  :mod:`lcrag.studies.synthetic.views`);
+* the study ``synthetic-two-hop`` (:data:`SPEC`): the offline default of notebook ``01_synthetic_ebg``.
+
+Run it with ``lcrag run synthetic-two-hop`` or ``lcrag.experiment.run("synthetic-two-hop", overrides=...)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from ... import provenance, registry
+from .data import PAPER_POOL_SIZE
+from ...experiment.spec import parse_spec
+from ...types import Context, Item
+from . import views as sv
+from .trials import (
+    CONDITIONS,
+    DEFAULT_STOPPING_RULE,
+    JOINT,
+    MEASURES,
+    SyntheticConfig,
+    build_tasks,
+    build_trial,
+    effective_lengths,
+    summary,
+    sweep_inputs,
+)
+from .difficulty import difficulty, difficulty_summary
+
+NAME = "synthetic-two-hop"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One haystack of the sweep and its item (``item.metadata``: length, trial, needle, hop_lines)."""
+
+    item: Item
+    haystack: Context
+
+
+class Trials(list):
+    """The sweep's haystacks, with the :class:`SyntheticConfig` fields that made them (``config``)."""
+
+    config: SyntheticConfig
+
+
+def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = None, lengths=(10_000, 20_000, 50_000),
+          trials: int = 10, needles: str = "lcrag", pool: str | None = None, pool_size: int = PAPER_POOL_SIZE,
+          stopping_rule: str = DEFAULT_STOPPING_RULE) -> Trials:
+    """Item source: every length x trial haystack (generated; the data directory is not used).
+    ``limit`` keeps the first haystacks in length-then-trial order."""
+    cfg = SyntheticConfig(lengths=[int(x) for x in lengths], trials=int(trials), seed=int(seed), needles=needles,
+                          pool=pool, pool_size=int(pool_size), stopping_rule=stopping_rule)
+    cfg.validate()
+    pool_facts, nds = sweep_inputs(cfg)
+    provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
+    out = Trials(Trial(*build_trial(int(length), t, cfg.seed, pool_facts, nds, cfg.stopping_rule))
+                 for length in cfg.lengths for t in range(cfg.trials))
+    if limit is not None:
+        del out[int(limit):]
+    out.config = cfg
+    return out
+
+
+def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int = 2_000, dense_lengths=None,
+          dense_trials: int | None = None, prompts=("answer_only_json_synthetic", "ebg"),
+          reply_rule: str = "authors") -> list:
+    """Task builder: each haystack's configured conditions x prompts, in length, trial, condition, prompt
+    order; ``task.meta["condition"]`` is the :class:`~lcrag.types.Condition` record and
+    ``task.meta["reply_rule"]`` the rule the study's measures read replies with; ``answer_measure`` /
+    ``evidence_measure`` name the two measures of the joint ``ans_evid``."""
+    cfg = dataclasses.replace(trials.config, conditions=tuple(conditions), rag_budget=int(rag_budget),
+                              dense_lengths=None if dense_lengths is None else [int(x) for x in dense_lengths],
+                              dense_trials=None if dense_trials is None else int(dense_trials), prompts=tuple(prompts),
+                              reply_rule=reply_rule)
+    keep = {t.item.id for t in trials}
+    out = []
+    for t in build_tasks(cfg):
+        if t.item.id in keep:
+            t.meta = {"length": t.meta["length"], "condition": CONDITIONS[t.condition], "reply_rule": cfg.reply_rule,
+                      **JOINT}
+            out.append(t)
+    return out
+
+
+def overrides(*, lengths=None, trials=None, readers=None, reader_trials=None, reader_conditions=None, conditions=None,
+              rag_budget=None, dense_lengths=None, dense_trials=None, needles=None, pool=None, seed=None,
+              stopping_rule=None, answer_prompt=None, reply_rule=None, budget_usd=None) -> dict[str, Any]:
+    """Dotted-key overrides of the built-in spec from the parameters of notebook ``01_synthetic_ebg``
+    (``None`` keeps the spec's value). ``reader_trials`` / ``reader_conditions`` (per reader profile)
+    become ``reader_limits``; ``answer_prompt`` is the Ans* prompt beside ``ebg``."""
+    out: dict[str, Any] = {}
+    data = {"lengths": lengths, "trials": trials, "needles": needles, "pool": pool, "stopping_rule": stopping_rule}
+    task = {"conditions": conditions, "rag_budget": rag_budget, "dense_lengths": dense_lengths,
+            "dense_trials": dense_trials, "reply_rule": reply_rule,
+            "prompts": None if answer_prompt is None else [answer_prompt, "ebg"]}
+    out.update({f"data.params.{k}": _plain(v) for k, v in data.items() if v is not None})
+    out.update({f"tasks.params.{k}": _plain(v) for k, v in task.items() if v is not None})
+    for k, v in (("readers", readers), ("seed", seed), ("budget_usd", budget_usd)):
+        if v is not None:
+            out[k] = _plain(v)
+    limits: dict[str, dict[str, Any]] = {}
+    for name, n in dict(reader_trials or {}).items():
+        limits.setdefault(name, {})["trials"] = int(n)
+    for name, conds in dict(reader_conditions or {}).items():
+        limits.setdefault(name, {})["conditions"] = list(conds)
+    if limits:
+        out["reader_limits"] = limits
+    return out
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
+
+
+def config_of(spec) -> SyntheticConfig:
+    """The :class:`SyntheticConfig` of a spec (data and task params): the sweep the study runs."""
+    d, p = dict(spec.data.params), dict(spec.tasks.params)
+    cfg = SyntheticConfig(seed=int(spec.seed), **{k: v for k, v in d.items() if k in SyntheticConfig.__dataclass_fields__})
+    extra = {k: v for k, v in p.items() if k in ("rag_budget", "dense_lengths", "dense_trials", "reply_rule")}
+    cfg = dataclasses.replace(cfg, conditions=tuple(p.get("conditions", cfg.conditions)),
+                              prompts=tuple(p.get("prompts", cfg.prompts)), **extra)
+    cfg.validate()
+    return cfg
+
+
+def difficulty_rows(spec) -> pd.DataFrame:
+    """Per haystack x retriever: question-alone ranks of both hops and lexical overlaps
+    (:func:`lcrag.studies.synthetic.difficulty.difficulty`) of the spec's sweep."""
+    return difficulty(config_of(spec))
+
+
+def summary_view(rows: pd.DataFrame, *, spec=None, seed: int | None = None) -> pd.DataFrame:
+    """Per reader x condition x length: Ans*, Ans, Evid, Ans+Evid, per-hop rates with 95% CIs
+    (:func:`lcrag.studies.synthetic.trials.summary`)."""
+    return summary(rows, seed=int(seed if seed is not None else (spec.seed if spec is not None else 0)))
+
+
+def effective_length_view(rows: pd.DataFrame, *, spec=None, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:
+    """Effective context length per reader x condition on ``metric`` (NoLiMa's 85% rule)."""
+    return effective_lengths(summary_view(rows, spec=spec), metric, ratio)
+
+
+def _summary_figure(builder):
+    def view(rows: pd.DataFrame, *, spec=None, **params: Any):
+        return builder(summary_view(rows, spec=spec), **params)
+
+    view.__doc__ = builder.__doc__
+    return view
+
+
+SPEC_PATH = Path(__file__).parent / f"{NAME}.yaml"
+#: the spec document of the study (registered from its YAML by the study discovery, lcrag.experiment.discover)
+SPEC_DOC: dict[str, Any] = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
+
+registry.register("item_source", NAME, items, replace=True)
+registry.register("task_builder", NAME, tasks, replace=True)
+registry.register("view", "synthetic_summary", summary_view, replace=True)
+registry.register("view", "synthetic_effective_length", effective_length_view, replace=True)
+registry.register("view", "synthetic_heatmaps", _summary_figure(sv.heatmaps_figure), replace=True)
+registry.register("view", "synthetic_joint", _summary_figure(sv.joint_figure), replace=True)
+registry.register("view", "synthetic_conditions_hop2", _summary_figure(sv.conditions_hop2_figure), replace=True)
+SPEC = parse_spec(SPEC_DOC, str(SPEC_PATH))
+
+__all__ = ["NAME", "SPEC", "Trial", "Trials", "items", "tasks", "overrides", "config_of", "difficulty_rows", "difficulty_summary",
+           "summary_view", "effective_length_view"]

@@ -1,0 +1,98 @@
+"""Tables and figures of the synthetic two-hop study (notebook ``01_synthetic_ebg``; EBG §4.1, Figure 4).
+
+Every function takes the study's summary (:func:`lcrag.studies.synthetic.trials.summary`) or its
+difficulty rows (:func:`lcrag.studies.synthetic.difficulty.difficulty`) and returns a table or a
+matplotlib figure; saving is the caller's (``lcrag.report.save_figure`` / ``save_table``).
+Conditions are selected by their :class:`~lcrag.types.Condition` records
+(:data:`lcrag.studies.synthetic.trials.CONDITIONS`), never by parsing labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ...plots import delta_heatmap, fmt_length, heatmap
+from .trials import CONDITIONS
+
+
+def wide(summary: pd.DataFrame, col: str, cond: str = "LC") -> pd.DataFrame:
+    """``col`` of condition ``cond`` as reader (rows) x length (columns, formatted ``10K`` …)."""
+    s = summary[summary["condition"] == cond]
+    t = s.pivot(index="reader_label", columns="length", values=col)
+    t.columns = [fmt_length(c) for c in t.columns]
+    t.index.name = None
+    return t
+
+
+def _height(summary: pd.DataFrame, per: float = 0.6) -> float:
+    return 1.2 + per * summary["reader_label"].nunique()
+
+
+def heatmaps_figure(summary: pd.DataFrame, *, needles: str = "lcrag", trials: int | None = None, seed: int = 0):
+    """Ans* (answer-only), Ans (EBG) and their difference per reader x length, LC condition."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, _height(summary)))
+    heatmap(wide(summary, "ans_star"), title="Ans* (answer-only), LC", ax=axes[0])
+    heatmap(wide(summary, "ans"), title="Ans (EBG), LC", ax=axes[1])
+    delta_heatmap(wide(summary, "ans") - wide(summary, "ans_star"), title="Δ Ans − Ans* (EBG − answer-only)", ax=axes[2],
+                  limit=1.0)
+    axes[1].set_yticklabels([])
+    axes[2].set_yticklabels([])
+    fig.suptitle(f"Synthetic two-hop (lcrag genre-matched pool, needles={needles}, {trials} trials/length, seed {seed})",
+                 y=1.02)
+    fig.tight_layout()
+    return fig
+
+
+def joint_figure(summary: pd.DataFrame):
+    """Ans+Evid (strict) and Evid (strict) of the EBG prompt per reader x length, LC condition."""
+    fig, axes = plt.subplots(1, 2, figsize=(14, _height(summary)))
+    heatmap(wide(summary, "ans_evid"), title="Ans+Evid (strict) — EBG prompt, LC", ax=axes[0])
+    heatmap(wide(summary, "evid_strict"), title="Evid (strict) — EBG prompt, LC", ax=axes[1])
+    axes[1].set_yticklabels([])
+    fig.tight_layout()
+    return fig
+
+
+def conditions_hop2_figure(summary: pd.DataFrame, conditions: Sequence[str] | None = None):
+    """Share of haystacks whose second-hop fact is in the context shown, per condition x length
+    (first reader; ``conditions`` gives the row order)."""
+    present = set(summary["condition"])
+    conds = [c for c in (conditions or CONDITIONS) if c in present]
+    first = summary["reader_label"].iloc[0]
+    s = summary[summary["reader_label"] == first]
+    t = s.pivot(index="condition", columns="length", values="ctx_hop2").reindex(conds)
+    t.columns = [fmt_length(c) for c in t.columns]
+    t.index.name = None
+    fig, ax = plt.subplots(1, 1, figsize=(9, 1.2 + 0.5 * len(conds)))
+    heatmap(t, title="second-hop fact in the context shown (ctx_hop2)", ax=ax)
+    return fig
+
+
+def rag_pivot(summary: pd.DataFrame, value: str) -> pd.DataFrame:
+    """``value`` of the RAG conditions (``Condition.mode == "RAG"``) of the first reader, condition x length."""
+    rag = summary[summary["condition"].map(lambda c: c in CONDITIONS and CONDITIONS[c].mode == "RAG")
+                  & (summary["reader_label"] == summary["reader_label"].iloc[0])]
+    return rag.pivot(index="condition", columns="length", values=value)
+
+
+def rank_figure(dif: pd.DataFrame, retriever: str = "bm25"):
+    """Median question-alone rank of the first- and second-hop facts vs haystack length (log-log)."""
+    fig, ax = plt.subplots(1, 1, figsize=(7, 4))
+    bm = dif[dif["retriever"] == retriever]
+    for col, lab in (("rank_hop1", "first-hop fact"), ("rank_hop2", "second-hop fact")):
+        g = bm.groupby("length")[col].median()
+        ax.plot(g.index, g.values, marker="o", label=lab)
+    ax.axhline(10, color="grey", ls="--", lw=1, label="top 10")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("haystack length (characters)")
+    ax.set_ylabel(f"median {'BM25' if retriever == 'bm25' else retriever} rank, question alone")
+    ax.legend()
+    ax.set_title("Second hop sinks with length; first hop stays on top")
+    return fig
+
+
+__all__ = ["wide", "heatmaps_figure", "joint_figure", "conditions_hop2_figure", "rag_pivot", "rank_figure"]
