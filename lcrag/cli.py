@@ -39,7 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except LcragError as e:  # a study folder that cannot be found or imported (LCRAG_STUDIES_PATH)
+        print(f"lcrag: error: {e}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
