@@ -70,6 +70,23 @@ _API: dict[str, str] = {
     "StudyResult": "lcrag.experiment.engine:StudyResult",
     # where the external data lives (LCRAG_DATA_DIR)
     "data_dir": "lcrag.config:data_dir",
+    # what the notebooks use besides their study folder (lcrag.studies.<name>): saving, reports, plots, usage
+    "save_figure": "lcrag.report:save_figure",
+    "save_table": "lcrag.report:save_table",
+    "usage_table": "lcrag.usage:usage_table",
+    "make_report": "lcrag.experiment.report:make_report",
+    "file_names": "lcrag.experiment.report:file_names",
+    "heatmap_figure": "lcrag.experiment.report:heatmap_figure",
+    "write_example": "lcrag.experiment.example:write_example",
+    "EXAMPLE_LABEL": "lcrag.experiment.example:EXAMPLE_LABEL",
+    "attribution_bars": "lcrag.plots:attribution_bars",
+    "needle_position_curves": "lcrag.plots:needle_position_curves",
+    "similarity_bars": "lcrag.plots:similarity_bars",
+    "similarity_diff_bars": "lcrag.plots:similarity_diff_bars",
+    # public modules (a name without ":" is the module itself)
+    "experiment": "lcrag.experiment",
+    "plots": "lcrag.plots",
+    "views": "lcrag.experiment.views",
 }
 
 __all__ = [
@@ -78,6 +95,9 @@ __all__ = [
     "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
     "register_retriever", "register_scorer", "run_tasks",
     "StudyResult", "StudySpec", "builtin_names", "load_spec", "run", "spec_yaml", "view",
+    "EXAMPLE_LABEL", "attribution_bars", "file_names", "heatmap_figure", "make_report", "needle_position_curves",
+    "save_figure", "save_table", "similarity_bars", "similarity_diff_bars", "usage_table", "write_example",
+    "experiment", "plots", "views",
 ]
 
 
@@ -86,8 +106,8 @@ def __getattr__(name: str) -> Any:
         target = _API[name]
     except KeyError:
         raise AttributeError(f"module 'lcrag' has no attribute {name!r}") from None
-    module, attr = target.split(":")
-    value = getattr(importlib.import_module(module), attr)
+    module, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module), attr) if attr else importlib.import_module(module)
     globals()[name] = value
     return value
 

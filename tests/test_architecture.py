@@ -45,8 +45,8 @@ graph as the longest import chain below each unit):
                                                          that fills the registry with the built-ins), the CLI
 
 ``studies`` sit above ``experiment``: paper studies register their pieces with the engine, and the engine
-finds them through the module names listed in ``lcrag.experiment.builtin_studies`` (a discovery list, like
-entry points, not an import edge). The rules, not the picture, are what the tests enforce.
+finds them by walking the study folders ``lcrag/studies/*/`` (``lcrag.experiment.discover``; a name held in data,
+like entry points, not an import edge). The rules, not the picture, are what the tests enforce.
 """
 from __future__ import annotations
 
@@ -427,9 +427,9 @@ def test_public_api_names_resolve():
     assert lcrag.__all__, "lcrag.__all__ is empty"
     assert sorted(lcrag.__all__) == sorted(lcrag._API), "__all__ and the name map differ"
     for name in lcrag.__all__:
-        module, attr = lcrag._API[name].split(":")
+        module, _, attr = lcrag._API[name].partition(":")
         obj = getattr(lcrag, name)
-        assert obj is getattr(importlib.import_module(module), attr), name
+        assert obj is (getattr(importlib.import_module(module), attr) if attr else importlib.import_module(module)), name
     assert set(lcrag.__all__) <= set(dir(lcrag))
     with pytest.raises(AttributeError, match="no_such_name"):
         lcrag.no_such_name  # noqa: B018
@@ -516,6 +516,57 @@ def test_notebooks_docs_and_benchmarks_import_no_private_names():
              *sorted((ROOT / "examples").rglob("*.py"))]
     bad = [b for f in files for b in _private_lcrag_imports(f)]
     assert not bad, "private lcrag names imported outside the package:\n" + "\n".join(bad)
+
+
+def _outside_public_api(path: Path) -> list[str]:
+    """``file:cell:line: imports NAME from MODULE`` for each lcrag name a notebook imports that is not in
+    ``lcrag.__all__`` (or is there under that name for another object). A notebook shows one study: the modules of
+    the study folders (``lcrag.studies.<name>...``) are their public surface and may be imported directly."""
+    import lcrag
+
+    public = set(lcrag.__all__)
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    bad = []
+    for src, cell in _code_of(path):
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                found = [(a.name, None) for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found = [(node.module, a.name) for a in node.names]
+            else:
+                continue
+            for mod, name in found:
+                if mod != PACKAGE and not mod.startswith(PACKAGE + "."):
+                    continue
+                if mod.startswith(PACKAGE + ".studies."):
+                    continue
+                if name is None:
+                    if mod != PACKAGE:
+                        bad.append(f"{where}:cell {cell}:{node.lineno}: imports the module {mod}")
+                    continue
+                if name not in public:
+                    bad.append(f"{where}:cell {cell}:{node.lineno}: imports {name} from {mod} (not in lcrag.__all__)")
+                elif mod != PACKAGE and getattr(lcrag, name) is not getattr(importlib.import_module(mod), name, None):
+                    bad.append(f"{where}:cell {cell}:{node.lineno}: {mod}.{name} is not lcrag.{name}")
+    return bad
+
+
+def test_notebooks_import_only_the_public_api():
+    """Notebooks import lcrag names that are in ``lcrag.__all__`` (from ``lcrag`` or the module documented for
+    them) or modules of a study folder (``lcrag.studies.<name>``); nothing else of the package."""
+    bad = [b for f in sorted((ROOT / "notebooks").glob("*.ipynb")) for b in _outside_public_api(f)]
+    assert not bad, "notebooks import names outside lcrag.__all__:\n" + "\n".join(bad)
+
+
+def test_public_api_scan_catches_one(tmp_path):
+    nb = tmp_path / "99_x.ipynb"
+    cells = ["from lcrag import save_table, run\nfrom lcrag.report import save_figure",
+             "from lcrag.studies.nolima import report\nfrom lcrag.llm.call import cached_read\nimport lcrag.runner"]
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}} for c in cells]}),
+                  encoding="utf-8")
+    bad = _outside_public_api(nb)
+    assert len(bad) == 2, bad
+    assert "imports cached_read from lcrag.llm.call" in bad[0] and "imports the module lcrag.runner" in bad[1], bad
 
 
 def test_private_import_scan_catches_one(tmp_path):
