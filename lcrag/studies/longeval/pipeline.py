@@ -1,12 +1,12 @@
 """LongEval-RAG study: the candidate-constrained pipeline for one query (seed 000 §2-4).
 
 For one query ``q`` and variant ``v``: passages of ``q``'s candidate documents only
-(:mod:`.longeval_retrieve`), passage selection, sentence evidence with ``evidence_id``
-(:mod:`.longeval_evidence`) — :func:`select`, the variant's retrieval + evidence selection — and
+(:mod:`.retrieve`), passage selection, sentence evidence with ``evidence_id``
+(:mod:`.evidence`) — :func:`select`, the variant's retrieval + evidence selection — and
 an answer. :func:`run_query` answers with the deterministic extractive generator (no model);
 generation by a reader (an LLM, or the same extractive generator as the reader
 ``longeval-extractive``) runs through the engine's one cached reader path
-(:mod:`.longeval_study`: task builder, :func:`lcrag.runner.run_tasks`). The result is a
+(:mod:`.study`: task builder, :func:`lcrag.runner.run_tasks`). The result is a
 :class:`lcrag.trec.RagResponse` whose
 ``provenance`` records every selected passage, evidence item and the source spans of every
 answer sentence; :func:`trace_citations` re-checks that each citation resolves to a candidate
@@ -69,7 +69,7 @@ def run_query(corpus: LongEvalCorpus, qid: str, variant: Variant, *, citation_pr
     """Answer one query with one variant and the deterministic extractive generator (no model).
 
     LLM generation runs through the engine: the ``longeval`` task builder
-    (:mod:`.longeval_study`) and :func:`lcrag.runner.run_tasks`. The extractive reader
+    (:mod:`.study`) and :func:`lcrag.runner.run_tasks`. The extractive reader
     ``longeval-extractive`` of that path gives the same responses as this function.
     """
     q = corpus.query(qid)

@@ -24,8 +24,8 @@ rrf, ``k`` = ``top_k_passages``, the switches in ``extra``, ``name`` = the varia
   mapped to the row's ``answer`` (JSON ``{"answer": [{"text", "evidence_ids"}]}``) so that runs
   can be written from the rows (:func:`responses_from_frame`).
 * views: :func:`per_query_view`, :func:`summary_view`, :func:`identical_variants_view` over the
-  rows; Tables 1, 5, 6 and the method matrix over recorded data (:mod:`.longeval_tables`,
-  :mod:`.longeval_variants`).
+  rows; Tables 1, 5, 6 and the method matrix over recorded data (:mod:`.tables`,
+  :mod:`.variants`).
 """
 
 from __future__ import annotations

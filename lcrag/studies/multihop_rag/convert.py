@@ -12,7 +12,7 @@ def from_multihop_rag(corpus_path: str | Path, queries_path: str | Path, *, n_di
                       limit: int | None = None) -> tuple[list[dict], list[dict]]:
     """MultiHop-RAG (official schema files) in the own-study item schema (:mod:`lcrag.experiment.schema`):
     articles as documents (id = title); each usable query's document set = its gold articles + 20
-    seeded distractors in the pilot's order (:func:`.multihop_contexts.build_lc_records`); a fact
+    seeded distractors in the pilot's order (:func:`.contexts.build_lc_records`); a fact
     becomes a sentence evidence when it occurs verbatim, else the span of the sentence the §6.3
     prefix rule finds in its own article; queries with a fact found nowhere in its article are
     skipped. Returns ``(corpus documents, items)`` as schema dicts

@@ -17,12 +17,12 @@ Importing this module registers (``lcrag.registry``):
   ``nolima-rag-vs-lc``, ``nolima-rerank``, ``nolima-attribution``), registered as
   ``StudySpec`` when the engine's spec module is importable.
 
-Scoring is the registered measures ``lcrag/measures/nolima_*.py`` (:data:`~.nolima_live.MEASURES`).
+Scoring is the registered measures ``lcrag/measures/nolima_*.py`` (:data:`~.live.MEASURES`).
 :func:`run_spec` runs a spec through ``lcrag.runner.run_tasks`` (one cached reader path) with
 ``lcrag.measures.scorer(spec["measures"])`` — the loop of ``lcrag.experiment.run`` over these
 registered pieces (the Condition records leave the tasks' meta before the call; the fields named
 by ``tasks.columns`` become columns, as the engine does) — and returns
-:func:`~.nolima_live.rows_frame` of the scored rows.
+:func:`~.live.rows_frame` of the scored rows.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = N
              data_dir=None, progress: bool = False, budget_usd: float | None = None) -> pd.DataFrame:
     """Run a NoLiMa spec with the engine (:func:`lcrag.experiment.run`: item source -> task builder ->
     every reader through ``lcrag.runner.run_tasks`` -> the spec's measures) and return its rows in the
-    layout of :func:`~.nolima_live.rows_frame` (the recorded frames' columns).
+    layout of :func:`~.live.rows_frame` (the recorded frames' columns).
 
     ``results_path``: the results file (resumable); ``run`` is the study name, ``run_id`` the
     engine's run id. Readers are profile names or
