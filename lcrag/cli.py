@@ -1,5 +1,5 @@
 """``lcrag`` command line. Subcommands are plugins: every module in ``lcrag.commands`` and every study
-folder's ``cli.py`` (:mod:`lcrag.experiment.discover`) exposing ``register(subparsers)`` adds its own
+folder's ``cli.py`` (:mod:`lcrag.studyfolders`) exposing ``register(subparsers)`` adds its own
 parser and ``set_defaults(func=...)``."""
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{commands.__name__}.{mod.name}")
         if hasattr(module, "register"):
             module.register(sub)
-    from .experiment import discover
+    from . import studyfolders
 
-    for module in discover.parts("cli"):  # a study's own subcommands (``lcrag longeval ...``)
+    for module in studyfolders.parts("cli"):  # a study's own subcommands (``lcrag longeval ...``)
         if hasattr(module, "register"):
             module.register(sub)
     return parser

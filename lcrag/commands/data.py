@@ -27,7 +27,7 @@ def _fmt_size(n: int | None) -> str:
 
 def _dataset_arg(p: argparse.ArgumentParser, required: bool = False) -> None:
     p.add_argument("--dataset", required=required, metavar="NAME",
-                   help=f"dataset ({', '.join(registry.DATASETS)}) or file key (e.g. multihop_rag/corpus)")
+                   help="dataset (multihop_rag, qasper, nolima, longeval or a plug-in's; `lcrag data list`) or file key (e.g. multihop_rag/corpus)")
     p.add_argument("--data-dir", default=None, help="data directory (default: $LCRAG_DATA_DIR or ../shared/data)")
 
 
@@ -46,10 +46,10 @@ def _cmd_list(args) -> int:
 def _cmd_where(args) -> int:
     root = data_dir(args.data_dir)
     print(f"data directory: {root if root else '(none: set LCRAG_DATA_DIR or create ../shared/data)'}")
-    names = [args.dataset.split("/")[0]] if args.dataset else list(registry.DATASETS)
+    names = [args.dataset.split("/")[0]] if args.dataset else list(registry.datasets())
     missing = 0
     for ds in names:
-        print(f"\n== {ds}: {registry.DATASETS.get(ds, '')}")
+        print(f"\n== {ds}: {registry.datasets().get(ds, '')}")
         for e in registry.files(ds):
             found = registry.locate(e.key, args.data_dir)
             if found:

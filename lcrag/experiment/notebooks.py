@@ -3,7 +3,7 @@
 A study folder may hold ``notebooks.py`` with ``NOTEBOOKS = {notebook stem: Notebook(...)}``: the data
 files the notebook cannot run without (:class:`DataNeed`; checked before it is started) and the planner of
 ``lcrag reproduce --dry-run`` (its reader tasks, priced with :func:`lcrag.plan.plan_tasks`). They are
-found by walking the study folders (:mod:`.discover`), so ``lcrag reproduce`` keeps no table of
+found by walking the study folders (:mod:`lcrag.studyfolders`), so ``lcrag reproduce`` keeps no table of
 notebooks; a notebook no study declares needs no data beyond what it generates and calls no reader.
 """
 
@@ -71,11 +71,11 @@ def declared() -> dict[str, Notebook]:
     declare is a ``ValueError`` naming both."""
     global _DECLARED
     if _DECLARED is None:
-        from . import discover
+        from .. import studyfolders
 
         out: dict[str, Notebook] = {}
-        for folder in discover.folders():
-            mod = discover.import_part(folder, "notebooks")
+        for folder in studyfolders.folders():
+            mod = studyfolders.import_part(folder, "notebooks")
             for stem, nb in (getattr(mod, "NOTEBOOKS", None) or {}).items():
                 if stem in out:
                     raise ValueError(f"notebook {stem} is declared by the studies {out[stem].study} and {folder.name}")
