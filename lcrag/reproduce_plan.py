@@ -27,7 +27,6 @@ import pandas as pd
 from .errors import ConfigError, InputError
 from .llm.profiles import ReaderProfile, load_profile as load_reader
 from .plan import PlanRow, plan_frame, plan_tasks
-from .quickimport import papermill
 from .reproduce import Profile, load_profile, notebook_parameters, notebooks
 
 
@@ -42,7 +41,7 @@ def _defaults(nb: Path) -> dict[str, Any]:
     """The notebook's declared parameters with their literal defaults (papermill's inspection)."""
     import logging
 
-    pm = papermill()
+    import papermill as pm
 
     log = logging.getLogger("papermill")
     level = log.level

@@ -13,7 +13,7 @@ import pytest
 
 from lcrag.config import PROJECT_ROOT
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 
 NB = PROJECT_ROOT / "notebooks" / "01_synthetic_ebg.ipynb"
 pytestmark = pytest.mark.slow

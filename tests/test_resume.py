@@ -12,9 +12,9 @@ import pytest
 from lcrag.config import PROJECT_ROOT
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
-from lcrag.resume import INVALIDATED, NEW, RETRY, REUSE, decide, scorer_version
+from lcrag.runtime.resume import INVALIDATED, NEW, RETRY, REUSE, decide, scorer_version
 from lcrag.runner import RunStats, Task, read_results, run_tasks
 from lcrag.studies.synthetic import SyntheticConfig, build_tasks, score
 from lcrag.types import Item, ResultRow
