@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from lcrag.resources import builtin_dir
 from lcrag.config import PROJECT_ROOT
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
@@ -48,7 +49,7 @@ def _run(tasks, reader, res, cache, scorer=_answer_is_ok):
 @pytest.fixture()
 def prompts_dir(tmp_path, monkeypatch):
     d = tmp_path / "prompts"
-    shutil.copytree(PROJECT_ROOT / "params" / "prompts", d)
+    shutil.copytree(builtin_dir("prompts"), d)
     monkeypatch.setenv("LCRAG_PROMPTS_DIR", str(d))
     return d
 
