@@ -176,9 +176,7 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
         with TreeMemorySampler(proc.pid, interval=0.2) as mem:
             proc.wait()
     wall = time.perf_counter() - t0
-    from lcrag import kernelfork
-
-    row = {"benchmark": "reproduce_offline", "state": state, "jobs": jobs, "kernels_forked": kernelfork.enabled(), "cache_at_start": at_start, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
+    row = {"benchmark": "reproduce_offline", "state": state, "jobs": jobs, "cache_at_start": at_start, "only": " ".join(notebooks or []) or "all", "exit_code": proc.returncode,
            "notebooks": len(list(out.glob("*.ipynb"))), "wall_s": round(wall, 1),
            "peak_tree_rss_gb": round(mem.peak / 2**30, 2), "peak_tree_pss_gb": round(mem.peak_pss / 2**30, 2),
            "procs_at_peak": mem.peak_procs,
@@ -217,7 +215,7 @@ def main(argv=None) -> int:
                     help="start from a copy of this embedding store (e.g. one a cold --keep run left) instead of an "
                          "empty cache directory: for warm states without a cold run first")
     a = ap.parse_args(argv)
-    from lcrag.reproduce_jobs import default_jobs
+    from lcrag.runtime.jobs import default_jobs
 
     jobs = a.jobs or default_jobs()
     tmp = Path(tempfile.mkdtemp(prefix="lcrag-bench-reproduce-"))

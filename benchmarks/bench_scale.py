@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_scale.py [--latency 0.2] [--capacity 4] [--threads 4] [--calls 240]
 
-Endpoints are loopback fault servers (``lcrag.llm.faultserver.pool_endpoint``) with a fixed
+Endpoints are loopback fault servers (``pool_endpoint`` of ``tests/fakes/faultserver.py``) with a fixed
 simulated latency and a fixed capacity (requests served at once), so one endpoint serves at
 most ``capacity / latency`` calls/s and one worker sends at most ``threads / latency``. Every
 configuration runs the same ``--calls`` fresh (uncached) calls end to end — Ray scheduling,
@@ -32,16 +32,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the loopback fakes (tests/fakes/)
 
 from _common import write  # noqa: E402
 
 from lcrag.haystack import SourceLine, render_numbered  # noqa: E402
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.llm.client import CallResult  # noqa: E402
-from lcrag.llm.faultserver import pool_endpoint  # noqa: E402
 from lcrag.llm.readers import Reader, make_reader  # noqa: E402
 from lcrag.runner import Task, run_tasks  # noqa: E402
 from lcrag.types import Item  # noqa: E402
+
+from fakes.faultserver import pool_endpoint  # noqa: E402  (tests/fakes/, a test fake, not in the package)
 
 
 def tasks(n: int, tag: str) -> list[Task]:

@@ -35,16 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 KERNEL_MARK = "ipykernel_launcher"  # in the command line of a notebook kernel started as a new process
-FORK_MARK = "lcrag.kernelfork"  # the kernel fork server's command line, which the kernels it forks keep
 
 
 def kernel_frame(procs: list[str]) -> str | None:
     """The process frame of the kernel a sample ran in (or under, for a kernel's child such as the model
-    server), ``None`` outside any kernel. ``procs`` runs from the profiled root to the sampled process. A
-    kernel forked by the fork server (:mod:`lcrag.kernelfork`) keeps the server's command line: it is a
-    fork-server frame whose parent frame is the server."""
-    for i, f in enumerate(procs):
-        if KERNEL_MARK in f or (FORK_MARK in f and i > 0 and FORK_MARK in procs[i - 1]):
+    server), ``None`` outside any kernel. ``procs`` runs from the profiled root to the sampled process."""
+    for f in procs:
+        if KERNEL_MARK in f:
             return f
     return None
 
@@ -91,7 +88,7 @@ def aggregate(raw: Path, notebooks: list[str], rate: int, top: int) -> str:
     names = dict(zip(kernels, notebooks))
     out = [f"sampled {sum(per_proc.values()) / rate:.1f} s in {len(per_proc)} processes", "", "per notebook (kernel and its children):"]
     for (is_kernel, pid), n in sorted(per_proc.items(), key=lambda kv: -kv[1]):
-        out.append(f"  {n / rate:7.1f} s  {names.get(pid, '?') if is_kernel else 'lcrag reproduce, its workers (papermill) and the kernel fork server'}")
+        out.append(f"  {n / rate:7.1f} s  {names.get(pid, '?') if is_kernel else 'lcrag reproduce and its workers (papermill)'}")
     out += ["", "kernels' main threads:"]
     out += [f"  {n / rate:7.1f} s  {k}" for k, n in kinds.most_common()]
     out += ["", f"top {top} functions by own time:"]

@@ -163,7 +163,8 @@ def measured_rows() -> list[str]:
 
 
 def forked_note(value) -> str:
-    """How the row's kernels were started (``kernels_forked``; older rows do not say)."""
+    """How the row's kernels were started (``kernels_forked``, in rows recorded while a kernel fork server
+    existed; it was removed for maintainability, and later rows do not say: each kernel is a new process)."""
     if str(value) == "True":
         return ", kernels forked from one server"
     if str(value) == "False":
@@ -181,7 +182,7 @@ def load_range() -> str:
 ROW_PREFIXES = {"retrieval": ("| BM25 ",), "tokens": ("| exact ",), "embed": ("| MiniLM embedding", "| opt-in int8"),
                 "cache": ("| replay of",), "pipeline": ("| full-coverage",),
                 "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",)}
-SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model", "local_model_beside", "kernel_start",
+SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model",
             "reproduce", "install")
 
 
@@ -243,7 +244,6 @@ def main(argv=None) -> int:
         codes.append(run("bench_pipeline.py"))
         codes.append(run("bench_scale.py"))
         codes.append(run("bench_local_model.py"))
-        codes.append(run("bench_kernel_start.py"))
         if not a.skip_reproduce:
             codes.append(run("bench_reproduce.py"))
     when = (f"{datetime.now(timezone.utc):%Y-%m-%d} UTC on {platform.machine()}, {os.cpu_count()} CPUs, "

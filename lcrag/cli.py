@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    from .interrupts import RunInterrupted, terminate_as_interrupt
+    from .runtime.interrupts import RunInterrupted, terminate_as_interrupt
 
     try:
         with terminate_as_interrupt():  # SIGTERM runs the same cleanup as Ctrl-C (servers, locks, manifest)

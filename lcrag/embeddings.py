@@ -31,12 +31,9 @@ table records how many texts each ``(model, backend)`` actually sent through the
 Texts to embed are sorted by length (longest first) and encoded in slices of
 :data:`SLICE` texts, each stored as soon as it is done (an interrupted run keeps its work).
 
-Concurrent processes (``lcrag reproduce --jobs N`` runs notebooks side by side): when the
-environment variable ``LCRAG_CORE_LOCK`` names a lock file (:mod:`lcrag.coreturn`), a process
-takes that lock for each slice of cache misses it encodes and looks the slice up again once it
-holds it, so two notebooks needing the same lines at once embed them once, and one process
-encodes at a time (its batches already use every core; a local-model call takes the same
-lock). Without the variable nothing is locked. After encoding, freed memory is
+Concurrent processes (``lcrag reproduce --jobs N`` runs notebooks side by side) share the
+store (SQLite in WAL mode); two that miss the same line at the same moment may both encode it,
+and the second write stores the same vector again. After encoding, freed memory is
 handed back to the operating system (:func:`release_free_memory`).
 """
 
@@ -55,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import coreturn, sqlitewal
+from . import sqlitewal
 from .config import cache_dir, threads_from_env
 from .llm.retry import RetryPolicy, call_with_retries
 from .weights import minilm_path  # noqa: F401  (re-exported)
@@ -370,17 +367,10 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
     todo = sorted(missing.items(), key=lambda kv: -len(kv[1]))
     for i in range(0, len(todo), SLICE):
         part = todo[i : i + SLICE]
-        with coreturn.turn(store is not None) as locked:
-            if locked:  # another process may have embedded some of them while this one waited
-                again = store.get_many(model_id, [k for k, _ in part], stored_as)
-                found.update(again)
-                part = [(k, t) for k, t in part if k not in again]
-            if not part:
-                continue
-            new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
-            if store:
-                store.put_many(model_id, new, stored_as)
-            found.update(new)
+        new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
+        if store:
+            store.put_many(model_id, new, stored_as)
+        found.update(new)
     if missing:
         release_free_memory()
     return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)

@@ -25,9 +25,7 @@ with a one-line reason in the run summary.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .config import PROJECT_ROOT, data_dir
 from .errors import ConfigError
 from .llm.cache import MODES
+from .runtime.kernels import execute_notebook
 from .textio import read_yaml
-from .quickimport import papermill
 
 if TYPE_CHECKING:
     from .experiment.notebooks import DataNeed
@@ -145,13 +143,13 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     A notebook whose data is missing (``missing_data``) is not executed: its record has
     ``skipped`` (the one-line reason) and ``seconds`` 0.
 
-    ``jobs`` > 1 runs that many notebooks at once, each in a worker process of its own
-    (:mod:`lcrag.reproduce_jobs`); the outputs are the same as one after the other. Every
-    notebook writes only its own files; one process at a time encodes embeddings or calls a local
-    model (``LCRAG_CORE_LOCK``, :mod:`lcrag.coreturn`), so a line is still embedded once.
+    Each notebook runs in a new Jupyter kernel process (:func:`lcrag.runtime.kernels.execute_notebook`,
+    plain papermill). ``jobs`` > 1 runs that many notebooks at once, each in a worker process of its
+    own (:mod:`lcrag.runtime.jobs`); the outputs are the same as one after the other, since every
+    notebook writes only its own files.
 
     Ctrl-C / SIGTERM (from the command) stop the running notebooks' kernels and raise
-    ``lcrag.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
+    ``lcrag.runtime.interrupts.RunInterrupted`` with the notebooks done / stopped / not started.
 
     ``runs`` redirects every notebook's results (``results_path`` -> ``<runs>/<stem>.jsonl``,
     ``run_dir`` / ``runs_dir`` -> ``<runs>/<stem>``, ``example_dir`` -> ``<runs>/<stem>_example``, and
@@ -168,35 +166,19 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
     selected = notebooks(only)  # an unknown selection fails here, before anything starts
-    from . import kernelfork
-
-    # kernels forked from one process that imported their libraries once (lcrag.kernelfork); it starts
-    # before the notebooks are planned, so that its imports overlap the planning and the workers' start-up.
-    # Where no notebook runs (planning failed, or every one is skipped) it leaves no log behind.
-    server_log = out_dir / "logs" / "kernelfork.log"
-    had_log, had_dir, ran = server_log.exists(), server_log.parent.exists(), False
-    try:
-        with kernelfork.serving(server_log, env={**os.environ, "PYTHONUNBUFFERED": "1"}, kernel=kernel):
-            planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
-            for rec in planned:
-                if rec.get("skipped"):
-                    log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
-            if not any(not rec.get("skipped") for rec in planned):
-                return planned
-            ran = True
-            return _run_planned(planned, out_dir, kernel, log, jobs)
-    finally:
-        if not ran and not had_log:
-            server_log.unlink(missing_ok=True)
-            if not had_dir:
-                with contextlib.suppress(OSError):
-                    server_log.parent.rmdir()  # the logs directory this run created, if nothing else is in it
+    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
+    for rec in planned:
+        if rec.get("skipped"):
+            log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
+    if not any(not rec.get("skipped") for rec in planned):
+        return planned
+    return _run_planned(planned, out_dir, kernel, log, jobs)
 
 
 def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
     todo = [rec for rec in planned if not rec.get("skipped")]
     if jobs > 1 and len(todo) > 1:
-        from .reproduce_jobs import run_parallel
+        from .runtime.jobs import run_parallel
 
         done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log)
         by_name = {r["notebook"]: r for r in done}
@@ -212,14 +194,14 @@ def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs
         try:
             records.append(execute_notebook(rec, out_dir, kernel=kernel))
         except KeyboardInterrupt as e:  # Ctrl-C / SIGTERM: papermill has shut the kernel (and its local server) down
-            from .interrupts import RunInterrupted
+            from .runtime.interrupts import RunInterrupted
 
             raise RunInterrupted(getattr(e, "signum", None), done=done, cancelled=1, left=left,
                                  message=f"reproduce interrupted during {rec['notebook']}: {done} notebook(s) done, "
                                          f"{rec['notebook']} stopped (its finished rows are kept; re-run to resume), "
                                          f"{left} not started") from None
         except Exception as e:  # a failing cell or a dead kernel: name the notebook and where its traceback is
-            from .reproduce_jobs import NotebookFailed, describe, failure
+            from .runtime.jobs import NotebookFailed, describe, failure
 
             raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
                                  f"{left} not started") from e
@@ -234,7 +216,7 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
                   runs: str | Path | None) -> dict[str, Any]:
     """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
     data is missing, ``skipped`` (the reason) with ``seconds`` 0."""
-    pm = papermill()
+    import papermill as pm
 
     declared = pm.inspect_notebook(str(nb))
     params = notebook_parameters(prof, nb, profile_path, declared)
@@ -288,138 +270,3 @@ def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> boo
         except Exception:  # noqa: BLE001 - an unknown reader fails inside the notebook, with its own message
             continue
     return False
-
-
-def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None = None) -> dict[str, Any]:
-    """Execute one planned notebook (``plan_notebook``) with papermill into ``out_dir``; returns the
-    record with ``seconds``. Raises papermill's error if a cell fails, ``KeyboardInterrupt`` if stopped."""
-    pm = papermill()
-
-    nb = Path(rec["path"])
-    t0 = time.perf_counter()
-    orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
-    pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
-                        kernel_name=kernel, progress_bar=False, log_output=False,
-                        kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log",
-                                                                       nice=int(rec.get("nice") or 0)))
-    return {**rec, "seconds": time.perf_counter() - t0}
-
-
-class _OrphanedKernelTasks:
-    """A filter on the ``asyncio`` logger that moves the leftovers of a stopped kernel to its log.
-
-    When Ctrl-C / SIGTERM stops a notebook, papermill shuts the kernel down while nbclient's
-    cell task is still waiting for the reply; that task then ends with ``DeadKernelError`` (or
-    is collected still pending) and asyncio reports it — whenever the garbage collector gets to
-    it, possibly at interpreter exit — as "Task exception was never retrieved" with a traceback.
-    That is shutdown noise, not a failure of the run (papermill raises any real kernel death
-    itself), so such records are appended to the notebook's kernel log instead of the terminal.
-    Every other asyncio record passes unchanged.
-    """
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-
-    @staticmethod
-    def is_orphaned_kernel_task(record) -> bool:
-        msg = str(record.msg)
-        if msg.startswith("Task exception was never retrieved"):
-            exc = record.exc_info[1] if record.exc_info else None
-            return type(exc).__module__.startswith("nbclient") or "coro=<NotebookClient." in msg
-        return msg.startswith("Task was destroyed but it is pending") and "coro=<NotebookClient." in msg
-
-    def filter(self, record) -> bool:
-        if not self.is_orphaned_kernel_task(record):
-            return True
-        if self.path is not None:
-            import logging
-
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(logging.Formatter("%(asctime)s asyncio: %(message)s").format(record) + "\n")
-        return False
-
-
-_ORPHANS = _OrphanedKernelTasks()
-
-
-def orphaned_kernel_tasks_to(path: Path) -> None:
-    """Send asyncio's reports of a stopped notebook's leftover kernel tasks to ``path`` (see
-    ``_OrphanedKernelTasks``); installs the filter on the ``asyncio`` logger once per process."""
-    import logging
-
-    _ORPHANS.path = Path(path)
-    logger = logging.getLogger("asyncio")
-    if _ORPHANS not in logger.filters:
-        logger.addFilter(_ORPHANS)
-
-
-def kernel_manager_logging_to(path: Path, nice: int = 0):
-    """A Jupyter kernel manager whose kernel process writes its own stdout/stderr to ``path``.
-
-    The kernel process's messages (start-up warnings, the zmq shutdown noise of an interrupted
-    kernel) are not notebook output — cells' output travels over the kernel protocol and lands
-    in the executed notebook — so they go to a log file beside the outputs instead of the
-    terminal, where a stopped ``lcrag reproduce`` would otherwise print the kernel's traceback.
-    ``nice`` > 0 starts the kernel at that lower CPU priority, its session's as well as its own
-    (:func:`lcrag.coreturn.lower_priority_command`), where ``nice`` and ``/bin/sh`` exist.
-
-    Transport: on POSIX the kernel's sockets are Unix domain sockets (``ipc``) under the temporary
-    directory, not TCP ports. jupyter_client picks free TCP ports in the parent, closes them and
-    lets the kernel bind them later; with ``--jobs 2`` another worker's kernel (or a local model
-    server on a free port) could take one in between, and the kernel died with "Address already
-    in use" before replying to ``kernel_info``. Socket files are named per kernel and removed when
-    its manager cleans up.
-    """
-    import shutil
-    import tempfile
-    import uuid
-
-    from jupyter_client import AsyncKernelManager
-    from traitlets import CaselessStrEnum, DottedObjectName, Type, default
-
-    from . import coreturn, kernelfork
-
-    class LoggedKernelManager(AsyncKernelManager):
-        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc" if os.name == "posix" else "tcp", config=True)
-        # the client nbclient gets (km.client()): no closing 0.2 s wait on each kernel's start (lcrag.kernelclient)
-        client_class = DottedObjectName("lcrag.kernelclient.ReadyKernelClient")
-        client_factory = Type(klass="lcrag.kernelclient.ReadyKernelClient")
-
-        @default("ip")
-        def _lcrag_ip_default(self) -> str:
-            if self.transport != "ipc":
-                return super()._ip_default()
-            return os.path.join(tempfile.gettempdir(), f"lcrag-kernel-{uuid.uuid4().hex[:12]}-ipc")
-
-        async def _async_launch_kernel(self, kernel_cmd, **kw):
-            server = os.environ.get(kernelfork.ENV)
-            if server and kernelfork.enabled() and kernelfork.forkable(kernel_cmd, server):
-                try:
-                    return self._launch_forked(server, kernel_cmd, kw)
-                except OSError as e:  # the server is gone or refused: start the kernel the ordinary way
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    with open(path, "a", encoding="utf-8") as f:
-                        f.write(f"[lcrag] kernel not forked ({e}); started as a new process\n")
-            if nice > 0 and shutil.which("nice") and Path("/bin/sh").exists():
-                kernel_cmd = coreturn.lower_priority_command(kernel_cmd, nice)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
-                kw.setdefault("stdout", f)
-                kw.setdefault("stderr", f)
-                return await super()._async_launch_kernel(kernel_cmd, **kw)
-
-        def _launch_forked(self, server: str, kernel_cmd, kw) -> None:
-            """The kernel forked by the server (:mod:`lcrag.kernelfork`), set on the provisioner as the
-            ``Popen`` its launch would have set."""
-            path.parent.mkdir(parents=True, exist_ok=True)
-            prov = self.provisioner
-            cwd = kw.get("cwd") or os.getcwd()
-            proc = kernelfork.ForkedKernel(server, kernel_cmd, env=kw.get("env") or dict(os.environ), cwd=cwd,
-                                           log=path, nice=nice)
-            prov.process, prov.pid, prov.pgid = proc, proc.pid, proc.pid  # its own session and process group
-            prov.cwd = cwd
-            self._reconcile_connection_info(prov.connection_info)
-
-    return LoggedKernelManager
-

@@ -22,8 +22,8 @@ import pandas as pd
 
 from .errors import ConfigError, InputError
 from .experiment.notebooks import NotebookPlan, notebook_entry
+from .llm.profiles import load_profile as load_reader
 from .plan import plan_frame
-from .quickimport import papermill
 from .reproduce import Profile, load_profile, notebook_parameters, notebooks
 
 
@@ -31,7 +31,7 @@ def _defaults(nb: Path) -> dict[str, Any]:
     """The notebook's declared parameters with their literal defaults (papermill's inspection)."""
     import logging
 
-    pm = papermill()
+    import papermill as pm
 
     log = logging.getLogger("papermill")
     level = log.level

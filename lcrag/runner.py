@@ -4,7 +4,7 @@ A ``Task`` is one item in one rendered context under one prompt. ``run_tasks``:
 
 1. loads the run's results file (JSONL) and reuses a finished row (``ok`` or ``na``) only when
    its request fingerprint (cache key) and scorer version equal the current ones
-   (``lcrag.resume``); changed rows are invalidated and run again, ``error`` rows are
+   (``lcrag.runtime.resume``); changed rows are invalidated and run again, ``error`` rows are
    retried; the last row per task id wins, and the counts are logged and kept in ``RunStats``;
 2. guards each prompt against the reader's context window (over the window -> an ``na``
    row, never sent, as the EBG paper's heatmaps show N/A);
@@ -16,9 +16,9 @@ A ``Task`` is one item in one rendered context under one prompt. ``run_tasks``:
    and a re-run neither repeats nor duplicates one;
 5. submits calls lazily (never more than the concurrency in flight): on Ctrl-C / SIGTERM it
    sends nothing more, lets the calls in flight finish for a grace period, writes them and
-   raises ``RunInterrupted`` with the counts (:mod:`lcrag.interrupts`).
+   raises ``RunInterrupted`` with the counts (:mod:`lcrag.runtime.interrupts`).
 
-One run at a time per results file: ``run_tasks`` holds its run lock (:mod:`lcrag.runlock`).
+One run at a time per results file: ``run_tasks`` holds its run lock (:mod:`lcrag.runtime.runlock`).
 
 Failed calls become ``error`` rows with their reason; aggregates exclude them from
 denominators and report their count.
@@ -46,9 +46,9 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
     fcntl = None
 from tqdm import tqdm
 
-from . import interrupts
+from .runtime import interrupts
 from .errors import BudgetExceeded, InputError
-from .interrupts import DaemonPool
+from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
 from .llm.parse import parse_answer_only, parse_response
@@ -58,8 +58,8 @@ from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price
 from .llm.tokens import profile_prompt_tokens
 from .provenance import note_reader
-from .resume import REUSE, ResumeCounts, decide, scorer_version
-from .runlock import run_lock
+from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
+from .runtime.runlock import run_lock
 from .textio import iter_lines
 from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
@@ -269,11 +269,11 @@ def _count_prompts(profile, prompts: list[list[dict[str, str]]]) -> list[int]:
 
 def run_tasks(tasks: Sequence[Task], reader: Reader, *, results_path: str | Path, wait_for_lock: bool = False,
               **kw: Any) -> list[ResultRow]:
-    """Run ``tasks`` with ``reader`` holding the results file's run lock (:mod:`lcrag.runlock`).
+    """Run ``tasks`` with ``reader`` holding the results file's run lock (:mod:`lcrag.runtime.runlock`).
 
     Another live run on the same results file makes this raise ``RunLocked`` (or, with
     ``wait_for_lock``, wait for it). Ctrl-C / SIGTERM stop the sweep cleanly and raise
-    ``lcrag.interrupts.RunInterrupted`` after every finished row is written. Other arguments:
+    ``lcrag.runtime.interrupts.RunInterrupted`` after every finished row is written. Other arguments:
     :func:`_run_tasks`.
     """
     with run_lock(results_path, wait=wait_for_lock, log=kw.get("log")):
@@ -379,7 +379,7 @@ def _run_tasks(
 
     workers = max_workers or reader.profile.concurrency
     bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
-    # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.interrupts)
+    # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
     pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
     try:
         with interrupts.handling() as stop:

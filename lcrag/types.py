@@ -336,7 +336,7 @@ class ResultRow:
     characters of the rendered context; ``reasoning`` — the reasoning text (its first 4,000 characters;
     the response cache keeps it whole). ``cache_key`` (the request
     fingerprint) and ``scorer_version`` decide whether a re-run may reuse the row
-    (``lcrag.resume``).
+    (``lcrag.runtime.resume``).
     """
 
     run: str
@@ -363,7 +363,7 @@ class ResultRow:
     tokenizer: str = ""
     context_chars: int = -1
     reasoning: str = ""
-    scorer_version: str = ""  # version of the scorer that filled ``metrics`` (lcrag.resume.scorer_version)
+    scorer_version: str = ""  # version of the scorer that filled ``metrics`` (lcrag.runtime.resume.scorer_version)
 
     @property
     def task_id(self) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# local servers started by tests register outside the repository (lcrag.llm.serverreg)
+# local servers started by tests register outside the repository (lcrag.runtime.serverreg)
 os.environ.setdefault("LCRAG_SERVER_REGISTRY", __import__("tempfile").mkdtemp(prefix="lcrag-test-servers-"))
 
 from lcrag.config import PROJECT_ROOT, data_dir  # noqa: E402

@@ -11,9 +11,10 @@ import sys
 import papermill as pm
 import pytest
 
+from lcrag.resources import builtin_dir
 from lcrag.config import PROJECT_ROOT
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 
 NB = PROJECT_ROOT / "notebooks" / "01_synthetic_ebg.ipynb"
 pytestmark = pytest.mark.slow
@@ -56,7 +57,7 @@ def test_replay_regenerates_and_changed_prompt_fails(tmp_path, monkeypatch):
 
     # a deliberately changed prompt: replay refuses, naming the missing key
     prompts = tmp_path / "prompts"
-    shutil.copytree(PROJECT_ROOT / "params" / "prompts", prompts)
+    shutil.copytree(builtin_dir("prompts"), prompts)
     ebg = prompts / "ebg.yaml"
     ebg.write_text(ebg.read_text().replace("Answer the question based on", "Answer the question using"))
     monkeypatch.setenv("LCRAG_PROMPTS_DIR", str(prompts))

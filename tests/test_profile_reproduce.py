@@ -13,7 +13,7 @@ spec = importlib.util.spec_from_file_location("profile_reproduce", BENCH / "prof
 prof = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(prof)
 
-PARENT = 'process 10:"python lcrag reproduce";process 11:"python -m lcrag.reproduce_worker out"'
+PARENT = 'process 10:"python lcrag reproduce";process 11:"python -m lcrag.runtime.worker out"'
 K1 = PARENT + ';process 20:"python -m ipykernel_launcher -f a.json"'
 K2 = PARENT + ';process 30:"python -m ipykernel_launcher -f b.json"'
 MAIN = "_run_module_as_main (runpy.py:198);<module> (ipykernel_launcher.py:18)"
@@ -38,25 +38,5 @@ def test_samples_go_to_their_kernel_and_main_threads_are_split_by_activity(tmp_p
 
     # 01: its cell work, its pipe watcher and its model server; the worker's own sample is not a notebook's
     assert section("per notebook (kernel and its children):") == [
-        "96.0 s  01_a.ipynb", "5.0 s  02_b.ipynb", "0.5 s  lcrag reproduce, its workers (papermill) and the kernel fork server"]
+        "96.0 s  01_a.ipynb", "5.0 s  02_b.ipynb", "0.5 s  lcrag reproduce and its workers (papermill)"]
     assert section("kernels' main threads:") == ["6.0 s  cell work", "3.0 s  import", "2.0 s  saving figures"]
-
-
-def test_forked_kernels_are_told_from_their_fork_server(tmp_path):
-    """A kernel forked by lcrag.kernelfork keeps the server's command line; the server itself is not a notebook."""
-    server = 'process 10:"python lcrag reproduce";process 12:"python -m lcrag.kernelfork /tmp/k/s"'
-    f1 = server + ';process 20:"python -m lcrag.kernelfork /tmp/k/s"'
-    f2 = server + ';process 30:"python -m lcrag.kernelfork /tmp/k/s"'
-    fork_main = "_run_module_as_main (runpy.py:198);main (lcrag/kernelfork.py:420);run_module (runpy.py:226)"
-    raw = tmp_path / "pyspy.txt"
-    raw.write_text("\n".join([
-        f"{server};_run_module_as_main (runpy.py:198);preload (lcrag/kernelfork.py:140) 70",
-        f"{f1};{fork_main};InteractiveShell.run_cell (IPython/core/interactiveshell.py:3248);<module> (1.py:1) 40",
-        f'{f1};process 40:"python -m lcrag.llm.server_child";{MAIN};LlamaContext.decode (x.py:1) 100',
-        f"{f2};{fork_main};InteractiveShell.run_cell (IPython/core/interactiveshell.py:3248);<module> (2.py:1) 20",
-    ]) + "\n")
-    report = prof.aggregate(raw, ["01_a.ipynb", "02_b.ipynb"], rate=10, top=3)
-    per_nb = [ln.strip() for ln in report.split("per notebook (kernel and its children):\n")[1].split("\n\n")[0].splitlines()]
-    assert per_nb == ["14.0 s  01_a.ipynb", "7.0 s  lcrag reproduce, its workers (papermill) and the kernel fork server",
-                      "2.0 s  02_b.ipynb"]
-    assert "6.0 s  cell work" in report

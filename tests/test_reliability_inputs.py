@@ -536,7 +536,7 @@ def test_batch_collect_with_a_bad_line_stores_nothing(tmp_path):
 
 def test_corrupt_results_file_stops_the_sweep_before_any_call(tmp_path):
     from lcrag.haystack import render_numbered
-    from lcrag.llm.faultserver import FaultServer
+    from fakes.faultserver import FaultServer
     from lcrag.runner import Task, run_tasks
     from lcrag.types import Item
 

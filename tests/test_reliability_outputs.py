@@ -1,7 +1,7 @@
 """Hostile model output through a real sweep (issue 9, "Hostile model output").
 
 ``lcrag.runner.run_tasks`` runs against the fault-injecting OpenAI-compatible server
-(``lcrag.llm.faultserver``), whose reply text is set per task with ``FAULT_REPLY:<text>`` (or
+(``tests/fakes/faultserver.py``), whose reply text is set per task with ``FAULT_REPLY:<text>`` (or
 ``FAULT:empty``). Each hostile reply must become a recorded row — never a crash of the sweep —
 with its parse status (``parse_status``), its invalid citations (``meta.invalid_lines``), and
 metrics by the documented rule (EBG synthetic rule, data README §6.1: exact answer after
@@ -19,7 +19,7 @@ import pytest
 
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.parse import MAX_LINES
 from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame

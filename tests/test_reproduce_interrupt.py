@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("papermill")
 
-from lcrag.llm.faultserver import FaultServer  # noqa: E402
+from fakes.faultserver import FaultServer  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -78,7 +78,7 @@ def test_sigint_with_two_notebooks_at_once_stops_the_running_one_and_keeps_the_f
 ORPHAN_SCRIPT = """
 import asyncio, gc, sys
 from nbclient.exceptions import DeadKernelError
-from lcrag.reproduce import orphaned_kernel_tasks_to
+from lcrag.runtime.kernels import orphaned_kernel_tasks_to
 
 orphaned_kernel_tasks_to(sys.argv[1])
 exc = {"dead": DeadKernelError("Kernel died"), "other": ValueError("a real bug")}[sys.argv[2]]

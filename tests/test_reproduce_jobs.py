@@ -10,13 +10,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
 pytest.importorskip("papermill")
-
-from lcrag.llm.faultserver import FaultServer  # noqa: E402  (the core lock test)
 
 pytestmark = pytest.mark.slow
 
@@ -98,7 +95,7 @@ def test_offline_profile_marks_exactly_the_local_model_notebooks(tmp_path):
 
 
 def test_hand_out_never_starts_a_second_local_server():
-    from lcrag.reproduce_jobs import next_notebook
+    from lcrag.runtime.jobs import next_notebook
 
     a, b, c = ({"notebook": n, "local_model": lm} for n, lm in (("01", True), ("02", False), ("09", True)))
     assert next_notebook([a, b, c], []) is a
@@ -108,82 +105,6 @@ def test_hand_out_never_starts_a_second_local_server():
     assert next_notebook([], [a]) is None
     assert next_notebook([b, c], []) is c  # the long pole first: 09 as soon as no local-model notebook runs
     assert next_notebook([b, c], [b]) is c
-
-
-@pytest.mark.parametrize("family", ["llama.cpp", "openai-compatible"])
-def test_a_local_model_call_waits_for_the_core_lock(tmp_path, monkeypatch, family):
-    """With LCRAG_CORE_LOCK set (as `lcrag reproduce --jobs N` does), a call to a local llama.cpp server waits
-    while another process holds the lock (e.g. encoding embeddings) and its latency starts once it holds it;
-    a call to any other endpoint does not wait."""
-    import threading
-
-    from filelock import FileLock
-
-    from lcrag import coreturn
-    from lcrag.llm.client import ChatClient
-    from lcrag.llm.profiles import load_profile
-
-    lock = tmp_path / "cores.lock"
-    monkeypatch.setenv(coreturn.ENV, str(lock))
-    with FaultServer() as fs:
-        prof = load_profile({"name": "t", "kind": "openai", "family": family, "model": "m", "base_url": fs.base_url,
-                             "api_key_env": None, "max_retries": 0})
-        client = ChatClient(prof)
-        other = FileLock(str(lock))
-        other.acquire()  # another process is encoding
-        out = {}
-        t = threading.Thread(target=lambda: out.update(r=client.chat([{"role": "user", "content": "hi"}])))
-        t0 = time.monotonic()
-        t.start()
-        t.join(2.0)
-        sent_while_held = fs.requests
-        other.release()
-        t.join(30)
-        waited = time.monotonic() - t0
-    assert out["r"].ok
-    if family == "llama.cpp":
-        assert sent_while_held == 0 and waited >= 2.0
-        assert out["r"].latency_s < 1.5  # the wait is not the model's latency
-    else:
-        assert sent_while_held == 1
-
-
-def test_other_notebooks_yield_the_cpu_to_the_local_model_ones():
-    from lcrag.reproduce_jobs import NICE, with_priorities
-
-    a, b = {"notebook": "01", "local_model": True}, {"notebook": "02", "local_model": False}
-    assert with_priorities([a, b]) == [a, {**b, "nice": NICE}]
-    assert with_priorities([b]) == [b]  # nobody to yield to
-
-
-@pytest.mark.parametrize("local", [True, False])
-def test_a_local_model_notebook_runs_holding_the_core_lock(tmp_path, monkeypatch, local):
-    """While a notebook with a local model server runs, no other process may take the core lock (its worker
-    holds it) and its own kernel is started without the lock variable; other notebooks run with it."""
-    from filelock import FileLock, Timeout
-
-    from lcrag import coreturn
-    from lcrag import reproduce_worker as W
-
-    lock = tmp_path / "cores.lock"
-    monkeypatch.setenv(coreturn.ENV, str(lock))
-    seen = {}
-
-    def fake_execute(rec, out_dir, kernel=None):
-        seen["env"] = os.environ.get(coreturn.ENV)
-        try:
-            with FileLock(str(lock), timeout=0):
-                seen["held_by_worker"] = False
-        except Timeout:
-            seen["held_by_worker"] = True
-        return {**rec, "seconds": 0.0}
-
-    monkeypatch.setattr(W, "execute_notebook", fake_execute)
-    W.execute_notebook_in_turn({"notebook": "01_x.ipynb", "local_model": local}, tmp_path)
-    assert seen == ({"env": None, "held_by_worker": True} if local else {"env": str(lock), "held_by_worker": False})
-    assert os.environ[coreturn.ENV] == str(lock)
-    with FileLock(str(lock), timeout=0):  # released afterwards
-        pass
 
 
 def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
@@ -205,61 +126,3 @@ def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
                 checked += 1
                 assert key in params and str(params[key]).startswith(str(runs.resolve())), (nb.name, key, params.get(key))
     assert checked >= 17
-
-
-def _cell_outputs(nb_path, *dirs):
-    """Every code cell's outputs of an executed notebook, the run's own directories written as placeholders:
-    per cell its stdout text, its stderr text and its other outputs in order. How a stream's text is cut into
-    output messages, and how stdout and stderr messages interleave, follow the kernel's flush timing (ipykernel
-    sends a stream's buffer every 0.2 s), so each stream is compared as one text."""
-    import json
-
-    text = nb_path.read_text()
-    for i, d in enumerate(dirs):
-        text = text.replace(str(d), f"<dir{i}>")
-    cells = []
-    for c in json.loads(text)["cells"]:
-        if c["cell_type"] != "code":
-            continue
-        outs = c.get("outputs", [])
-        streams = {name: "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"]
-                                 for o in outs if o.get("output_type") == "stream" and o.get("name") == name)
-                   for name in ("stdout", "stderr")}
-        cells.append((streams, [o for o in outs if o.get("output_type") != "stream"]))
-    return cells
-
-
-def test_forked_kernels_write_what_new_kernel_processes_write(tmp_path, monkeypatch):
-    """lcrag.kernelfork: the same tables, figures (PNG) and cell outputs as kernels started as new processes."""
-    monkeypatch.setenv("LCRAG_KERNEL_FORK", "0")
-    new = _reproduce(tmp_path, "new", "--jobs", "1", "--only", *PAIR, cache="cache-new")  # own caches: no call replayed
-    monkeypatch.delenv("LCRAG_KERNEL_FORK")
-    forked = _reproduce(tmp_path, "forked", "--jobs", "1", "--only", *PAIR, cache="cache-forked")
-    assert new.returncode == 0, new.stderr[-3000:]
-    assert forked.returncode == 0, forked.stderr[-3000:]
-    a_out, b_out = tmp_path / "new" / "out", tmp_path / "forked" / "out"
-    assert (b_out / "logs" / "kernelfork.log").exists() and not (a_out / "logs" / "kernelfork.log").exists()
-    a, b = _tables(a_out), _tables(b_out)
-    assert a and a == b
-    pngs = sorted(p.name for p in a_out.glob("*.png"))
-    assert pngs and pngs == sorted(p.name for p in b_out.glob("*.png"))
-    assert all((a_out / n).read_bytes() == (b_out / n).read_bytes() for n in pngs)
-    for nb in ("03_nolima_ebg_vs_answer_only", "16_longeval_method_matrix"):
-        assert (_cell_outputs(a_out / f"{nb}.ipynb", a_out, tmp_path / "new" / "runs")
-                == _cell_outputs(b_out / f"{nb}.ipynb", b_out, tmp_path / "forked" / "runs"))
-
-
-def test_a_run_whose_planning_fails_leaves_no_fork_server_log(tmp_path, monkeypatch):
-    """The kernel fork server starts before the notebooks are planned; when planning fails it is stopped
-    and the log and logs directory it created are removed."""
-    from lcrag.errors import ConfigError
-    from lcrag.reproduce import run
-
-    monkeypatch.delenv("LCRAG_KERNEL_FORK", raising=False)
-    prof = tmp_path / "bad.yaml"
-    prof.write_text("description: bad\nnotebooks:\n  '16':\n    no_such_parameter: 1\n")
-    out = tmp_path / "out"
-    with pytest.raises(ConfigError, match="no_such_parameter"):
-        run(prof, only=["16"], out=out, runs=tmp_path / "runs", log=lambda s: None)
-    assert out.is_dir() and not (out / "logs").exists()
-    assert "LCRAG_KERNEL_FORK" not in os.environ

@@ -9,12 +9,13 @@ import shutil
 
 import pytest
 
+from lcrag.resources import builtin_dir
 from lcrag.config import PROJECT_ROOT
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
-from lcrag.resume import INVALIDATED, NEW, RETRY, REUSE, decide, scorer_version
+from lcrag.runtime.resume import INVALIDATED, NEW, RETRY, REUSE, decide, scorer_version
 from lcrag.runner import RunStats, Task, read_results, run_tasks
 from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
 from lcrag.types import Item, ResultRow
@@ -48,7 +49,7 @@ def _run(tasks, reader, res, cache, scorer=_answer_is_ok):
 @pytest.fixture()
 def prompts_dir(tmp_path, monkeypatch):
     d = tmp_path / "prompts"
-    shutil.copytree(PROJECT_ROOT / "params" / "prompts", d)
+    shutil.copytree(builtin_dir("prompts"), d)
     monkeypatch.setenv("LCRAG_PROMPTS_DIR", str(d))
     return d
 

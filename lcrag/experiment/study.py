@@ -43,7 +43,7 @@ from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
-from ..runlock import run_lock
+from ..runtime.runlock import run_lock
 from ..runner import RunStats, Task, read_results, run_tasks
 from .build import build
 from .components import call_with, lookup
@@ -370,7 +370,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
               results_path: str | Path | None = None, data_dir: str | Path | None = None) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
 
-    Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runlock`): another
+    Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runtime.runlock`): another
     live run on the same directory makes this raise ``RunLocked``, or wait with ``wait=True``.
 
     ``results_path``: the runner's results file (default ``<run_dir>/results.jsonl``); the manifest
@@ -415,7 +415,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         def scorer(task, resp):  # measures see the task with its Condition record
             return inner(originals.get(id(task), task), resp)
 
-        from ..resume import scorer_version
+        from ..runtime.resume import scorer_version
 
         scorer.scorer_version = scorer_version(inner)
     if cfg.own_study and cfg.data.source is None:

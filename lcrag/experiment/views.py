@@ -62,7 +62,7 @@ def status_note(man: dict, df: pd.DataFrame, run_dir: str | Path) -> str | None:
     status = man.get("status", "complete")
     if status == "complete":
         return None
-    from ..runlock import holder_alive, lock_path, read_lock
+    from ..runtime.runlock import holder_alive, lock_path, read_lock
 
     expected = sum(int(r.get("expected_rows") or 0) for r in man["readers"])
     have = f"{len(df)} of {expected} rows" if expected else f"{len(df)} rows"

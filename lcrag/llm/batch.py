@@ -16,7 +16,7 @@ Three steps, each usable alone:
 Statuses: ``validating`` → ``in_progress`` → ``completed`` | ``failed`` (input rejected, no
 files) | ``expired`` (the window ran out: finished lines in the output file, the rest in the
 error file as ``batch_expired``) | ``cancelled``. Tested end to end against the loopback fake
-:mod:`lcrag.llm.batchserver` through the real ``openai`` client.
+``tests/fakes/batchserver.py`` through the real ``openai`` client.
 """
 
 from __future__ import annotations

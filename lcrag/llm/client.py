@@ -117,10 +117,7 @@ class ChatClient:
     def __init__(self, profile: ReaderProfile, *, sleep=time.sleep, rng: random.Random | None = None):
         import openai
 
-        from .server import needs_local_server
-
         self.profile = profile
-        self._local = needs_local_server(profile)  # its calls take the machine's core lock (lcrag.coreturn)
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._client = openai.OpenAI(
@@ -133,15 +130,7 @@ class ChatClient:
         return self._rng.uniform(0, min(p.backoff_max_s, p.backoff_base_s * (2**attempt)))
 
     def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
-        """One chat call (retried per the profile). A call to a local llama.cpp server takes the machine's
-        core lock first when ``LCRAG_CORE_LOCK`` is set (:mod:`lcrag.coreturn`); its latency starts once
-        the lock is held."""
-        from .. import coreturn
-
-        with coreturn.turn(self._local):
-            return self._chat(messages, expects_json=expects_json)
-
-    def _chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
+        """One chat call (retried per the profile)."""
         kw = chat_kwargs(self.profile, messages, expects_json)
         last = ""
         t0 = time.perf_counter()

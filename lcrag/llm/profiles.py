@@ -1,4 +1,6 @@
-"""Reader profiles: named parameter files under ``params/readers/<name>.yaml``.
+"""Reader profiles: named parameter files ``<name>.yaml``, built-ins in ``lcrag/resources/readers/`` (package data),
+overridden by name from a user folder (``$LCRAG_PARAMS_DIR/readers/``, the checkout's ``params/readers/``;
+:mod:`lcrag.resources`).
 
 A profile says which reader to build and how: kind (``openai`` for any OpenAI-compatible
 endpoint — OpenAI, vLLM, llama.cpp server — or ``extractive`` for the model-free baseline),
@@ -28,7 +30,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from ..config import params_dir
+from .. import resources
 from ..errors import ConfigError
 from ..textio import read_yaml
 
@@ -160,7 +162,8 @@ def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str |
 
 
 def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) -> ReaderProfile:
-    """Load a profile by name (``params/readers/<name>.yaml``), path, or dict; apply overrides.
+    """Load a profile by name (``<name>.yaml`` of a user parameter folder, else the built-in of
+    ``lcrag/resources/readers``: :mod:`lcrag.resources`), path, or dict; apply overrides.
 
     A dict with a ``profile`` key (``{profile: NAME, field: value}``, as notebooks and study files
     write readers) is the named profile with those fields changed."""
@@ -171,10 +174,12 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
         return profile_from_dict({**name_or_path, **overrides})
     p = Path(name_or_path)
     if p.suffix not in (".yaml", ".yml") and not p.is_file():  # a name (names may hold dots: gpt-4.1, sonnet-4.5)
-        p = params_dir() / "readers" / f"{name_or_path}.yaml"
+        p = resources.locate("readers", str(name_or_path)) or resources.user_dir("readers") / f"{name_or_path}.yaml"
     if not p.is_file():
-        known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
-        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)}", field="reader")
+        known = resources.names("readers")
+        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)} (add "
+                             f"{Path(str(name_or_path)).name}.yaml to $LCRAG_PARAMS_DIR/readers or params/readers)",
+                          field="reader")
     doc, text = read_yaml(p)
     doc = doc or {}
     if not isinstance(doc, dict):

@@ -1,9 +1,12 @@
-"""Prompt templates as files under ``params/prompts/<name>.yaml`` (EBG paper App. A).
+"""Prompt templates as YAML files ``<name>.yaml`` (EBG paper App. A).
 
 A template has ``name``, ``version`` (part of every cache key), ``expects_json`` (whether the
 response is parsed as ``{"answer", "lines"}``), an optional ``system`` text and a ``user``
-text with ``{haystack}`` and ``{question}`` placeholders. Users add their own templates by
-dropping a file in ``params/prompts/`` or passing a directory.
+text with ``{haystack}`` and ``{question}`` placeholders. The built-ins ship as package data
+(``lcrag/resources/prompts/``); a file of the same name in a user folder overrides one, a new
+name adds one: a directory passed to :func:`load_prompt`, ``$LCRAG_PROMPTS_DIR``,
+``$LCRAG_PARAMS_DIR/prompts/`` or the checkout's ``params/prompts/`` (order and details:
+:mod:`lcrag.resources`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 
-from ..config import params_dir
+from .. import resources
 from ..errors import ConfigError
 from ..textio import read_yaml
 
@@ -42,38 +45,29 @@ class PromptTemplate:
         return f"{self.name}@v{self.version}"
 
 
-def _dirs(extra: str | Path | None) -> list[Path]:
-    ds = [Path(extra)] if extra else []
-    ds.append(params_dir() / "prompts")
-    return ds
-
-
 def load_prompt(name: str, directory: str | None = None) -> PromptTemplate:
-    """Load template ``name`` (file stem) from ``directory``, ``$LCRAG_PROMPTS_DIR`` or ``params/prompts``.
+    """Load template ``name`` (file stem) from ``directory``, ``$LCRAG_PROMPTS_DIR``, the user parameter
+    folders or the built-ins, first match first (:mod:`lcrag.resources`).
 
     Parsed templates are memoised per file state (modification time and size), so a
     template edited while a process runs (e.g. a notebook kernel) is read again.
     """
     directory = directory or os.environ.get("LCRAG_PROMPTS_DIR") or None
     stamp: tuple[int, int] | None = None
-    for d in _dirs(directory):
-        p = d / f"{name}.yaml"
-        if p.is_file():
-            st = p.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-            break
+    p = resources.locate("prompts", name, directory)
+    if p is not None:
+        st = p.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
     return _load_prompt(name, directory, stamp)
 
 
 @lru_cache(maxsize=64)
 def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None = None) -> PromptTemplate:
-    for d in _dirs(directory):
-        p = d / f"{name}.yaml"
-        if p.is_file():
-            break
-    else:
-        known = sorted(q.stem for d in _dirs(directory) if d.is_dir() for q in d.glob("*.yaml"))
-        raise ConfigError(params_dir() / "prompts", f"unknown prompt template {name!r}; known: {', '.join(known)}", field="prompt")
+    p = resources.locate("prompts", name, directory)
+    if p is None:
+        known = resources.names("prompts", directory)
+        raise ConfigError(resources.user_dir("prompts"), f"unknown prompt template {name!r}; known: {', '.join(known)} "
+                          f"(add {name}.yaml to this folder or to $LCRAG_PARAMS_DIR/prompts)", field="prompt")
     doc, text = read_yaml(p)
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping")

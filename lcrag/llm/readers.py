@@ -1,7 +1,7 @@
 """Readers behind one interface: they take a ``ReadRequest`` and return a ``CallResult``.
 
 * ``ChatReader`` — any OpenAI-compatible chat endpoint (OpenAI, vLLM, llama.cpp server),
-  configured by a profile (``params/readers/*.yaml``); one parameter change moves a sweep
+  configured by a profile (built-ins in ``lcrag/resources/readers/``, :mod:`lcrag.resources`); one parameter change moves a sweep
   from the offline default to a real model.
 * ``ExtractiveReader`` — the deterministic, model-free baseline (``lcrag.llm.extractive``),
   labelled "extractive baseline (no model)" wherever it appears.
@@ -123,7 +123,7 @@ def register_reader_kind(kind: str, cls: type[Reader]) -> None:
 
 
 def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) -> Reader:
-    """Build a reader from a profile name (``params/readers/<name>.yaml``), path, dict or profile."""
+    """Build a reader from a profile name (:func:`lcrag.llm.profiles.load_profile`), path, dict or profile."""
     profile = spec if isinstance(spec, ReaderProfile) else load_profile(spec, **overrides)
     if isinstance(spec, ReaderProfile) and overrides:
         profile = spec.model_copy(update=overrides)

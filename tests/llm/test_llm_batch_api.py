@@ -1,5 +1,5 @@
 """Batch API end to end: prepare -> submit -> wait -> collect through the real ``openai`` client
-against the loopback fake of the Files and Batches endpoints (lcrag.llm.batchserver)."""
+against the loopback fake of the Files and Batches endpoints (tests/fakes/batchserver.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm import batch
-from lcrag.llm.batchserver import FakeBatchServer
+from fakes.batchserver import FakeBatchServer
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
 from lcrag.runner import Task, run_tasks
 from lcrag.types import Item

@@ -11,7 +11,7 @@ import pytest
 from lcrag.errors import BudgetExceeded
 from lcrag.llm.cache import ResponseCache, cache_key
 from lcrag.llm.call import Budget, cache_request, cached_read, estimate_usd, needs_call
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.judge import judge, make_judge
 from lcrag.llm.readers import ReadRequest, make_reader
 from lcrag.runner import run_tasks

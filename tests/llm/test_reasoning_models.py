@@ -12,7 +12,7 @@ import pytest
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.client import ChatClient
 from lcrag.llm.costs import price
-from lcrag.llm.faultserver import REASONING_TEXT, FaultServer
+from fakes.faultserver import REASONING_TEXT, FaultServer
 from lcrag.llm.profiles import load_profile
 from lcrag.llm.readers import make_reader
 from lcrag.llm.reasoning import RequestShapeError, split_reasoning, split_think

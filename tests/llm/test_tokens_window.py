@@ -180,9 +180,9 @@ def test_missing_key_variable_is_refused_before_any_call(tmp_path, monkeypatch):
 
 
 def test_every_shipped_profile_loads():
-    from lcrag.config import params_dir
+    from lcrag.resources import names as known_names
 
-    names = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
+    names = known_names("readers")
     for want in ("gpt-4o", "gpt-4.1", "o3-mini", "gpt-5", "gpt-5.4-mini", "sonnet-4", "sonnet-4.5", "gemini-2.5-flash",
                  "gemini-3-flash", "gpt-oss-120b", "glm", "nemotron"):
         assert want in names

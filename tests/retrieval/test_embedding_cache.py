@@ -11,7 +11,6 @@ import threading
 import numpy as np
 import pytest
 
-from lcrag import coreturn
 from lcrag import embeddings as E
 from lcrag.embeddings import EmbeddingCache, canonical_backend, embed_texts, text_key
 
@@ -75,79 +74,6 @@ def test_store_from_before_backends_is_migrated(tmp_path):
     got = EmbeddingCache(path).get_many("minilm", [text_key("old")])
     assert np.array_equal(got[text_key("old")], vec)
     assert embed_texts(["old"], cache=EmbeddingCache(path))[0].tolist() == vec.tolist()  # served, not re-embedded
-
-
-class _SpyCache(EmbeddingCache):
-    """An embedding store that signals each look-up (so a test knows where a thread is)."""
-
-    def __init__(self, path):
-        super().__init__(path)
-        self.lookups = 0
-        self.looked_up = threading.Event()
-
-    def get_many(self, model, keys, backend=E.TORCH):
-        found = super().get_many(model, keys, backend)
-        self.lookups += 1
-        self.looked_up.set()
-        return found
-
-
-def _fake_encode(calls):
-    def encode(texts, model_id, backend, batch_size=64):
-        calls.append(list(texts))
-        return np.ones((len(texts), 384), dtype=np.float32)
-    return encode
-
-
-@pytest.mark.parametrize("locked", [True, False])
-def test_core_lock_makes_a_waiting_process_reuse_what_another_embedded(tmp_path, monkeypatch, locked):
-    """With LCRAG_CORE_LOCK (set by `lcrag reproduce --jobs N`), a process that finds lines missing waits for
-    the lock, then looks them up again: lines another process stored meanwhile are not embedded twice.
-    Without the variable the same sequence embeds them (the control)."""
-    from filelock import FileLock
-
-    lock_path = tmp_path / "encode.lock"
-    if locked:
-        monkeypatch.setenv(coreturn.ENV, str(lock_path))
-    else:
-        monkeypatch.delenv(coreturn.ENV, raising=False)
-    calls: list[list[str]] = []
-    monkeypatch.setattr(E, "encode", _fake_encode(calls))
-    store = _SpyCache(tmp_path / "emb.sqlite")
-    other = FileLock(str(lock_path))
-    other.acquire()  # "another process" is encoding
-    result = {}
-    t = threading.Thread(target=lambda: result.update(v=embed_texts(DOCS, cache=store)))
-    t.start()
-    assert store.looked_up.wait(30)
-    marker = np.full(384, 0.5, dtype=np.float32)
-    EmbeddingCache(tmp_path / "emb.sqlite").put_many("minilm", {text_key(d): marker for d in DOCS})  # the other process's work
-    other.release()
-    t.join(30)
-    assert not t.is_alive()
-    if locked:
-        assert calls == [] and store.lookups == 2
-        assert np.array_equal(result["v"], np.stack([marker] * len(DOCS)))
-    else:
-        assert calls and store.lookups == 1  # embedded although another process had stored them
-
-
-def test_core_lock_is_not_taken_when_nothing_is_missing(tmp_path, monkeypatch):
-    from filelock import FileLock
-
-    lock_path = tmp_path / "encode.lock"
-    monkeypatch.setenv(coreturn.ENV, str(lock_path))
-    store = EmbeddingCache(tmp_path / "emb.sqlite")
-    store.put_many("minilm", {text_key(d): np.ones(384, dtype=np.float32) for d in DOCS})
-    held = FileLock(str(lock_path))
-    held.acquire()
-    try:  # all lines stored: the call returns without waiting for the held lock
-        t = threading.Thread(target=embed_texts, args=(DOCS,), kwargs={"cache": store})
-        t.start()
-        t.join(10)
-        assert not t.is_alive()
-    finally:
-        held.release()
 
 
 # --- the fp32 torch path's batches side by side (lcrag.embeddings.encode_data_parallel) ---

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from lcrag.haystack import SourceLine, render_numbered
-from lcrag.llm.faultserver import pool_endpoint
+from fakes.faultserver import pool_endpoint
 from lcrag.llm.readers import make_reader
 from lcrag.runner import Task
 from lcrag.types import Item

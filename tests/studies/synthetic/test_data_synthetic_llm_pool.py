@@ -11,7 +11,7 @@ from lcrag.studies.synthetic.data import LCRAG_NEEDLES, load_pool_file
 from lcrag.studies.synthetic.llm_pool import clean_line, generate_llm_pool
 from lcrag.studies.synthetic.safety import check_pool
 from lcrag.llm.cache import ResponseCache
-from lcrag.llm.faultserver import FaultServer
+from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader
 
 

@@ -2,7 +2,7 @@
 
 The lock is the file ``<results file>.run-lock`` (for ``lcrag run``: ``RUN/results.jsonl.run-lock``),
 created with ``O_EXCL`` and holding JSON ``{"pid", "start", "host", "started", "argv"}``
-(``start`` = process start in clock ticks, :mod:`lcrag.procs`; ``started`` = UTC time).
+(``start`` = process start in clock ticks, :mod:`lcrag.runtime.procs`; ``started`` = UTC time).
 
 * A second run on the same file **refuses** with :class:`RunLocked`, naming the holder, or with
   ``wait=True`` polls until the holder is gone.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import procs
-from .errors import LcragError
+from ..errors import LcragError
 
 SUFFIX = ".run-lock"
 

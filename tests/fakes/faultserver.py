@@ -27,7 +27,7 @@ every request fails). ``GET /stats`` returns ``{"requests", "in_flight", "max_in
 count the requests received after a given moment. ``hold()`` / ``release()`` keep requests
 waiting (counted as in flight) until the test lets them go.
 
-Run it standalone: ``python -m lcrag.llm.faultserver --port 8799``.
+Run it standalone: ``python tests/fakes/faultserver.py --port 8799`` (from the checkout).
 """
 
 from __future__ import annotations

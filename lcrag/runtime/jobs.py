@@ -2,10 +2,11 @@
 
 Why processes: a notebook's own work (building haystacks, scoring, plotting) is single-threaded,
 so on a 2-core machine a second notebook fits beside it. Each worker is a long-lived
-``python -m lcrag.reproduce_worker`` process (imports paid once, not per notebook) that runs the
-same :func:`lcrag.reproduce.execute_notebook` as the sequential path; the parent hands out the
-notebooks in order, the next one to whichever worker is free (a notebook with a local model first,
-whenever none runs: :func:`next_notebook`), and reports each as it finishes.
+``python -m lcrag.runtime.worker`` process that runs the same
+:func:`lcrag.runtime.kernels.execute_notebook` (plain papermill, a new kernel per notebook) as
+the sequential path; the parent hands out the notebooks in order, the next one to whichever
+worker is free (a notebook with a local model first, whenever none runs: :func:`next_notebook`),
+and reports each as it finishes.
 
 Protocol: one JSON object per line — a planned notebook record on the worker's stdin, its
 finished record on the worker's stdout (anything else the worker prints goes to stderr).
@@ -13,24 +14,17 @@ finished record on the worker's stdout (anything else the worker prints goes to 
 What is shared and how it stays safe:
 
 * every notebook writes only its own executed copy, figures, tables, results file and log;
-* the cores: workers get ``LCRAG_CORE_LOCK`` (a lock file in the cache directory,
-  :mod:`lcrag.coreturn`), so one process at a time encodes a slice of embedding cache misses —
-  looking the slice up again first, so a line is embedded once — or makes a local-model call:
-  both use every core, and side by side each would run at a fraction of its speed;
-* the response cache is SQLite in WAL mode, written by concurrent processes already;
-* a notebook that needs the local llama.cpp model starts its own server on a free port; two such
-  notebooks never run at once (``local_model`` in the planned record): the hand-out skips ahead
-  to a notebook without one, so one server's memory is held at a time. Such a notebook holds the
-  core lock for its whole run (:func:`lcrag.reproduce_worker.execute_notebook_in_turn`), and the
-  other notebooks' kernels run at a lower CPU priority (``nice`` :data:`NICE`, set on the kernel's
-  session as well, since the scheduler shares CPU between sessions first; it is lifted while such a
-  kernel holds the core lock): the local-model notebooks are the long pole, the others fill the
-  cores they leave idle.
+* the response cache and the embedding cache are SQLite in WAL mode, written by concurrent
+  processes already;
+* a notebook that needs the local llama.cpp model starts its own server on a free port
+  (registered per owner, :mod:`lcrag.runtime.serverreg`); two such notebooks never run at once
+  (``local_model`` in the planned record): the hand-out skips ahead to a notebook without one,
+  so one server's memory is held at a time.
 
 Ctrl-C / SIGTERM: workers run in their own session, so the parent forwards the signal once to
 each busy worker; a worker stops its notebook the way the sequential path does (papermill shuts
 the kernel and its local server down; finished rows are kept) and exits. The parent then raises
-:class:`lcrag.interrupts.RunInterrupted` naming the notebooks done, stopped and not started.
+:class:`lcrag.runtime.interrupts.RunInterrupted` naming the notebooks done, stopped and not started.
 A notebook that fails stops the hand-out; the running ones finish, and the error names the
 notebook and its executed copy (which holds the traceback).
 """
@@ -47,10 +41,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .errors import LcragError
+from ..errors import LcragError
 
-WORKER_MODULE = "lcrag.reproduce_worker"  # the worker process's entry point (python -m)
-NICE = 19  # CPU priority of the other notebooks' kernels while a local-model notebook is among them
+WORKER_MODULE = "lcrag.runtime.worker"  # the worker process's entry point (python -m)
 GRACE_S = 120.0  # how long an interrupted worker may take to shut its kernel down before it is killed
 
 
@@ -109,15 +102,6 @@ class _Worker:
             self.proc.wait()
 
 
-def with_priorities(todo: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records with ``nice`` :data:`NICE` on every notebook without a local model server when some
-    notebook has one: those are the long pole (their server's replies use every core), the others
-    fill the cores they leave idle."""
-    if not any(r.get("local_model") for r in todo):
-        return list(todo)
-    return [r if r.get("local_model") else {**r, "nice": NICE} for r in todo]
-
-
 def next_notebook(pending: list[dict[str, Any]], running: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The notebook to start next: the first pending one that starts a local model server (``local_model``)
     when no such notebook runs — they are the long pole, one after the other, so the next starts as soon as
@@ -134,9 +118,6 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
                  log=print) -> list[dict[str, Any]]:
     """Run the planned notebook records ``todo`` on ``jobs`` workers; returns their finished records
     (``seconds`` set). See the module doc for sharing, interrupts and failures."""
-    from . import coreturn
-    from .config import cache_dir
-
     said = threading.Lock()
     raw_log = log
 
@@ -145,11 +126,8 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
             raw_log(msg)
 
     env = dict(os.environ)
-    lock_dir = cache_dir()
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    env.setdefault(coreturn.ENV, str(lock_dir / "cores.lock"))
     env.setdefault("PYTHONUNBUFFERED", "1")
-    pending = with_priorities(todo)
+    pending = list(todo)
     turn = threading.Condition()
     finished: queue.Queue = queue.Queue()
     stop = threading.Event()

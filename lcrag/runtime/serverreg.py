@@ -7,7 +7,7 @@ Each server lcrag starts is recorded as ``<registry>/<port>.json`` (registry dir
      "host", "users": [[pid, start], ...], "created"}
 
 ``users`` are the processes using the server (``start`` = process start time in clock ticks,
-:mod:`lcrag.procs`, so a reused pid is not mistaken for a user). A **private** server has one
+:mod:`lcrag.runtime.procs`, so a reused pid is not mistaken for a user). A **private** server has one
 user, the process that started it; a **shared** server gains a user per run that attaches and
 loses one per run that detaches — the last one out stops it (reference counting).
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .. import procs
+from . import procs
 
 ENV_REGISTRY = "LCRAG_SERVER_REGISTRY"
 

@@ -11,7 +11,7 @@ A batch moves one status per ``GET /v1/batches/{id}`` (each poll sees the status
 batch moves on): ``validating`` → ``in_progress`` → its final status, chosen by ``FakeBatchServer.outcome`` when the batch was created:
 
 * ``completed`` — every line answered; a line whose last user message carries a fault
-  directive ``FAULT:<code>`` (as in :mod:`lcrag.llm.faultserver`, e.g. ``FAULT:500``) fails
+  directive ``FAULT:<code>`` (as in ``tests/fakes/faultserver.py``, e.g. ``FAULT:500``) fails
   and goes to the *error file* with that status code, the others to the *output file*;
 * ``expired`` — the first ``expire_after`` lines are answered (output file), the rest go to
   the error file with error code ``batch_expired``, as the 24 h window does;

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .types import Outcome, ResultRow
+from ..types import Outcome, ResultRow
 
 REUSE = "reuse"
 NEW = "new"

@@ -1,0 +1,149 @@
+"""The wheel works outside the checkout: build it, install it into a fresh virtual environment, run studies there.
+
+Offline by design: the wheel is built without build isolation (the test interpreter's setuptools) from a copy of
+the sources in a temporary directory (so nothing is written into the checkout), and installed with ``--no-deps``
+into a new venv; the dependencies come from the test interpreter's own ``site-packages``, named in a ``.pth``
+file of the new venv (a path line only: the ``.pth`` files there — the checkout's editable install among them —
+are not processed, and the venv's own ``site-packages``, holding the wheel's ``lcrag``, comes first). Every
+command runs with its working directory outside the checkout and without ``PYTHONPATH``.
+
+Checked there: ``lcrag`` is imported from the venv, the built-in prompt ``ebg`` and reader profile ``extractive``
+load (package data), a built-in study (synthetic two-hop, model-free extractive reader, scaled down) and an own
+study (the generated example corpus, with a prompt of the user's own from ``$LCRAG_PARAMS_DIR``) run with
+``lcrag run`` and write their rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from lcrag.config import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow
+
+OWN_STUDY = """\
+name: wheel-own
+description: "generated example corpus, model-free reader (packaging check)"
+data:
+  example: {n_companies: 4, n_towns: 4, seed: 0}
+prompts: [mine]
+lc: {budgets: [full]}
+rag: {chunkers: [sentences], retrievers: [bm25], k: [2]}
+readers: [extractive]
+out: runs/wheel-own
+"""
+
+MY_PROMPT = """\
+name: mine
+version: 1
+expects_json: true
+system: "Answer from the numbered lines only."
+user: |
+  {haystack}
+
+  Question: {question}
+  Reply as JSON: {"answer": "...", "lines": [numbers of the lines you used]}
+"""
+
+
+def _run(cmd, **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+    assert r.returncode == 0, f"{cmd}\nstdout:\n{r.stdout[-3000:]}\nstderr:\n{r.stderr[-3000:]}"
+    return r
+
+
+def _dependency_dirs() -> list[str]:
+    """The test interpreter's site-packages directories (where the dependencies are), never the checkout."""
+    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    root = str(PROJECT_ROOT.resolve())
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir() and not str(Path(d).resolve()).startswith(root)]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """``(python, lcrag, env, workdir)`` of a fresh venv with the wheel installed (module doc)."""
+    base = tmp_path_factory.mktemp("wheel")
+    src = base / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(PROJECT_ROOT / name, src / name)
+    shutil.copytree(PROJECT_ROOT / "lcrag", src / "lcrag", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    dist = base / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
+          "-w", str(dist), str(src)], cwd=base)
+    wheel = next(dist.glob("lcrag-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "lcrag/resources/prompts/ebg.yaml" in names and "lcrag/resources/readers/extractive.yaml" in names
+    assert not [n for n in names if n.startswith("tests/") or n.endswith(("faultserver.py", "batchserver.py"))]
+
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd=base)
+    py = venv / "bin" / "python"
+    purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=base).stdout.strip()
+    (Path(purelib) / "lcrag_test_deps.pth").write_text("\n".join(_dependency_dirs()) + "\n")
+    _run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+         cwd=base)
+    work = base / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LCRAG_DATA_DIR", "LCRAG_PROMPTS_DIR",
+                                                             "LCRAG_PARAMS_DIR", "LCRAG_CACHE_MODE", "VIRTUAL_ENV")}
+    env.update(LCRAG_CACHE_DIR=str(base / "cache"), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg")
+    return py, venv / "bin" / "lcrag", env, work
+
+
+def _rows(run_dir: Path) -> list[dict]:
+    return [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x.strip()]
+
+
+def test_the_installed_package_reads_its_own_prompts_and_profiles(installed):
+    py, _, env, work = installed
+    code = ("import lcrag, json; from lcrag.llm.prompts import load_prompt; from lcrag.llm.profiles import load_profile; "
+            "p = load_prompt('ebg'); r = load_profile('extractive'); "
+            "print(json.dumps([lcrag.__file__, p.label, p.expects_json, r.name, r.kind]))")
+    where, label, expects_json, name, kind = json.loads(_run([str(py), "-c", code], cwd=work, env=env).stdout)
+    assert Path(where).resolve().is_relative_to(py.parent.parent.resolve()), where  # the wheel's, not the checkout's
+    assert label.startswith("ebg@v") and expects_json and (name, kind) == ("extractive", "extractive")
+
+
+def test_lcrag_run_a_built_in_study_from_the_installed_wheel(installed):
+    _, lcrag, env, work = installed
+    out = work / "builtin"
+    _run([str(lcrag), "run", "synthetic-two-hop", "--set", "data.params.lengths=[10000]", "--set", "data.params.trials=2",
+          "--set", "tasks.params.conditions=[LC, no-context, oracle, RAG-bm25-single]", "--readers", "extractive",
+          "--out", str(out), "--quiet"], cwd=work, env=env)
+    rows = _rows(out)
+    assert len(rows) == 2 * 4 * 2  # 2 trials x 4 conditions x 2 prompts, one reader
+    assert {r["outcome"] for r in rows} == {"ok"}
+    assert {r["condition"] for r in rows} == {"LC", "no-context", "oracle", "RAG-bm25-single"}
+    oracle = [r for r in rows if r["condition"] == "oracle" and r["prompt"] == "ebg"]
+    assert oracle and all(r["answer"] not in ("", "NA") and r["lines"] for r in oracle)  # gold lines only: answered
+    assert (out / "manifest.json").is_file()
+
+
+def test_lcrag_run_an_own_study_with_an_own_prompt_from_the_installed_wheel(installed):
+    _, lcrag, env, work = installed
+    own = work / "own"
+    (own / "params" / "prompts").mkdir(parents=True)
+    (own / "params" / "prompts" / "mine.yaml").write_text(MY_PROMPT)
+    (own / "study.yaml").write_text(OWN_STUDY)
+    _run([str(lcrag), "run", "study.yaml", "--quiet"], cwd=own, env={**env, "LCRAG_PARAMS_DIR": str(own / "params")})
+    rows = _rows(own / "runs" / "wheel-own")
+    items = [json.loads(x) for x in (own / "runs" / "wheel-own" / "data" / "items.jsonl").read_text().splitlines() if x.strip()]
+    assert items and len(rows) == len(items) * 4  # no-context, oracle, LC-full, RAG-bm25-sentences-k2
+    assert {r["outcome"] for r in rows} == {"ok"} and {r["prompt"] for r in rows} == {"mine"}
+    gold = {it["id"]: {a.lower() for a in it["answers"]} for it in items}
+    for r in rows:
+        if r["condition"] in ("oracle", "LC-full"):  # the extractive reader finds the answer when the gold lines are there
+            assert r["answer"].lower() in gold[r["item_id"]], r
+        if r["condition"] == "no-context":
+            assert r["answer"] == "NA"
