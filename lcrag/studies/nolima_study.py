@@ -38,7 +38,7 @@ import pandas as pd
 from .. import registry
 from ..data.nolima import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData, load_nolima
 from ..experiment.spec import apply_overrides, parse_spec
-from ..scoring.replies import DEFAULT_REPLY_RULE
+from ..scoring.filters import DEFAULT_REPLY_RULE
 from . import nolima_live as LV
 from .nolima_lc import DEPTHS, HOPS
 
