@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ class Measure:
     label: str
     section: str = ""
     doc: str = ""
+    origin: str = ""  # the module that registered it (``lcrag.studies.<name>.measures``, a plug-in …)
 
     def __call__(self, task: Any, response: Any) -> float | None:
         """The value (``Score.value``) of the row, or None."""
@@ -96,8 +98,12 @@ def measure(name: str, *, kind: str, label: str | None = None, section: str = ""
     if name in RENAMED:
         raise ValueError(f"measure name {name!r} is retired (use {RENAMED[name]})")
 
+    caller = inspect.currentframe().f_back
+    origin = caller.f_globals.get("__name__", "") if caller is not None else ""
+
     def wrap(fn):
-        registry.register("measure", name, Measure(name, fn, kind, label or name, section, doc), replace=replace)
+        load_all()  # built-ins first: a plug-in taking a built-in's name must say replace=True
+        registry.register("measure", name, Measure(name, fn, kind, label or name, section, doc, origin), replace=replace)
         return fn
 
     return wrap
@@ -113,20 +119,21 @@ def _study_measure_modules() -> list[tuple[str, Path]]:
 
 
 def _import_path(modname: str, path: Path) -> None:
-    try:
+    """Import ``lcrag.studies.<name>.measures``; while a same-named study *module* (``studies/<name>.py``)
+    shadows the folder, load the file under that name instead (without importing the study module)."""
+    if modname in sys.modules:
+        return
+    if not (path.parent.parent / f"{path.parent.name}.py").is_file():
         importlib.import_module(modname)
-    except ModuleNotFoundError as e:
-        # a same-named study *module* (``studies/<name>.py``) shadows the folder: load the file under its name
-        if e.name != modname or modname in sys.modules:
-            raise
-        spec = importlib.util.spec_from_file_location(modname, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except BaseException:
-            sys.modules.pop(modname, None)
-            raise
+        return
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
 
 
 def load_all() -> None:
@@ -171,6 +178,11 @@ def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[
     score.scorer_version = "measures:" + ",".join(
         f"{m.name}={getattr(m.fn, 'scorer_version', None) or source_hash(m.fn)}" for m in ms)
     return score
+
+
+def is_study_measure(m: Measure) -> bool:
+    """Whether ``m`` was declared by a built-in study (``lcrag/studies/<name>/measures.py``)."""
+    return m.origin.startswith("lcrag.studies.")
 
 
 def source_hash(fn: Callable) -> str:

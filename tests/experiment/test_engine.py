@@ -25,8 +25,8 @@ from lcrag.studies import synthetic_study
 
 SMALL = dict(lengths=[2000, 3000], trials=2, dense_lengths=[], readers=["extractive", "extractive-single"])
 COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines",
-           "ans_star", "ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2",
-           "unusable", "length", "reader_label"]
+           "synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
+           "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable", "length", "reader_label"]
 
 
 def _cli(args, env_extra, cwd):

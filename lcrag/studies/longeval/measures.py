@@ -20,7 +20,7 @@ is :mod:`lcrag.scoring.citations`; every LongEval table calls it.
 
 from __future__ import annotations
 
-from lcrag.measures import measure
+from lcrag.measures import measure, source_hash
 from lcrag.scoring.citations import cited_doc_ids, citation_precision_range, response_citation_precision
 from lcrag.scoring.families import Score
 from lcrag.scoring.longeval_reply import scored_response, trace_citations
@@ -57,6 +57,7 @@ def citation_precision(bound: str | None = None):
 
     score.__name__ = f"citation_precision(bound={bound!r})"
     score.__doc__ = citation_precision.__doc__
+    score.scorer_version = f"citation_precision(bound={bound!r}):{source_hash(citation_precision)}"
     return score
 
 
