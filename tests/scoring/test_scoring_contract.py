@@ -30,7 +30,7 @@ def test_filters_are_named_rules_with_a_reason():
 
 
 def test_every_builtin_measure_comes_from_a_study_or_the_generic_module():
-    ms = [measures.get(n) for n in measures.names()]
+    ms = [m for m in map(measures.get, measures.names()) if m.origin.startswith("lcrag.")]  # not a test's plug-in
     assert len(ms) >= 47
     for m in ms:
         assert m.definition and m.origin, m.name
