@@ -23,7 +23,7 @@ registry by name (:func:`make_retriever`: ``bm25``, ``minilm`` offline; ``openai
 the registry's ``dense`` retriever with that model, needs a key), :func:`fact_ranks` (rank of
 the first chunk containing each gold fact, App. D.3).
 
-Measures (``lcrag/measures/``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
+Measures (``lcrag/studies/multihop_rag/measures.py``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
 prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans on EBG);
 as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
 the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid strict": every
@@ -71,7 +71,7 @@ K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
 PROMPTS = ("answer_only_json", "ebg")
 
-#: The study's measures in the order rows list them (``lcrag/measures/``; module doc).
+#: The study's measures in the order rows list them (``lcrag/studies/multihop_rag/measures.py``; module doc).
 MEASURES = ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_ans_evid",
             "multihop_evid_all_facts", "multihop_evid_recall_all_facts", "multihop_ans_evid_all_facts",
             "multihop_facts_unlocated")

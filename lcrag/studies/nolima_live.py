@@ -14,7 +14,7 @@ Every task carries its :class:`lcrag.types.Condition` in ``task.meta["condition"
 back. ``task.meta["reply_rule"]`` names how replies are read (:mod:`lcrag.scoring.filters`:
 ``"authors"`` by default — first JSON object, unusable replies NaN and counted; ``"lcrag"`` —
 last object, such replies score 0). Scoring is the registered measures :data:`MEASURES`
-(``lcrag/measures/nolima_*.py``), run by the engine through ``lcrag.runner.run_tasks``;
+(``lcrag/studies/nolima/measures.py``), run by the engine through ``lcrag.runner.run_tasks``;
 :func:`rows_frame` gives the scored rows the recorded frames' column names
 (:data:`COLUMNS`), and :func:`answer_frame` / :func:`two_needle_frame` aggregate them into the
 recorded frames' layout so the figure functions take either.

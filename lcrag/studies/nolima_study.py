@@ -17,7 +17,7 @@ Importing this module registers (``lcrag.registry``):
   ``nolima-rag-vs-lc``, ``nolima-rerank``, ``nolima-attribution``), registered as
   ``StudySpec`` when the engine's spec module is importable.
 
-Scoring is the registered measures ``lcrag/measures/nolima_*.py`` (:data:`~.nolima_live.MEASURES`).
+Scoring is the registered measures of ``lcrag/studies/nolima/measures.py`` (:data:`~.nolima_live.MEASURES`).
 :func:`run_spec` runs a spec through ``lcrag.runner.run_tasks`` (one cached reader path) with
 ``lcrag.measures.scorer(spec["measures"])`` — the loop of ``lcrag.experiment.run`` over these
 registered pieces (the Condition records leave the tasks' meta before the call; the fields named

@@ -21,7 +21,7 @@ module registers its pieces with :mod:`lcrag.registry` on import:
   :func:`coverage_summary` — all-gold-evidence@K and gold-paragraph recall (App. E.3, E.7), max
   over annotators with non-empty text evidence, answerable questions only.
 
-Measures (``lcrag/measures/``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
+Measures (``lcrag/studies/qasper_mp/measures.py``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
 evaluator, max over annotators, ``lcrag.scoring.qasper``), ``qasper_refusal`` (starts with
 "Unanswerable"), ``qasper_structural_citation_rate`` (cited structural lines are kept in the
 predicted evidence as their own text, so they count as wrong citations; App. E.4: such

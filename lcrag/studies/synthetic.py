@@ -248,8 +248,8 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
 
 
 def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
-    """The study's metrics of one row, from its registered measures (:data:`MEASURES`, one module each
-    in :mod:`lcrag.measures`; data README §6.1 rules).
+    """The study's metrics of one row, from its registered measures (:data:`MEASURES`, declared in
+    ``lcrag/studies/synthetic/measures.py``; data README §6.1 rules).
 
     Keys are the measure names (the result columns). Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`)
     give ``synthetic_ans_star``; EBG prompts ``synthetic_ans``, ``synthetic_evid_exact_set`` (cited

@@ -2,7 +2,7 @@
 
 The task builders + measures must reproduce the rows the studies produced before (the notebooks'
 stored numbers); these tests pin the pieces: labels derived from Condition fields (never parsed),
-one module per measure with the documented conventions, views reading Condition fields from the
+the measures with their documented conventions, views reading Condition fields from the
 stored record or from the engine's field columns, retrievers from the registry.
 """
 
