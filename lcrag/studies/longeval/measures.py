@@ -62,9 +62,17 @@ def citation_precision(bound: str | None = None):
 
 
 S = "seed 000 §5.1, Table 5"
-measure("longeval_citation_precision", kind="evidence", label="Precision", section=S)(citation_precision())
-measure("longeval_citation_precision_low", kind="evidence", label="Precision (low)", section=S)(citation_precision("low"))
-measure("longeval_citation_precision_high", kind="evidence", label="Precision (high)", section=S)(citation_precision("high"))
+RULE = ("cited = the union over ALL answer sentences of str(references[c]); |cited ∩ gold| / |cited|, "
+        "0 when nothing is cited; document ids compared as strings; no value for another study's task")
+measure("longeval_citation_precision", kind="evidence", label="Precision", section=S, doc=(
+    f"LongEval citation precision against the query's gold documents (item.metadata['gold_docs']): {RULE}."))(
+    citation_precision())
+measure("longeval_citation_precision_low", kind="evidence", label="Precision (low)", section=S, doc=(
+    f"Minimum over every gold pair consistent with the published per-query precisions of the rule {RULE}."))(
+    citation_precision("low"))
+measure("longeval_citation_precision_high", kind="evidence", label="Precision (high)", section=S, doc=(
+    f"Maximum over every gold pair consistent with the published per-query precisions of the rule {RULE}."))(
+    citation_precision("high"))
 
 
 @measure("longeval_n_cited_docs", kind="evidence", label="cited docs", section="seed 000 §5.1")

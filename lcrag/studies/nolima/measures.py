@@ -75,10 +75,13 @@ def needle_cited(which: str):
 
 measure("nolima_ans_contains", kind="answer", label="Ans", section="EBG §4.2; data README §6.2", doc=(
     "1 when a gold answer, lowercased, is a substring of the lowercased answer, else 0 (NoLiMa ``contains`` "
-    "rule, LC-EBG ``evaluate_response``); a ``None`` answer scores 0; NaN for an unusable reply. Every "
-    "prompt (EBG, answer-only, CoT, CoT-EBG) has a value."))(f.answer("contains", reply=reply))
+    "rule, LC-EBG ``evaluate_response``); a ``None`` answer scores 0. The answer is read under the row's reply "
+    "rule: ``authors`` (default) reads the first JSON object of the raw reply and an unusable reply gives NaN "
+    "(counted by ``nolima_unusable``); ``lcrag`` scores the runner's parse (last object). Every prompt (EBG, "
+    "answer-only, CoT, CoT-EBG) has a value."))(f.answer("contains", reply=reply))
 measure("nolima_evid_needles_cited", kind="evidence", label="Evid", section="EBG §4.2, §5.2; data README §6.2", doc=(
-    "1 when every needle line is cited, extra cited lines allowed, else 0 (TN/CTN: both needles); a RAG "
+    "1 when every needle line is cited, extra cited lines allowed, else 0 — all gold cited, not an exact set "
+    "(TN/CTN: both needles); line numbers as rendered (0-based LC lines, 1-based RAG store ids); a RAG "
     "context that does not hold the needle scores 0. No value for answer-only / CoT prompts; NaN for an "
     "unusable reply."))(f.evidence("all_gold", gold=needle_lines, missing=needle_missing, reply=reply, applies=ebg))
 measure("nolima_ans_evid", kind="joint", label="Ans+Evid", section="EBG §3.1, §4.2", doc=(
