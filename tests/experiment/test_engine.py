@@ -56,7 +56,7 @@ def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache)
     pd.testing.assert_frame_equal(cli, eng)
     # the in-memory rows are the stored rows, and the metrics are the measures' values
     assert (res.rows["outcome"] == "ok").all()
-    assert res.rows["ans_star"].notna().sum() == len(res.rows) / 2
+    assert res.rows["synthetic_ans_star"].notna().sum() == len(res.rows) / 2
     assert set(res.views) == {"synthetic_summary", "synthetic_effective_length"}
     summ = res.views["synthetic_summary"]
     lc = summ[(summ["condition"] == "oracle") & (summ["reader_label"] == res.rows["reader_label"].iloc[0])]
