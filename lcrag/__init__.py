@@ -43,7 +43,6 @@ _API: dict[str, str] = {
     "register": "lcrag.registry:register",
     "lookup": "lcrag.registry:lookup",
     "names": "lcrag.registry:names",
-    "register_scorer": "lcrag.registry:register_scorer",
     "register_retriever": "lcrag.registry:register_retriever",
     "register_chunker": "lcrag.registry:register_chunker",
     "register_reader": "lcrag.registry:register_reader",
@@ -93,7 +92,7 @@ __all__ = [
     "CallResult", "Chunk", "Condition", "Context", "Document", "Evidence", "Item", "Line", "Measure",
     "ReadRequest", "Reader", "Response", "ResultRow", "Retriever", "Task", "chunks_from_spans", "data_dir",
     "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
-    "register_retriever", "register_scorer", "run_tasks",
+    "register_retriever", "run_tasks",
     "StudyResult", "StudySpec", "builtin_names", "load_spec", "run", "spec_yaml", "view",
     "EXAMPLE_LABEL", "attribution_bars", "file_names", "heatmap_figure", "make_report", "needle_position_curves",
     "save_figure", "save_table", "similarity_bars", "similarity_diff_bars", "usage_table", "write_example",
@@ -118,7 +117,7 @@ def __dir__() -> list[str]:
 
 def _register_builtins() -> None:
     """The registry's loader for lcrag's own components: reader kinds (bound to the table
-    ``lcrag.llm.readers.make_reader`` reads) and the built-in scorers, retrievers and chunkers."""
+    ``lcrag.llm.readers.make_reader`` reads) and the built-in measures, retrievers and chunkers."""
     from .experiment.builtins import register_builtins
     from .llm.readers import Reader, reader_kinds
 

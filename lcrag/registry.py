@@ -1,21 +1,23 @@
-"""Extension points: add a scorer, retriever, chunker or reader from your own module.
+"""Extension points: add a measure, retriever, chunker or reader from your own module.
 
 A study YAML lists ``plugins: [my_module, ./my_plugins.py]``; ``lcrag run`` imports each one
 (module name on ``sys.path``, or a ``.py`` file relative to the YAML) *before* it validates
 names, and the module registers what it adds::
 
-    import lcrag.registry as reg
+    from lcrag import measure
 
-    def has_digit(s):                       # s: lcrag.experiment.scorers.ScoreInput
-        return float(any(ch.isdigit() for ch in (s.answer or "")))
-
-    reg.register_scorer("has_digit", has_digit, kind="answer")
+    @measure("has_digit", kind="answer")
+    def has_digit(task, response):          # the same contract as every built-in measure
+        return float(any(ch.isdigit() for ch in (response.answer or "")))
 
 Contracts (see ``examples/plugins/`` for one runnable example each):
 
-* **scorer** ``fn(ScoreInput) -> float | None`` — ``kind="answer"`` (may serve as the study's
-  ``answer_metric``), ``"evidence"`` (skipped for answer-only prompts; may serve as
-  ``evidence_metric``) or ``"other"``. ``None`` records no value.
+* **measure** ``fn(task, response) -> Score | float | None`` registered with
+  :func:`lcrag.measures.measure` (the one scoring contract, built-ins included; its name is the
+  result column) — ``kind="answer"`` (may serve as an own study's ``answer_metric``),
+  ``"evidence"`` (skipped for answer-only prompts; may serve as ``evidence_metric``), ``"joint"``,
+  ``"retrieval"`` or ``"other"``. ``None`` records no value. Parameterised families to build on
+  live in :mod:`lcrag.scoring.families`, reply filters in :mod:`lcrag.scoring.filters`.
 * **retriever** ``factory(chunks: list[Chunk], **params) -> obj`` where ``obj.rank(query)``
   returns chunk indices best first (every :class:`lcrag.retrieval.Retriever` has it).
 * **chunker** ``fn(doc: Document, **params) -> list[Chunk]``; chunks must satisfy
@@ -27,7 +29,7 @@ Contracts (see ``examples/plugins/`` for one runnable example each):
 This module is a plain table and imports no other lcrag module, so every layer may use it.
 Built-ins are registered lazily, on the first lookup or registration, by the *loaders* installed
 with :func:`add_loader` (``lcrag/__init__.py`` installs the one that registers lcrag's own
-scorers, retrievers, chunkers and reader kinds); importing this module is cheap.
+measures, retrievers, chunkers and reader kinds); importing this module is cheap.
 """
 
 from __future__ import annotations
@@ -36,22 +38,10 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-SCORER_KINDS = ("answer", "evidence", "other")
-
-
-@dataclass(frozen=True)
-class ScorerSpec:
-    name: str
-    fn: Callable[..., Any]
-    kind: str = "other"
-
-
-_SCORERS: dict[str, ScorerSpec] = {}
 _RETRIEVERS: dict[str, Callable[..., Any]] = {}
 _CHUNKERS: dict[str, Callable[..., Any]] = {}
 # reader kinds: the live table of lcrag.llm.readers once bound (bind_readers), so make_reader sees plug-ins
@@ -72,13 +62,10 @@ def _check_new(table: dict, name: str, what: str, replace: bool) -> None:
         raise ValueError(f"{what} {name!r} is already registered; pass replace=True to override it")
 
 
-def register_scorer(name: str, fn: Callable[..., Any], *, kind: str = "other", replace: bool = False) -> None:
-    """Register ``fn(ScoreInput) -> float | None`` under ``name`` (see module doc)."""
-    _ensure_builtins()
-    if kind not in SCORER_KINDS:
-        raise ValueError(f"scorer kind must be one of {SCORER_KINDS}, got {kind!r}")
-    _check_new(_SCORERS, name, "scorer", replace)
-    _SCORERS[name] = ScorerSpec(name, fn, kind)
+def register_scorer(name: str, fn: Callable[..., Any] | None = None, **kw: Any) -> None:
+    """Retired: scorers are measures. Raises ``TypeError`` naming the contract to use instead."""
+    raise TypeError(f"register_scorer({name!r}, ...) was retired: register fn(task, response) with "
+                    f"lcrag.measure({name!r}, kind=...)(fn) — the contract every built-in measure uses")
 
 
 def register_retriever(name: str, factory: Callable[..., Any], *, replace: bool = False) -> None:
@@ -147,10 +134,6 @@ def _lookup(table: dict, name: str, what: str):
         raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}") from None
 
 
-def get_scorer(name: str) -> ScorerSpec:
-    return _lookup(_SCORERS, name, "scorer")
-
-
 def get_retriever(name: str) -> Callable[..., Any]:
     return _lookup(_RETRIEVERS, name, "retriever")
 
@@ -160,13 +143,13 @@ def get_chunker(name: str) -> Callable[..., Any]:
 
 
 def names(what: str) -> list[str]:
-    """Registered names of ``"scorer"``, ``"retriever"``, ``"chunker"``, ``"reader"`` or a kind of :data:`KINDS`."""
+    """Registered names of ``"retriever"``, ``"chunker"``, ``"reader"`` or a kind of :data:`KINDS` (measures: ``"measure"``)."""
     _ensure_builtins()
     if what == "reader":
         return sorted(_READERS)
     if what in _TABLES:
         return sorted(_TABLES[what])
-    table = {"scorer": _SCORERS, "retriever": _RETRIEVERS, "chunker": _CHUNKERS}[what]
+    table = {"retriever": _RETRIEVERS, "chunker": _CHUNKERS}[what]
     return sorted(table)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .scoring.bootstrap import bootstrap_ci
+from .stats.metric import mean_interval
 from .types import Outcome, ParseStatus, ResultRow
 
 BASE_COLUMNS = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines", "error"]
@@ -49,7 +49,8 @@ def aggregate(
     level: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean and percentile-bootstrap CI of each metric per group, with n / n_failed / n_na.
+    """Mean and percentile-bootstrap CI of each metric per group (:func:`lcrag.stats.metric.mean_interval`),
+    with n / n_failed / n_na.
 
     Columns: ``by`` + ``n``, ``n_failed``, ``n_na``, ``parse_fail_rate`` and for each metric
     ``<m>``, ``<m>_lo``, ``<m>_hi``. Groups with no scored row get NaN metrics (shown as N/A).
@@ -66,8 +67,7 @@ def aggregate(
         rec["parse_fail_rate"] = float(js["parse_status"].isin([ParseStatus.FAILED, ParseStatus.EMPTY]).mean()) if len(js) else np.nan
         for m in metrics:
             vals = ok[m].dropna().astype(float).values if m in ok else np.array([])
-            mean, lo, hi = bootstrap_ci(vals, n_boot=n_boot, level=level, seed=seed)
-            rec[m], rec[f"{m}_lo"], rec[f"{m}_hi"] = mean, lo, hi
+            rec.update(mean_interval(m, vals, n_boot=n_boot, level=level, seed=seed).as_dict())
         out.append(rec)
     return pd.DataFrame(out)
 

@@ -322,8 +322,9 @@ class Response:
 class ResultRow:
     """One scored row: one item × condition × reader × prompt.
 
-    ``metrics`` maps metric names (``ans``, ``evid_strict``, ``evid_recall``, ``ans_evid``,
-    ``ans_star`` …) to 0/1 or fractional values; it is empty when the call failed or was
+    ``metrics`` maps measure names — each measure's registered name is its column
+    (``evid_exact_set``, ``synthetic_ans``, ``multihop_evid_all_located`` …; an own study adds the
+    roles ``ans`` / ``evid`` / ``ans_evid``) — to 0/1 or fractional values; it is empty when the call failed or was
     N/A, and such rows are excluded from every denominator.
 
     Usage fields (absent in older results files, then their defaults): ``prompt_tokens`` /

@@ -585,7 +585,7 @@ def test_registry_finds_builtins_in_a_fresh_process():
     code = """
 import lcrag.registry as reg
 print(sorted(reg.names("reader")), "sentences" in reg.names("chunker"), "bm25" in reg.names("retriever"),
-      "contains" in reg.names("scorer"))
+      "ans_contains" in reg.names("measure"))
 from lcrag.llm.readers import ExtractiveReader, make_reader
 class Mine(ExtractiveReader):
     pass

@@ -25,7 +25,7 @@ from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.answer import is_refusal
-from lcrag.studies.synthetic.trials import METRICS_EBG
+from lcrag.studies.synthetic.trials import LABELS
 from lcrag.studies.synthetic.trials import score as synthetic_score
 
 # the hostile replies are scored under lcrag's reply rule (the runner's lenient parse, scored as is):
@@ -123,7 +123,8 @@ def test_each_hostile_reply_is_recorded_and_scored_by_the_rule(sweep, c):
     assert row.answer == c.answer
     assert row.lines == c.lines
     assert row.meta["invalid_lines"] == c.invalid
-    assert row.metrics == {"ans": c.ans, "evid_strict": c.evid, "evid_recall": c.recall, "ans_evid": float(c.ans and c.evid)}
+    assert row.metrics == {"synthetic_ans": c.ans, "synthetic_evid_exact_set": c.evid, "synthetic_evid_recall": c.recall,
+                           "ans_evid": float(c.ans and c.evid)}
     assert len(row.meta["raw"]) <= 2000  # the stored raw text is capped; the cache holds the full reply
     if c.status in (ParseStatus.FAILED, ParseStatus.EMPTY):
         assert row.error  # the reason is recorded with the row
@@ -147,7 +148,7 @@ def test_resume_and_cache_replay_reproduce_every_status(sweep):
 
 def test_aggregate_counts_parse_failures_and_invalid_citations(sweep):
     df = to_frame(sweep["rows"])
-    agg = aggregate(df, ["reader"], METRICS_EBG, n_boot=200)
+    agg = aggregate(df.rename(columns=LABELS), ["reader"], list(LABELS.values()), n_boot=200)
     n = len(CASES)
     n_fail = sum(c.status in (ParseStatus.FAILED, ParseStatus.EMPTY) for c in CASES)
     assert (agg.loc[0, "n"], agg.loc[0, "n_failed"], agg.loc[0, "n_na"]) == (n, 0, 0)

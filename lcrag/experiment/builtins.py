@@ -1,4 +1,6 @@
-"""The built-in scorers, retrievers and chunkers, registered lazily by :mod:`lcrag.registry`.
+"""The built-in measures, retrievers and chunkers, registered lazily by :mod:`lcrag.registry`.
+
+Measures: :func:`lcrag.measures.load_all` (the generic ones and every study's ``measures.py``).
 
 Retrievers (``factory(chunks, **params)``; all rank with ties broken by chunk order):
 
@@ -22,23 +24,6 @@ import numpy as np
 from ..chunking import CHUNKERS as _CHUNKERS
 from ..chunking import chunks_from_spans
 from ..types import Chunk, Document
-from . import scorers as s
-
-SCORERS = [
-    ("exact", s.exact, "answer"),
-    ("ans_contains", s.contains, "answer"),
-    ("contains", s.contains, "answer"),  # older name of ans_contains
-    ("multihop", s.multihop, "answer"),
-    ("evid_exact_set", s.strict, "evidence"),
-    ("evid_strict", s.strict, "evidence"),  # older name of evid_exact_set
-    ("evid_all_gold_cited", s.all_cited, "evidence"),
-    ("evid_all", s.all_cited, "evidence"),  # older name of evid_all_gold_cited
-    ("evid_recall", s.recall, "evidence"),
-    ("evid_precision", s.precision, "evidence"),
-    ("refusal", s.refusal, "other"),
-    ("ans_evid", s.ans_evid, "other"),
-]
-
 
 def chunk_document(doc: Document) -> list[Chunk]:
     """The whole document (whitespace-trimmed) as one chunk ``"<doc_id>:document:0"``."""
@@ -92,13 +77,11 @@ CHUNKERS = {**_CHUNKERS, "document": chunk_document}
 
 
 def register_builtins() -> None:
-    """Enter the built-in scorers, retrievers and chunkers into :mod:`lcrag.registry` (a name a plug-in took
+    """Enter the built-in measures, retrievers and chunkers into :mod:`lcrag.registry` (a name a plug-in took
     first keeps the plug-in's entry). Called once by the registry's loader (``lcrag/__init__.py``)."""
-    from .. import registry
+    from .. import measures, registry
 
-    for name, fn, kind in SCORERS:
-        if name not in registry.names("scorer"):
-            registry.register_scorer(name, fn, kind=kind)
+    measures.load_all()
     for name, factory in RETRIEVERS.items():
         if name not in registry.names("retriever"):
             registry.register_retriever(name, factory)

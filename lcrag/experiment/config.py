@@ -146,7 +146,7 @@ class StudyConfig(BaseModel):
     rag: RAGCfg = Field(default_factory=RAGCfg)
     route: RouteCfg | None = None
     readers: list[str | dict[str, Any]] = Field(min_length=1)
-    scorers: list[str] = Field(default_factory=lambda: ["contains", "evid_strict", "evid_recall", "ans_evid"], min_length=1)
+    scorers: list[str] = Field(default_factory=lambda: ["ans_contains", "evid_exact_set", "evid_recall", "ans_evid"], min_length=1)
     answer_metric: str | None = None
     evidence_metric: str | None = None
     plugins: list[str] = Field(default_factory=list)

@@ -122,9 +122,9 @@ rag:
   retrievers: [bm25]
   k: [2, 5, 20]
 readers: [extractive]
-scorers: [contains, exact, evid_strict, evid_all, evid_recall, ans_evid]
-answer_metric: contains
-evidence_metric: evid_strict
+scorers: [ans_contains, exact, evid_exact_set, evid_all_gold_cited, evid_recall, ans_evid]
+answer_metric: ans_contains
+evidence_metric: evid_exact_set
 out: runs/example
 """
 

@@ -4,7 +4,7 @@ For each comparison cell (one reader row × one pair of conditions or prompts ×
 over the items scored in both sides (``ok`` rows with the metric):
 
 * ``delta`` — mean of A − B, with the item-level paired percentile bootstrap interval
-  (``delta_lo``, ``delta_hi``; :func:`lcrag.scoring.bootstrap.paired_bootstrap_ci`) and the
+  (``delta_lo``, ``delta_hi``; :func:`lcrag.stats.bootstrap.paired_bootstrap_ci`) and the
   **cluster** bootstrap interval (``cluster_lo``, ``cluster_hi``) resampling whole clusters
   (``meta.cluster``: items over the same evidence documents; :mod:`lcrag.stats.cluster`);
 * ``test`` — ``mcnemar`` (exact, :mod:`lcrag.stats.mcnemar`) when every value is 0/1, with
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..scoring.bootstrap import paired_bootstrap_ci
+from ..stats.bootstrap import paired_bootstrap_ci
 from ..stats import approximate_randomization, cluster_bootstrap_ci, holm, mcnemar_exact, mde_paired_binary, mde_paired_graded
 from ..types import Outcome
 

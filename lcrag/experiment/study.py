@@ -112,29 +112,30 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     except Exception as e:  # a plugin's own error must still name the study file and field
         raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
     mfield = "measures" if "measures" in (doc or {}) else "scorers"
-    uses_measures = scoring_kind(cfg) == "measures"
-    if uses_measures:
-        from .. import measures
+    from .. import measures
 
-        known = set(measures.names()) | set(registry.names("scorer"))
-        for i, n in enumerate(cfg.scorers):
-            if n not in known:
-                what = "scorer" if mfield == "scorers" else "measure"
-                raise err(f"{mfield}[{i}]", f"unknown {what} {n!r}; registered: {', '.join(sorted(known))}")
+    known = set(measures.names())
+    for i, n in enumerate(cfg.scorers):
+        if (msg := measures.renamed_message(n)) and n not in known:
+            raise err(f"{mfield}[{i}]", msg)
+        if n not in known:
+            raise err(f"{mfield}[{i}]", f"unknown measure {n!r}; registered: {', '.join(sorted(known))}")
+    for fld in ("answer_metric", "evidence_metric"):
+        n = getattr(cfg, fld, None)
+        if n and (msg := measures.renamed_message(n)) and n not in known:
+            raise err(fld, msg)
+    if scoring_kind(cfg) == "measures":
         am = em = None
     else:
-        for i, n in enumerate(cfg.scorers):
-            if n not in registry.names("scorer"):
-                raise err(f"{mfield}[{i}]", f"unknown scorer {n!r}; registered: {', '.join(registry.names('scorer'))}")
-        kinds = {n: registry.get_scorer(n).kind for n in registry.names("scorer")}
+        kinds = {n: measures.get(n).kind for n in known}
         am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
         em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
         if am is None:
-            raise err(mfield, "needs at least one answer scorer (e.g. contains, exact, multihop)")
+            raise err(mfield, "needs at least one answer measure (e.g. ans_contains, exact, multihop)")
         if kinds.get(am) != "answer":
-            raise err("answer_metric", f"{am!r} is not a registered answer scorer")
+            raise err("answer_metric", f"{am!r} is not a registered answer measure")
         if em is not None and kinds.get(em) != "evidence":
-            raise err("evidence_metric", f"{em!r} is not a registered evidence scorer")
+            raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
     if not cfg.own_study or cfg.data.source is not None:
         for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
                                 ("data.source", "item_source", cfg.data.source)):
@@ -220,25 +221,22 @@ def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None
 
 
 def measures_scorer(names: list[str]):
-    """:func:`lcrag.measures.scorer` over ``names``: registered measures, and plug-in scorers
-    (``registry.register_scorer``) adapted as measures (:func:`.scorers.as_measure`)."""
+    """:func:`lcrag.measures.scorer` over ``names`` (built-in and plug-in measures alike)."""
     from .. import measures
-    from .scorers import as_measure
 
-    ms = set(measures.names())
-    return measures.scorer([n if n in ms else as_measure(registry.get_scorer(n)) for n in names])
+    return measures.scorer(list(names))
 
 
 def scoring_kind(cfg: StudyConfig) -> str:
-    """``"scorers"`` when every name is an own-study scorer of :mod:`lcrag.registry` (answer and evidence
-    metrics, ``ans``/``evid`` aliases), else ``"measures"`` (:func:`lcrag.measures.scorer`; plug-in
-    scorers among them are adapted as measures)."""
+    """``"scorers"`` (an own study: the measures plus the ``ans``/``evid``/``ans_evid`` roles of
+    :mod:`.scorers`) when no listed measure belongs to a built-in study, else ``"measures"``
+    (:func:`lcrag.measures.scorer`, each value under the measure's name only)."""
     from .. import measures
 
-    known, ms = set(registry.names("scorer")), set(measures.names())
-    if all(n in known for n in cfg.scorers):
-        return "scorers"
-    return "measures" if ms else "scorers"
+    known = set(measures.names())
+    if any(n in known and measures.is_study_measure(measures.get(n)) for n in cfg.scorers):
+        return "measures"
+    return "scorers"
 
 
 def build_tasks(prep: Prepared):

@@ -5,7 +5,7 @@
 * :func:`summary` — per reader × prompt × condition: n, failures, N/A, parse-failure rate and
   mean + 95% percentile-bootstrap CI of every metric (:func:`lcrag.results.aggregate`).
 * :func:`deltas` — LC − RAG per reader × prompt × (LC condition, RAG condition) × metric over
-  the items scored in both (paired bootstrap, :func:`lcrag.scoring.bootstrap.paired_bootstrap_ci`).
+  the items scored in both (paired bootstrap, :func:`lcrag.stats.bootstrap.paired_bootstrap_ci`).
 * :func:`hits` / :func:`coverage` — Hits@k (any gold unit / all gold units in the top k) and the
   CDF of the per-item full-coverage k per chunker × retriever (EBG App. D.3, G.1).
 * :func:`attribution` — retrieval / reading / grounding miss shares
@@ -28,7 +28,7 @@ from ..results import aggregate, to_frame
 from ..runner import read_results
 from ..scoring.answer import is_refusal
 from ..scoring.attribution import attribution_table
-from ..scoring.bootstrap import paired_bootstrap_ci
+from ..stats.bootstrap import paired_bootstrap_ci
 from ..scoring.retrieval import full_coverage_cdf, hits_curve
 from ..types import Outcome, ParseStatus
 

@@ -1,26 +1,33 @@
-"""Measures: one module per measure, each stating its definition and registering itself.
+"""Measures: one registered name per measure, and that name is the result column.
 
-In the style of ``ir_measures``: a measure module defines one function
-``fn(task, response) -> float | None`` (``None``: no value for this row, e.g. an evidence
-measure on an answer-only prompt) and registers it with :func:`measure`. Its docstring states
-the definition, its convention (0- or 1-based lines, characters or tokens, what "strict"
-means, any vs all gold) and the paper section it follows. Names say what is measured
-(``evid_exact_set``, ``evid_all_gold_cited``, ``ans_evid``); ``label`` keeps the papers'
-column header for display.
+The scoring contract has three stages: a reply *filter* (:mod:`lcrag.scoring.filters`), a *scorer*
+``fn(task, response) -> Score | float | None`` (usually an instance of a parameterised family of
+:mod:`lcrag.scoring.families`; ``None``: no value for this row) and a *metric* aggregating the
+values with an interval (:mod:`lcrag.stats.metric`). Built-ins and plug-ins register the same way,
+with :func:`measure` (``lcrag.measure``). A measure's definition (its docstring or ``doc``)
+states its convention (0- or 1-based lines, any vs all gold, exact set vs all-gold vs recall) and
+the paper section it follows; ``label`` is the papers' header, for display only.
 
-Modules in this package are discovered with :mod:`pkgutil` by :func:`load_all`, so adding a
-measure is adding a module.
+Built-in measures are declared per benchmark in ``lcrag/studies/<name>/measures.py`` and, for the
+generic ones every own study may list, in :mod:`.generic`; :func:`load_all` imports them.
+A name that was renamed or that meant different things in different studies (:data:`RENAMED`)
+is refused with a message naming the new one(s).
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import importlib.util
+import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .. import registry
+from ..errors import LcragError
+from ..scoring.families import Score, value_of
 
 MEASURE_KINDS = ("answer", "evidence", "joint", "retrieval", "other")
 
@@ -30,29 +37,73 @@ class Measure:
     """A registered measure: ``fn(task, response) -> float | None`` plus its description."""
 
     name: str
-    fn: Callable[[Any, Any], float | None]
+    fn: Callable[[Any, Any], Any]
     kind: str
     label: str
     section: str = ""
-    column: str = ""  # result-table column (default: the name); a study may keep its papers' column name
+    doc: str = ""
+    origin: str = ""  # the module that registered it (``lcrag.studies.<name>.measures``, a plug-in …)
 
     def __call__(self, task: Any, response: Any) -> float | None:
-        return self.fn(task, response)
+        """The value (``Score.value``) of the row, or None."""
+        return value_of(self.fn(task, response))
+
+    def score(self, task: Any, response: Any) -> Score | None:
+        """The full record of the row: value, parsed answer, explanation."""
+        r = self.fn(task, response)
+        return r if (r is None or isinstance(r, Score)) else Score(float(r))
 
     @property
     def definition(self) -> str:
-        return (self.fn.__doc__ or "").strip()
+        return (self.doc or self.fn.__doc__ or "").strip()
+
+
+#: old or ambiguous measure / scorer names -> the name(s) to use instead (used only to refuse them)
+RENAMED: dict[str, str] = {
+    "evid_strict": "evid_exact_set (cited set = gold set; synthetic: synthetic_evid_exact_set) or evid_all_gold_cited "
+                   "(every gold line cited, extras allowed; MultiHop-RAG: multihop_evid_all_located)",
+    "contains": "ans_contains",
+    "evid_all": "evid_all_gold_cited",
+    "ans": "synthetic_ans (synthetic study) or the study's answer measure",
+    "ans_star": "synthetic_ans_star",
+    "cite_hop1": "synthetic_cite_hop1", "cite_hop2": "synthetic_cite_hop2",
+    "ctx_hop1": "synthetic_ctx_hop1", "ctx_hop2": "synthetic_ctx_hop2",
+    "unusable": "synthetic_unusable or nolima_unusable",
+}
+
+
+class RenamedMeasure(LcragError, ValueError):
+    """A retired measure name was used; the message names the one(s) to use instead."""
+
+
+def renamed_message(name: str) -> str | None:
+    """``"measure 'x' was renamed: use y"`` when ``name`` is a retired name (:data:`RENAMED`), else None."""
+    return f"measure {name!r} was renamed: use {RENAMED[name]}" if name in RENAMED else None
+
+
+def check_name(name: str, where: str = "") -> str:
+    """``name`` itself, or :class:`RenamedMeasure` naming the new name when ``name`` is retired."""
+    if (msg := renamed_message(name)) and name not in registry.names("measure"):
+        raise RenamedMeasure(f"{where}: {msg}" if where else msg)
+    return name
 
 
 def measure(name: str, *, kind: str, label: str | None = None, section: str = "", replace: bool = False,
-            column: str | None = None):
-    """Decorator registering ``fn(task, response)`` as the measure ``name`` (kind in :data:`MEASURE_KINDS`);
-    ``column``: the result-table column its values go to (default ``name``)."""
+            doc: str = ""):
+    """Register ``fn(task, response) -> Score | float | None`` as the measure ``name`` — the result column
+    its values go to (kind in :data:`MEASURE_KINDS`; ``label``: the papers' header, display only;
+    ``doc``: the definition when ``fn`` is a family instance). Use as a decorator or call on a scorer."""
     if kind not in MEASURE_KINDS:
         raise ValueError(f"measure kind must be one of {MEASURE_KINDS}, got {kind!r}")
+    if name in RENAMED:
+        raise ValueError(f"measure name {name!r} is retired (use {RENAMED[name]})")
+
+    caller = inspect.currentframe().f_back
+    origin = caller.f_globals.get("__name__", "") if caller is not None else ""
 
     def wrap(fn):
-        registry.register("measure", name, Measure(name, fn, kind, label or name, section, column or name), replace=replace)
+        load_all()  # built-ins first: a plug-in taking a built-in's name must say replace=True
+        registry.register("measure", name, Measure(name, fn, kind, label or name, section, doc, origin), replace=replace)
         return fn
 
     return wrap
@@ -61,20 +112,47 @@ def measure(name: str, *, kind: str, label: str | None = None, section: str = ""
 _LOADED = False
 
 
+def _study_measure_modules() -> list[tuple[str, Path]]:
+    """``(lcrag.studies.<name>.measures, path)`` for every study folder holding a ``measures.py``."""
+    root = Path(__file__).resolve().parent.parent / "studies"
+    return [(f"lcrag.studies.{p.parent.name}.measures", p) for p in sorted(root.glob("*/measures.py"))]
+
+
+def _import_path(modname: str, path: Path) -> None:
+    """Import ``lcrag.studies.<name>.measures``; while a same-named study *module* (``studies/<name>.py``)
+    shadows the folder, load the file under that name instead (without importing the study module)."""
+    if modname in sys.modules:
+        return
+    if not (path.parent.parent / f"{path.parent.name}.py").is_file():
+        importlib.import_module(modname)
+        return
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
+
+
 def load_all() -> None:
-    """Import every measure module of this package once (each registers itself)."""
+    """Import the built-in measure declarations once: :mod:`.generic` and every
+    ``lcrag/studies/<name>/measures.py`` (found by walking the folder; each registers its measures)."""
     global _LOADED
     if _LOADED:
         return
     _LOADED = True
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{mod.name}")
+    importlib.import_module(f"{__name__}.generic")
+    for modname, path in _study_measure_modules():
+        _import_path(modname, path)
 
 
 def get(name: str) -> Measure:
-    """The registered measure ``name`` (built-ins loaded first); ``KeyError`` lists the known names."""
+    """The registered measure ``name`` (built-ins loaded first); a renamed name raises ``ConfigError``
+    naming the new one, an unknown one ``KeyError`` listing the known names."""
     load_all()
+    check_name(name)
     return registry.lookup("measure", name)
 
 
@@ -84,22 +162,27 @@ def names() -> list[str]:
 
 
 def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[str, float]]:
-    """A runner scorer (``(task, response) -> {column: value}``) applying the measures in order
-    (names, or :class:`Measure` objects such as adapted plug-in scorers); ``None`` values are left
-    out of the row."""
+    """The runner's row scorer (``(task, response) -> {name: value}``) applying the measures in order
+    (names or :class:`Measure` objects); each value goes to the column named as the measure;
+    ``None`` values are left out of the row."""
     ms = tuple(n if isinstance(n, Measure) else get(n) for n in measure_names)
 
     def score(task, response):
         out = {}
         for m in ms:
-            v = m.fn(task, response)
+            v = m(task, response)
             if v is not None:
-                out[m.column or m.name] = v
+                out[m.name] = v
         return out
 
     score.scorer_version = "measures:" + ",".join(
         f"{m.name}={getattr(m.fn, 'scorer_version', None) or source_hash(m.fn)}" for m in ms)
     return score
+
+
+def is_study_measure(m: Measure) -> bool:
+    """Whether ``m`` was declared by a built-in study (``lcrag/studies/<name>/measures.py``)."""
+    return m.origin.startswith("lcrag.studies.")
 
 
 def source_hash(fn: Callable) -> str:

@@ -83,3 +83,29 @@ def is_unanswerable(prediction: str | None) -> bool:
     if prediction is None:
         return False
     return str(prediction).lstrip(_LEAD).lower().startswith("unanswerable")
+
+
+def kept_references(task) -> list:
+    """The item's annotator references, without annotators whose evidence strings all failed to
+    map to a line of the context (``context.metadata["kept_refs"]``; LC-EBG's builder skips such an
+    annotation). With none kept, or no mapping recorded, every reference."""
+    refs = task.item.metadata["references"]
+    kept = task.context.metadata.get("kept_refs")
+    return [refs[i] for i in kept] if kept else list(refs)
+
+
+def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
+    """Texts of the cited lines, first citation of each number kept (a paragraph line: its
+    rendered text, ``context.metadata["para_text"]``; a structural line: its own text; a number
+    not in the context: a placeholder ``"<no line n>"``) and the count of cited structural or
+    unknown lines."""
+    para = context.metadata.get("para_text", {})
+    out, bad = [], 0
+    for n in dict.fromkeys(int(x) for x in lines):
+        if n in para:
+            out.append(para[n])
+            continue
+        ln = context.line(n)
+        out.append(ln.text if ln is not None else f"<no line {n}>")
+        bad += 1
+    return out, bad

@@ -83,24 +83,24 @@ def test_scorer_conventions(data):
     company = [c for c in chunk_documents(docs, "sentences") if c.doc_id == si.item.evidence[0].doc_id]
     full = lc_context(si.item, si.doc_ids, data.documents, "full")
     part = rag_context(si.item, company, k=len(company))
-    score = make_scorer(["contains", "exact", "evid_strict", "evid_all", "evid_recall", "evid_precision", "ans_evid"],
-                        "contains", "evid_strict")
+    score = make_scorer(["ans_contains", "exact", "evid_exact_set", "evid_all_gold_cited", "evid_recall", "evid_precision", "ans_evid"],
+                        "ans_contains", "evid_exact_set")
     g = list(full.gold_lines)
     ans = si.item.answers[0]
     cases = [
-        (full, f"in {ans}.", g, dict(contains=1, exact=0, evid_strict=1, evid_all=1, evid_recall=1, evid_precision=1, ans_evid=1)),
-        (full, ans, g + [1], dict(contains=1, exact=1, evid_strict=0, evid_all=1, evid_recall=1, evid_precision=2 / 3, ans_evid=0)),
-        (full, ans, g[:1], dict(evid_strict=0, evid_all=0, evid_recall=0.5, evid_precision=1, ans_evid=0)),
+        (full, f"in {ans}.", g, dict(ans_contains=1, exact=0, evid_exact_set=1, evid_all_gold_cited=1, evid_recall=1, evid_precision=1, ans_evid=1)),
+        (full, ans, g + [1], dict(ans_contains=1, exact=1, evid_exact_set=0, evid_all_gold_cited=1, evid_recall=1, evid_precision=2 / 3, ans_evid=0)),
+        (full, ans, g[:1], dict(evid_exact_set=0, evid_all_gold_cited=0, evid_recall=0.5, evid_precision=1, ans_evid=0)),
         # RAG context missing the second unit: citing the one present gold line is not enough
-        (part, ans, list(part.gold_lines), dict(evid_strict=0, evid_all=0, evid_recall=0.5, evid_precision=1, ans_evid=0)),
+        (part, ans, list(part.gold_lines), dict(evid_exact_set=0, evid_all_gold_cited=0, evid_recall=0.5, evid_precision=1, ans_evid=0)),
     ]
     for ctx, answer, cited, want in cases:
         m = score(Task(si.item, ctx, "ebg", "c"), Response(answer=answer, lines=cited, parse_status="ok"))
-        assert m["ans"] == m["contains"] and m["evid"] == m["evid_strict"]
+        assert m["ans"] == m["ans_contains"] and m["evid"] == m["evid_exact_set"]
         for k, v in want.items():
             assert m[k] == pytest.approx(v), (k, m)
     only = score(Task(si.item, full, "answer_only", "c"), Response(answer=ans, parse_status="not_json"))
-    assert set(only) == {"contains", "exact", "ans"}, "evidence scorers are skipped for answer-only prompts"
+    assert set(only) == {"ans_contains", "exact", "ans"}, "evidence scorers are skipped for answer-only prompts"
 
 
 def test_doc_lines_headers(data):

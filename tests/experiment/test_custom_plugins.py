@@ -1,4 +1,4 @@
-"""Extension points: a scorer and a retriever from a module outside the package appear in the results;
+"""Extension points: a measure and a retriever from a module outside the package appear in the results;
 the documented examples in examples/plugins/ run as written."""
 
 import json
@@ -22,9 +22,12 @@ PLUGIN = textwrap.dedent('''
     """A user's own module, outside lcrag."""
     import numpy as np
     import lcrag.registry as reg
+    from lcrag import measure
 
-    def answer_len(s):
-        return float(len(s.answer or ""))
+    @measure("answer_len", kind="other", replace=True)
+    def answer_len(task, response):
+        """Characters of the parsed answer (0 when unparsed)."""
+        return float(len(response.answer or ""))
 
     class ReverseOrder:
         """Ranks chunks last-to-first: a deliberately odd retriever, easy to check."""
@@ -33,7 +36,6 @@ PLUGIN = textwrap.dedent('''
         def rank(self, query):
             return np.arange(len(self.chunks))[::-1][self.offset:]
 
-    reg.register_scorer("answer_len", answer_len, kind="other", replace=True)
     reg.register_retriever("reverse", lambda chunks, **p: ReverseOrder(chunks, **p), replace=True)
 ''')
 
@@ -48,7 +50,7 @@ rag:
   retrievers: [bm25, reverse]
   k: [3]
 readers: [extractive]
-scorers: [contains, evid_strict, answer_len]
+scorers: [ans_contains, evid_exact_set, answer_len]
 controls: []
 """
 
@@ -74,14 +76,20 @@ def test_custom_scorer_and_retriever_from_outside(tmp_path, monkeypatch, tmp_cac
     t = next(t for t in built.tasks if t.condition == "RAG-reverse-sentences-k3")
     ctx_texts = {ln.text for ln in t.context.lines if ln.citable}
     assert ctx_texts == last3
-    assert "answer_len" in reg.names("scorer") and "reverse" in reg.names("retriever")
+    assert "answer_len" in reg.names("measure") and "reverse" in reg.names("retriever")
 
 
 def test_registry_contracts():
+    from lcrag import measure
+
     with pytest.raises(ValueError, match="already registered"):
-        reg.register_scorer("contains", lambda s: 1.0, kind="answer")
+        measure("ans_contains", kind="answer")(lambda task, response: 1.0)
     with pytest.raises(ValueError, match="kind"):
-        reg.register_scorer("x_bad_kind", lambda s: 1.0, kind="weird")
+        measure("x_bad_kind", kind="weird")(lambda task, response: 1.0)
+    with pytest.raises(ValueError, match="evid_exact_set"):  # a retired name cannot be taken again
+        measure("evid_strict", kind="evidence")(lambda task, response: 1.0)
+    with pytest.raises(TypeError, match="lcrag.measure"):  # the former second contract is gone, naming the one
+        reg.register_scorer("x_old", lambda s: 1.0, kind="answer")
     with pytest.raises(TypeError, match="subclass"):
         reg.register_reader("x_not_a_reader", object)
     with pytest.raises(KeyError, match="unknown chunker 'nope'"):

@@ -146,8 +146,9 @@ def test_config_errors_name_line_and_field(tmp_path, text, line, field, words):
 
 
 @pytest.mark.parametrize("patch, line, field, words", [
-    ("scorers: [contains, nope]\n", 5, "scorers[1]", "unknown scorer 'nope'"),
-    ("scorers: [evid_strict]\n", 5, "scorers", "answer scorer"),
+    ("scorers: [ans_contains, nope]\n", 5, "scorers[1]", "unknown measure 'nope'"),
+    ("scorers: [evid_exact_set]\n", 5, "scorers", "answer measure"),
+    ("scorers: [ans_contains, evid_strict]\n", 5, "scorers[1]", "measure 'evid_strict' was renamed: use evid_exact_set"),
     ("rag:\n  retrievers: [bm25, {name: nope}]\n", 6, "rag.retrievers[1].name", "unknown retriever"),
     ("prompts: [nope]\n", 5, "prompts[0]", "unknown prompt template"),
     ("plugins: [no_such_module_xyz]\n", 5, "plugins", "cannot import plugin: ModuleNotFoundError"),

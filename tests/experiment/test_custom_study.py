@@ -28,7 +28,7 @@ rag:
   k: [2, 5]
   match_lc: true
 readers: [extractive]
-scorers: [contains, exact, evid_strict, evid_all, evid_recall, refusal, ans_evid]
+scorers: [ans_contains, exact, evid_exact_set, evid_all_gold_cited, evid_recall, refusal, ans_evid]
 controls: []          # the no-context and oracle controls are tested in test_custom_analysis.py
 """
 
@@ -60,18 +60,18 @@ def test_results_table(study):
     assert len(df) == 12 * len(conds) * 2 and (df["outcome"] == "ok").all()
     assert not df.duplicated(["item_id", "condition", "reader", "prompt"]).any()
     for col in ("run", "item_id", "condition", "reader", "prompt", "parse_status", "answer", "lines", "gold_lines",
-                "ans", "contains", "exact", "refusal", "meta.gold_in_context", "meta.missing_units", "meta.context_chars",
+                "ans", "ans_contains", "exact", "refusal", "meta.gold_in_context", "meta.missing_units", "meta.context_chars",
                 "meta.cached", "meta.k", "meta.budget", "meta.chunker", "meta.retriever"):
         assert col in df.columns, col
     ebg, ao = df[df["prompt"] == "ebg"], df[df["prompt"] == "answer_only"]
-    assert ebg[["evid", "evid_strict", "evid_recall", "ans_evid"]].notna().all().all()
-    assert ao[["evid", "ans_evid", "evid_strict"]].isna().all().all() and ao["ans"].notna().all()
-    assert (df["ans"] == df["contains"]).all() and (ebg["evid"] == ebg["evid_strict"]).all()
+    assert ebg[["evid", "evid_exact_set", "evid_recall", "ans_evid"]].notna().all().all()
+    assert ao[["evid", "ans_evid", "evid_exact_set"]].isna().all().all() and ao["ans"].notna().all()
+    assert (df["ans"] == df["ans_contains"]).all() and (ebg["evid"] == ebg["evid_exact_set"]).all()
     # stored evidence metric = the scorer recomputed from the stored lines (when nothing is missing)
     full = ebg[ebg["meta.missing_units"] == 0]
     recomputed = [evid_strict(json.loads(a), json.loads(b)) for a, b in zip(full["lines"], full["gold_lines"])]
-    assert list(full["evid_strict"]) == recomputed
-    assert (ebg.loc[ebg["meta.missing_units"] > 0, "evid_strict"] == 0).all()
+    assert list(full["evid_exact_set"]) == recomputed
+    assert (ebg.loc[ebg["meta.missing_units"] > 0, "evid_exact_set"] == 0).all()
     # LC budgets hold; the matched-budget RAG condition stays within its characters
     assert (df.loc[df["condition"] == "LC-1500", "meta.source_chars"] <= 1500).all()
     assert (df.loc[df["condition"].str.endswith("c1500"), "meta.chunk_chars"] <= 1500).all()
@@ -85,8 +85,8 @@ def test_manifest(study):
     (r,) = man["readers"]
     assert r["name"] == "extractive" and r["run"].startswith("t-extractive@") and r["rows"] == 192
     assert r["outcomes"] == {"ok": 192} and len(r["cache_keys"]) == 192
-    assert man["metrics"] == {"scorers": ["contains", "exact", "evid_strict", "evid_all", "evid_recall", "refusal", "ans_evid"],
-                              "answer_metric": "contains", "evidence_metric": "evid_strict"}
+    assert man["metrics"] == {"scorers": ["ans_contains", "exact", "evid_exact_set", "evid_all_gold_cited", "evid_recall", "refusal", "ans_evid"],
+                              "answer_metric": "ans_contains", "evidence_metric": "evid_exact_set"}
 
 
 def test_report_views_and_consistency(study):

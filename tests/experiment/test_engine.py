@@ -25,8 +25,8 @@ from lcrag.studies.synthetic import study as synthetic_study
 
 SMALL = dict(lengths=[2000, 3000], trials=2, dense_lengths=[], readers=["extractive", "extractive-single"])
 COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines",
-           "ans_star", "ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2",
-           "unusable", "length", "reader_label"]
+           "synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
+           "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable", "length", "reader_label"]
 
 
 def _cli(args, env_extra, cwd):
@@ -56,7 +56,7 @@ def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache)
     pd.testing.assert_frame_equal(cli, eng)
     # the in-memory rows are the stored rows, and the metrics are the measures' values
     assert (res.rows["outcome"] == "ok").all()
-    assert res.rows["ans_star"].notna().sum() == len(res.rows) / 2
+    assert res.rows["synthetic_ans_star"].notna().sum() == len(res.rows) / 2
     assert set(res.views) == {"synthetic_summary", "synthetic_effective_length"}
     summ = res.views["synthetic_summary"]
     lc = summ[(summ["condition"] == "oracle") & (summ["reader_label"] == res.rows["reader_label"].iloc[0])]

@@ -1,5 +1,5 @@
-"""The generic measures (lcrag.measures): definitions on hand-made rows, the old own-study names as
-aliases of the same definitions, and a plug-in scorer serving as a measure in a built-in study's spec."""
+"""The generic measures (lcrag.measures): definitions on hand-made rows, retired names refused with the new
+one named, the scorer families' parameters, and a plug-in measure in a built-in study's spec."""
 
 import math
 import textwrap
@@ -25,8 +25,7 @@ def _task(gold=(2, 5), missing=0, prompt="ebg", meta=None):
 def test_every_core_measure_is_registered_with_its_definition():
     for n in CORE:
         m = measures.get(n)
-        assert m.name == n and "Convention" in (m.fn.__module__ and __import__(m.fn.__module__, fromlist=["x"]).__doc__)
-        assert m.section
+        assert m.name == n and m.definition and m.section
 
 
 @pytest.mark.parametrize("cited,missing,expect", [
@@ -66,20 +65,41 @@ def test_scorer_keeps_columns_and_leaves_out_none():
     assert s.scorer_version.startswith("measures:ans_contains=")
 
 
-def test_old_names_are_aliases_of_the_measures():
-    from lcrag import registry
+def test_retired_names_fail_naming_the_new_one(tmp_path):
+    from lcrag.errors import ConfigError
+    from lcrag.experiment.study import prepare
 
-    for old, new in (("contains", "ans_contains"), ("evid_strict", "evid_exact_set"), ("evid_all", "evid_all_gold_cited")):
-        assert registry.get_scorer(old).fn is registry.get_scorer(new).fn
+    with pytest.raises(measures.RenamedMeasure, match="evid_exact_set .*evid_all_gold_cited"):
+        measures.get("evid_strict")  # meant the exact set in one study, all-gold-cited in another
+    for old, new in (("contains", "ans_contains"), ("evid_all", "evid_all_gold_cited"), ("cite_hop1", "synthetic_cite_hop1")):
+        with pytest.raises(measures.RenamedMeasure, match=new):
+            measures.get(old)
+    study = tmp_path / "s.yaml"
+    study.write_text("name: t-old\ndata:\n  example: {n_companies: 2, n_towns: 2}\nreaders: [extractive]\n"
+                     "scorers: [contains, evid_strict]\n")
+    with pytest.raises(ConfigError, match=r"s\.yaml, line 5, field 'scorers\[0\]': measure 'contains' was renamed: use ans_contains"):
+        prepare(study)
+
+
+def test_families_take_parameters_and_return_a_score():
+    from lcrag.scoring import families as f
+
+    t, r = _task(gold=(2, 5)), Response(answer="Dunmere", lines=(2, 5, 7))
+    got = {k: f.evidence(k)(t, r).value for k in f.EVIDENCE_KINDS}
+    assert got == pytest.approx({"exact_set": 0.0, "all_gold": 1.0, "recall": 1.0, "precision": 2 / 3})
+    s = f.line_cited(lambda task: 7)(t, r)
+    assert (s.value, s.answer) == (1.0, "Dunmere") and "7" in s.why
+    assert f.evidence("recall").scorer_version != f.evidence("precision").scorer_version
+    with pytest.raises(ValueError, match="exact_set"):
+        f.evidence("strict")
 
 
 PLUGIN = textwrap.dedent('''
-    import lcrag.registry as reg
+    from lcrag import measure
 
-    def n_cited(s):
-        return float(len(s.cited))
-
-    reg.register_scorer("n_cited", n_cited, kind="evidence", replace=True)
+    @measure("n_cited", kind="evidence", replace=True)
+    def n_cited(task, response):
+        return float(len(response.lines))
 ''')
 
 
@@ -92,4 +112,4 @@ def test_plugin_scorer_as_a_measure_in_a_builtin_spec(tmp_path, monkeypatch, tmp
     res = experiment.run("synthetic-two-hop", overrides=ov, out=tmp_path / "r", progress=False)
     ebg = res.rows[res.rows["prompt"] == "ebg"]
     assert (ebg["n_cited"] == ebg["lines"].map(len)).all()
-    assert isinstance(res.rows, pd.DataFrame) and "ans" in res.rows
+    assert isinstance(res.rows, pd.DataFrame) and "synthetic_ans" in res.rows

@@ -49,7 +49,7 @@ def test_sweep_structure_and_cache(server, tmp_path):
     assert statuses <= {ParseStatus.OK, ParseStatus.REPAIRED, ParseStatus.PARTIAL, ParseStatus.FAILED, ParseStatus.EMPTY}
     # json_object + schema mode: the server returns parseable JSON
     assert all(r.parse_status in (ParseStatus.OK, ParseStatus.REPAIRED) for r in rows), [r.meta["raw"] for r in rows]
-    assert all(set(r.metrics) >= {"ans", "evid_strict", "evid_recall", "ans_evid"} for r in rows)
+    assert all(set(r.metrics) >= {"synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid"} for r in rows)
     again = run_tasks(tasks, _reader(server), run="it2", results_path=tmp_path / "r2.jsonl", scorer=score, cache=cache, progress=False)
     assert all(r.meta["cached"] for r in again)
     assert [r.answer for r in again] == [r.answer for r in rows]
@@ -91,7 +91,7 @@ def test_kill_and_resume(server, tmp_path):
     # identical aggregates to an uninterrupted run (served from the same cache)
     fresh = tmp_path / "fresh.jsonl"
     subprocess.run([sys.executable, "-c", SWEEP, server.base_url, str(fresh), str(db)], env=env, check=True, timeout=600)
-    cols = ["ans", "evid_strict", "ans_evid"]
+    cols = ["synthetic_ans", "synthetic_evid_exact_set", "ans_evid"]
     a = aggregate(to_frame(rows), ["reader"], cols)[["n"] + cols]
     b = aggregate(to_frame(read_results(fresh)), ["reader"], cols)[["n"] + cols]
     assert a.equals(b)

@@ -196,7 +196,7 @@ rag:
   retrievers: [bm25]
   k: [2]
 readers: [extractive]
-scorers: [contains, evid_strict]
+scorers: [ans_contains, evid_exact_set]
 """
 
 
@@ -211,7 +211,7 @@ def test_cli_run_with_ray_executor_matches_the_local_run(local_ray, tmp_path, mo
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache-ray"))
     assert cli(["run", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "ray"), "--quiet",
                 "--executor", "ray", "--workers", "2"]) == 0
-    cols = ["item_id", "condition", "reader", "prompt", "outcome", "answer", "lines", "contains", "evid_strict"]
+    cols = ["item_id", "condition", "reader", "prompt", "outcome", "answer", "lines", "ans_contains", "evid_exact_set"]
     local = pd.read_csv(tmp_path / "local" / "results.csv")
     ray_run = pd.read_csv(tmp_path / "ray" / "results.csv")
     assert len(local) > 20

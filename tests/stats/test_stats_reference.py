@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from lcrag.scoring.bootstrap import bootstrap_ci
+from lcrag.stats.bootstrap import bootstrap_ci
 from lcrag.stats import (approximate_randomization, cluster_bootstrap_ci, cluster_bootstrap_distribution, exact_randomization,
                          holm, mcnemar_exact, mde_paired_binary, mde_paired_graded)
 from lcrag.stats.mcnemar import mcnemar_counts

@@ -47,8 +47,8 @@ def conditions_study(readers: list, *, n_companies: int = 12, n_towns: int = 12,
         "rag": {"chunkers": ["sentences"], "retrievers": ["bm25"], "k": list(ks), "match_lc": True,
                 "orders": ["score", "document", "reverse", "both_ends"]},
         "route": {"lc_budget": "full"}, "readers": list(readers),
-        "scorers": ["contains", "evid_strict", "evid_recall", "refusal", "ans_evid"],
-        "answer_metric": "contains", "evidence_metric": "evid_strict", "budget_usd": budget_usd,
+        "scorers": ["ans_contains", "evid_exact_set", "evid_recall", "refusal", "ans_evid"],
+        "answer_metric": "ans_contains", "evidence_metric": "evid_exact_set", "budget_usd": budget_usd,
     }
 
 

@@ -23,7 +23,7 @@ registry by name (:func:`make_retriever`: ``bm25``, ``minilm`` offline; ``openai
 the registry's ``dense`` retriever with that model, needs a key), :func:`fact_ranks` (rank of
 the first chunk containing each gold fact, App. D.3).
 
-Measures (``lcrag/measures/``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
+Measures (``lcrag/studies/multihop_rag/measures.py``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
 prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans on EBG);
 as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
 the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid strict": every
@@ -33,7 +33,7 @@ AND ``multihop_evid_all_located``; displayed as "joint"). lcrag's stricter measu
 is not located), ``multihop_evid_recall_all_facts`` (divided by gold lines + missing facts),
 ``multihop_ans_evid_all_facts`` (App. D.4: all-needles coverage upper-bounds faithful joint
 accuracy) and ``multihop_facts_unlocated``. In the LC condition every fact has a line, so both
-rules agree. Tables keep the paper's column names as display labels (:data:`DISPLAY`).
+rules agree. Tables keep the paper's column names as display labels (:data:`LABELS`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
 PROMPTS = ("answer_only_json", "ebg")
 
-#: The study's measures in the order rows list them (``lcrag/measures/``; module doc).
+#: The study's measures in the order rows list them (``lcrag/studies/multihop_rag/measures.py``; module doc).
 MEASURES = ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_ans_evid",
             "multihop_evid_all_facts", "multihop_evid_recall_all_facts", "multihop_ans_evid_all_facts",
             "multihop_facts_unlocated")
@@ -429,9 +429,9 @@ def pilot_tasks(items: MultihopItems, *, seed: int = 0, prompts: Sequence[str] =
 
 
 # ------------------------------------------------------------------ scored rows -> tables
-#: Display label -> (measure, prompt kind) of the paper's columns: Ans* is ``multihop_ans`` on
-#: answer-only prompts; Ans, Evid and Joint are read on EBG prompts.
-DISPLAY = {
+#: Display label (the paper's table header, never a result column) -> (measure, prompt kind): Ans* is
+#: ``multihop_ans`` on answer-only prompts; Ans, Evid and Joint are read on EBG prompts.
+LABELS = {
     "ans_star": ("multihop_ans", "answer_only"),
     "ans": ("multihop_ans", "ebg"),
     "evid_strict": ("multihop_evid_all_located", "ebg"),
@@ -445,32 +445,22 @@ DISPLAY = {
 
 
 def _is_answer_only(prompt: str) -> bool:
-    from ...measures.multihop_ans import is_answer_only
+    from ...scoring.filters import answer_only_prompt
 
-    return is_answer_only(prompt)
+    return answer_only_prompt(prompt)
 
 
 def _joint(ans, evid):
     return np.where(pd.isna(ans) | pd.isna(evid), np.nan, ((ans == 1.0) & (evid == 1.0)).astype(float))
 
 
-def measure_column(name: str) -> str:
-    """The result-table column a measure's values go to (its ``column`` when the measure declares
-    one, else its name)."""
-    from ... import measures
-
-    m = measures.get(name)
-    return getattr(m, "column", "") or m.name
-
-
 def display_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with the paper's columns (:data:`DISPLAY`) from the measures' columns: each display
+    """Rows with the paper's columns (:data:`LABELS`) from the measures' columns: each display
     column holds its measure on rows of its prompt kind, NaN elsewhere. ``joint`` is the
     study's ``multihop_ans_evid`` (``multihop_ans`` = 1 AND ``multihop_evid_all_located`` = 1),
     computed from that definition when the rows lack it; rows whose joint contradicts the
     definition are an error (``ValueError``)."""
-    cols_of = {m: measure_column(m) for m, _ in DISPLAY.values()}
-    ans, strict, joint = cols_of["multihop_ans"], cols_of["multihop_evid_all_located"], cols_of["multihop_ans_evid"]
+    ans, strict, joint = "multihop_ans", "multihop_evid_all_located", "multihop_ans_evid"
     if ans not in df:
         return df
     ao = df["prompt"].map({p: _is_answer_only(p) for p in df["prompt"].unique()}).astype(bool)
@@ -482,11 +472,10 @@ def display_rows(df: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"{joint} differs from multihop_ans AND multihop_evid_all_located on {bad} rows: "
                              "the study's joint is its answer measure AND its strict evidence measure")
     cols = {}
-    for name, (m, kind) in DISPLAY.items():
-        c = cols_of[m]
+    for name, (c, kind) in LABELS.items():
         if c in df:
             vals = df[c].astype(float)
-        elif m == "multihop_ans_evid" and own is not None:
+        elif c == "multihop_ans_evid" and own is not None:
             vals = own
         else:
             continue
@@ -499,15 +488,14 @@ METRICS = ("ans_star", "ans", "evid_strict", "evid_recall", "joint")
 
 def score(task, response: Response) -> dict[str, float]:
     """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
-    :data:`DISPLAY` (``ans_star`` alone on answer-only prompts). For inspecting single rows; runs
+    :data:`LABELS` (``ans_star`` alone on answer-only prompts). For inspecting single rows; runs
     score with ``lcrag.measures.scorer`` (the engine's path)."""
     from ... import measures
 
     vals = measures.scorer(MEASURES)(task, response)
-    col = {m: measure_column(m) for m, _ in DISPLAY.values()}
     if _is_answer_only(task.prompt):
-        return {"ans_star": vals[col["multihop_ans"]]}
-    return {name: vals[col[m]] for name, (m, kind) in DISPLAY.items() if kind == "ebg" and col[m] in vals}
+        return {"ans_star": vals["multihop_ans"]}
+    return {name: vals[m] for name, (m, kind) in LABELS.items() if kind == "ebg" and m in vals}
 
 
 def summary(df: pd.DataFrame, *, by_type: bool = False, n_boot: int = 1000) -> pd.DataFrame:

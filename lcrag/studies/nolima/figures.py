@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...plots import fmt_length
-from ...scoring.bootstrap import paired_bootstrap_ci
+from ...stats.bootstrap import paired_bootstrap_ci
 from ...stats import approximate_randomization, holm, mcnemar_exact
 from .lc import HOPS
 

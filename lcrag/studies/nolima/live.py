@@ -11,10 +11,10 @@
 Every task carries its :class:`lcrag.types.Condition` in ``task.meta["condition"]``;
 ``task.condition`` is the label :data:`SCHEME` derives from it (``"LC"``,
 ``"RAG-bm25-k10"``, ``"RAG-bm25-kfull"``, ``"RAG-emb"``, ``"RAG-emb>rerank"``), never parsed
-back. ``task.meta["reply_rule"]`` names how replies are read (:mod:`lcrag.scoring.replies`:
+back. ``task.meta["reply_rule"]`` names how replies are read (:mod:`lcrag.scoring.filters`:
 ``"authors"`` by default — first JSON object, unusable replies NaN and counted; ``"lcrag"`` —
 last object, such replies score 0). Scoring is the registered measures :data:`MEASURES`
-(``lcrag/measures/nolima_*.py``), run by the engine through ``lcrag.runner.run_tasks``;
+(``lcrag/studies/nolima/measures.py``), run by the engine through ``lcrag.runner.run_tasks``;
 :func:`rows_frame` gives the scored rows the recorded frames' column names
 (:data:`COLUMNS`), and :func:`answer_frame` / :func:`two_needle_frame` aggregate them into the
 recorded frames' layout so the figure functions take either.
@@ -31,7 +31,7 @@ from .data import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData
 from ...results import to_frame
 from ...runner import Task
 from ...scoring.attribution import gold_in_context
-from ...scoring.replies import DEFAULT_REPLY_RULE, check_rule
+from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
 from ...types import Condition
 from .lc import DEPTHS, HOPS, answer_only_messages, ebg_messages, lc_cases
 from .rag import build_store, rag_context, rank_store, store_positions

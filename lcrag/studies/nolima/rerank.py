@@ -21,7 +21,7 @@ import pandas as pd
 
 from ...runner import Task
 from ...scoring.attribution import gold_in_context
-from ...scoring.replies import DEFAULT_REPLY_RULE
+from ...scoring.filters import DEFAULT_REPLY_RULE
 from ...types import Chunk, Evidence, Item
 from .live import SCHEME
 from .rag import prompt_text, rag_context, reorder

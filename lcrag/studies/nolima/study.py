@@ -17,7 +17,7 @@ Importing this module registers (``lcrag.registry``):
   ``nolima-rag-vs-lc``, ``nolima-rerank``, ``nolima-attribution``), registered as
   ``StudySpec`` when the engine's spec module is importable.
 
-Scoring is the registered measures ``lcrag/measures/nolima_*.py`` (:data:`~.live.MEASURES`).
+Scoring is the registered measures of ``lcrag/studies/nolima/measures.py`` (:data:`~.live.MEASURES`).
 :func:`run_spec` runs a spec through ``lcrag.runner.run_tasks`` (one cached reader path) with
 ``lcrag.measures.scorer(spec["measures"])`` — the loop of ``lcrag.experiment.run`` over these
 registered pieces (the Condition records leave the tasks' meta before the call; the fields named
@@ -38,7 +38,7 @@ import yaml
 from ... import registry
 from .data import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData, load_nolima
 from ...experiment.spec import apply_overrides
-from ...scoring.replies import DEFAULT_REPLY_RULE
+from ...scoring.filters import DEFAULT_REPLY_RULE
 from . import live as LV
 from .lc import DEPTHS, HOPS
 

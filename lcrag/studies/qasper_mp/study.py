@@ -21,13 +21,13 @@ module registers its pieces with :mod:`lcrag.registry` on import:
   :func:`coverage_summary` — all-gold-evidence@K and gold-paragraph recall (App. E.3, E.7), max
   over annotators with non-empty text evidence, answerable questions only.
 
-Measures (``lcrag/measures/``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
+Measures (``lcrag/studies/qasper_mp/measures.py``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
 evaluator, max over annotators, ``lcrag.scoring.qasper``), ``qasper_refusal`` (starts with
 "Unanswerable"), ``qasper_structural_citation_rate`` (cited structural lines are kept in the
 predicted evidence as their own text, so they count as wrong citations; App. E.4: such
 citations "cannot match gold") and ``qasper_judge`` (App. E.5: the reader-layer judge of
 ``lcrag.llm.judge`` when the tasks name a judge profile). Tables keep the paper's column names
-(``answer_f1``, ``evidence_f1``, ``judge``, ``refusal``) as display labels (:data:`DISPLAY`).
+(``answer_f1``, ``evidence_f1``, ``judge``, ``refusal``) as display labels (:data:`LABELS`).
 """
 
 from __future__ import annotations
@@ -59,11 +59,11 @@ PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
 PROMPT = "ebg_qasper"
 
-#: The study's measures (``lcrag/measures/``; module doc), in row order.
+#: The study's measures (``lcrag/studies/qasper_mp/measures.py``; module doc), in row order.
 MEASURES = ("qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal", "qasper_structural_citation_rate", "qasper_judge")
 
-#: Display label (the tables' column) -> measure.
-DISPLAY = {"answer_f1": "qasper_answer_f1", "evidence_f1": "qasper_evidence_f1", "judge": "qasper_judge",
+#: Display label (the paper's table header, never a result column) -> measure.
+LABELS = {"answer_f1": "qasper_answer_f1", "evidence_f1": "qasper_evidence_f1", "judge": "qasper_judge",
            "refusal": "qasper_refusal", "structural_citation_rate": "qasper_structural_citation_rate"}
 
 
@@ -323,21 +323,18 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
 # ------------------------------------------------------------------ scoring helpers
 def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
     """Texts of the cited lines and the count of cited structural or unknown lines
-    (``lcrag.measures.qasper_evidence_f1.predicted_evidence``)."""
-    from ...measures.qasper_evidence_f1 import predicted_evidence as pe
+    (``lcrag.scoring.qasper.predicted_evidence``)."""
+    from ...scoring.qasper import predicted_evidence as pe
 
     return pe(context, lines)
 
 
 def score(task, response: Response) -> dict[str, float]:
     """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
-    :data:`DISPLAY`. For inspecting single rows; runs score with ``lcrag.measures.scorer``."""
+    :data:`LABELS`. For inspecting single rows; runs score with ``lcrag.measures.scorer``."""
     from ... import measures
-    from ..multihop_rag.study import measure_column
-
     vals = measures.scorer(MEASURES)(task, response)
-    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
-    return {name: vals[c] for name, c in cols.items() if c in vals}
+    return {name: vals[m] for name, m in LABELS.items() if m in vals}
 
 
 def add_judge(df: pd.DataFrame, items: Sequence[Item], judge: Callable[[str, Sequence[str], str], float]) -> pd.DataFrame:
@@ -398,12 +395,9 @@ METRICS = ("answer_f1", "evidence_f1", "judge", "refusal", "structural_citation_
 
 
 def display_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with the paper's columns (:data:`DISPLAY`) copied from the measures (a column already
+    """Rows with the paper's columns (:data:`LABELS`) copied from the measures (a column already
     present, e.g. ``judge`` from :func:`add_judge`, is kept)."""
-    from ..multihop_rag.study import measure_column
-
-    cols = {name: measure_column(m) for name, m in DISPLAY.items()}
-    return df.assign(**{name: df[c] for name, c in cols.items() if c in df and name not in df})
+    return df.assign(**{name: df[c] for name, c in LABELS.items() if c in df and name not in df})
 
 
 def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1000) -> pd.DataFrame:

@@ -10,7 +10,7 @@ Registers (``lcrag.registry``) on import:
   ``RAG-<bm25|minilm>-<single|bridge>``, :data:`lcrag.studies.synthetic.trials.CONDITIONS`) x prompts of
   each haystack; params ``conditions``, ``rag_budget``, ``dense_lengths``, ``dense_trials``,
   ``prompts``, ``reply_rule``;
-* measures :data:`lcrag.studies.synthetic.trials.MEASURES` (modules ``lcrag/measures/synthetic_*.py``);
+* measures :data:`lcrag.studies.synthetic.trials.MEASURES` (declared in ``lcrag/studies/synthetic/measures.py``);
 * views ``synthetic_summary``, ``synthetic_effective_length`` (tables over the rows) and
   ``synthetic_heatmaps``, ``synthetic_joint``, ``synthetic_conditions_hop2`` (figures,
   :mod:`lcrag.studies.synthetic.views`);

@@ -11,9 +11,9 @@ is lcrag's earlier free-text one) and the EBG prompt (-> Ans, Evid, Ans+Evid), i
 long-context condition and, beyond the paper, with no context, with the oracle evidence
 (``lcrag.controls``) and in four RAG conditions (``lcrag.studies.synthetic.retrieval``).
 
-Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.replies.read_reply``):
+Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.filters.read_reply``):
 ``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
-(``lcrag.llm.parse_first.parse_first_json_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
+(``lcrag.scoring.filters.authors_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
 parse_llm_json_output``) and leaves empty or unparseable replies out of every denominator
 (NaN metrics, counted in ``n_unusable``);
 ``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
@@ -48,7 +48,7 @@ from .data import needles as needle_set
 from ...haystack import STOPPING_RULES, fill_to_length
 from ...results import aggregate
 from ...runner import Task
-from ...scoring.replies import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
+from ...scoring.filters import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
 from ...types import Condition, Context, Evidence, Item, Response, make_line
 from .retrieval import (
     QUERY_MODES,
@@ -58,9 +58,13 @@ from .retrieval import (
     rag_context,
 )
 
-#: the study's measures (lcrag.measures), in the order of the result columns they fill
+#: the study's measures (lcrag.measures; their names are the result columns), in column order
 MEASURES = ["synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
             "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable"]
+#: display labels of the summary table's headers (the study's published table headers), per measure
+LABELS = {"synthetic_ans_star": "ans_star", "synthetic_ans": "ans", "synthetic_evid_exact_set": "evid_strict",
+          "synthetic_evid_recall": "evid_recall", "synthetic_cite_hop1": "cite_hop1", "synthetic_cite_hop2": "cite_hop2",
+          "synthetic_ctx_hop1": "ctx_hop1", "synthetic_ctx_hop2": "ctx_hop2", "synthetic_unusable": "unusable"}
 #: the two measures the joint ``ans_evid`` combines in this study (``task.meta``, lcrag.measures.ans_evid)
 JOINT = {"answer_measure": "synthetic_ans", "evidence_measure": "synthetic_evid_exact_set"}
 METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
@@ -99,7 +103,7 @@ class SyntheticConfig:
     reader to some conditions (e.g. a slow local model to ``[LC]``). ``stopping_rule``: how
     a haystack is filled (``lcrag.haystack.fill_to_length``; ``"authors"`` or ``"lcrag"``);
     ``reply_rule``: how replies are read and whether unusable ones count
-    (``lcrag.scoring.replies``; ``"authors"`` or ``"lcrag"``). ``prompts``: the answer-only
+    (``lcrag.scoring.filters``; ``"authors"`` or ``"lcrag"``). ``prompts``: the answer-only
     prompt (one of :data:`ANSWER_ONLY_PROMPTS`, scored as Ans*) and ``ebg``."""
 
     lengths: list[int] = field(default_factory=lambda: [10_000, 20_000, 50_000])
@@ -244,15 +248,16 @@ def build_tasks(cfg: SyntheticConfig, *, index: SyntheticIndex | None = None) ->
 
 
 def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> dict[str, float]:
-    """The study's metrics of one row, from its registered measures (:data:`MEASURES`, one module each
-    in :mod:`lcrag.measures`; data README §6.1 rules).
+    """The study's metrics of one row, from its registered measures (:data:`MEASURES`, declared in
+    ``lcrag/studies/synthetic/measures.py``; data README §6.1 rules).
 
-    Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`) give ``ans_star``; EBG prompts ``ans``,
-    ``evid_strict`` (cited set == both needle lines), ``evid_recall``, ``ans_evid`` (the joint of
-    :data:`JOINT`) and, for
-    items with hop lines, ``cite_hop1``/``cite_hop2`` (the first-/second-hop line is cited) and
-    ``ctx_hop1``/``ctx_hop2`` (it is in the context shown). Under ``reply_rule="authors"`` an empty
-    or unparseable reply gives NaN metrics (out of every denominator) and ``unusable = 1``; under
+    Keys are the measure names (the result columns). Answer-only prompts (:data:`ANSWER_ONLY_PROMPTS`)
+    give ``synthetic_ans_star``; EBG prompts ``synthetic_ans``, ``synthetic_evid_exact_set`` (cited
+    set == both needle lines), ``synthetic_evid_recall``, ``ans_evid`` (the joint of :data:`JOINT`)
+    and, for items with hop lines, ``synthetic_cite_hop1``/``2`` (the first-/second-hop line is
+    cited) and ``synthetic_ctx_hop1``/``2`` (it is in the context shown). Under
+    ``reply_rule="authors"`` an empty or unparseable reply gives NaN values (out of every
+    denominator) and ``synthetic_unusable = 1``; under
     ``"lcrag"`` the runner's parse is scored as is. The engine scores the study with
     ``lcrag.measures.scorer(MEASURES)``, which reads the rule from ``task.meta["reply_rule"]``.
     """
@@ -283,7 +288,9 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """Per reader × condition × length: Ans*, Ans, Evid (strict/recall), Ans+Evid, per-hop
     citation rates, with 95% CIs. ``n`` / ``n_answer_only`` = usable scored replies (the
     denominators); ``n_unusable`` / ``n_unusable_answer_only`` = replies left out by the
-    ``"authors"`` reply rule (0 under ``"lcrag"``)."""
+    ``"authors"`` reply rule (0 under ``"lcrag"``). Headers are the display labels of :data:`LABELS`
+    (``ans``, ``evid_strict`` …) applied to the rows' measure columns."""
+    df = df.rename(columns=LABELS)
     keys = ["reader_label", "condition", "length"]
     star_rows = df[df["prompt"].isin(ANSWER_ONLY_PROMPTS)]
     star = aggregate(star_rows, keys, ["ans_star"], seed=seed)

@@ -180,7 +180,7 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
           - extractive
           - {{name: gold, kind: gold-or-abstain, model: gold-v1, family: plugin, label: gold-or-abstain,
               price_input_per_1m: 1000, price_output_per_1m: 2000}}
-        scorers: [contains, evid_strict, refusal]
+        scorers: [ans_contains, evid_exact_set, refusal]
         out: run
         """))
     assert main(["run", str(tmp_path / "study.yaml"), "--quiet"]) == 0
@@ -216,7 +216,7 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
     # masked LC: the gold reader still finds its gold lines; recite responses parse to the same answer and lines
     rec = df[(df["reader"] == "gold") & (df["prompt"] == "recite")]
     assert (rec["parse_status"] == "ok").all() and (rec["meta.raw"] if "meta.raw" in rec else rec["answer"]).notna().all()
-    assert (df[(df["reader"] == "gold") & (df["condition"].str.startswith("LC-"))]["evid_strict"] == 1).all()
+    assert (df[(df["reader"] == "gold") & (df["condition"].str.startswith("LC-"))]["evid_exact_set"] == 1).all()
 
 
 def test_route_config_is_validated(tmp_path):

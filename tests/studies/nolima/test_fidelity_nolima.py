@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from lcrag.studies.nolima.data import load_nolima
-from lcrag.llm.parse_first import int_lines, parse_first_json, parse_first_json_synthetic
-from lcrag.scoring.replies import read_reply
+from lcrag.scoring.filters import int_lines, parse_first_json, parse_first_json_synthetic
+from lcrag.scoring.filters import read_reply
 from lcrag.studies.nolima import coverage as nc
 from lcrag.studies.nolima import figures as F
 from lcrag.studies.nolima import live as LV

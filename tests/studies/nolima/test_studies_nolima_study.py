@@ -3,7 +3,7 @@
 ``data/nolima_live_reference.json.gz`` holds the rows (and hand-made reply scores) that the
 former per-study ``nolima_live.run()`` / ``score()`` produced on the generated stand-in with the
 extractive reader (and a 900-token window copy of it) under both reply rules, recorded before
-scoring moved into ``lcrag/measures/nolima_*.py``. The task builders' tasks run through
+scoring moved into ``lcrag/studies/nolima/measures.py``. The task builders' tasks run through
 ``lcrag.runner.run_tasks`` with ``lcrag.measures.scorer`` must give the same rows.
 """
 

@@ -94,14 +94,14 @@ def test_score_per_hop_metrics():
     h1, h2 = item.metadata["hop_lines"]
     task = synthetic.Task(item=item, context=ctx, prompt="ebg", condition="LC")
     m = synthetic.score(task, Response(answer=item.answers[0], lines=(h1,)), reply_rule="lcrag")
-    assert m == {"ans": 1.0, "evid_strict": 0.0, "evid_recall": 0.5, "ans_evid": 0.0, "cite_hop1": 1.0, "cite_hop2": 0.0,
-                 "ctx_hop1": 1.0, "ctx_hop2": 1.0}
+    assert m == {"synthetic_ans": 1.0, "synthetic_evid_exact_set": 0.0, "synthetic_evid_recall": 0.5, "ans_evid": 0.0, "synthetic_cite_hop1": 1.0, "synthetic_cite_hop2": 0.0,
+                 "synthetic_ctx_hop1": 1.0, "synthetic_ctx_hop2": 1.0}
     nc = _conditions(item, ctx, "no-context")["no-context"]
     task_nc = synthetic.Task(item=item, context=nc, prompt="ebg", condition="no-context")
     m = synthetic.score(task_nc, Response(answer="NA", lines=(h1, h2)), reply_rule="lcrag")
-    assert m["evid_strict"] == 1.0 and m["ctx_hop2"] == 0.0
+    assert m["synthetic_evid_exact_set"] == 1.0 and m["synthetic_ctx_hop2"] == 0.0
     m = synthetic.score(task_nc, Response(answer="NA", lines=(), raw='{"answer": "NA", "lines": []}'))
-    assert m["evid_strict"] == 0.0  # the gold is both haystack lines, not the empty context's
+    assert m["synthetic_evid_exact_set"] == 0.0  # the gold is both haystack lines, not the empty context's
 
 
 def _lines(*texts):
@@ -148,15 +148,15 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
     star = synthetic.Task(item=item, context=ctx, prompt="answer_only_json_synthetic", condition="LC")
     two = json.dumps({"answer": gold, "lines": [h1, h2]}) + "\n" + json.dumps({"answer": "x", "lines": []})
     assert synthetic.score(ebg, Response(raw=two))["ans_evid"] == 1.0  # first object
-    assert synthetic.score(ebg, Response(raw=two, answer="x", lines=()), reply_rule="lcrag")["ans"] == 0.0
+    assert synthetic.score(ebg, Response(raw=two, answer="x", lines=()), reply_rule="lcrag")["synthetic_ans"] == 0.0
     for raw in ("", "I cannot tell.", None):
         m = synthetic.score(ebg, Response(raw=raw))
-        assert m["unusable"] == 1.0 and np.isnan(m["ans"]) and np.isnan(m["evid_strict"])
-        assert np.isnan(synthetic.score(star, Response(raw=raw))["ans_star"])
-    assert synthetic.score(star, Response(raw=json.dumps({"answer": gold})))["ans_star"] == 1.0
+        assert m["synthetic_unusable"] == 1.0 and np.isnan(m["synthetic_ans"]) and np.isnan(m["synthetic_evid_exact_set"])
+        assert np.isnan(synthetic.score(star, Response(raw=raw))["synthetic_ans_star"])
+    assert synthetic.score(star, Response(raw=json.dumps({"answer": gold})))["synthetic_ans_star"] == 1.0
     # the synthetic runner's parser (first lazy {...}), not NoLiMa's brace-balanced one: a nested object is unusable
     nested = json.dumps({"answer": gold, "lines": [h1, h2], "note": {"k": 1}})
-    assert synthetic.score(ebg, Response(raw=nested))["unusable"] == 1.0
+    assert synthetic.score(ebg, Response(raw=nested))["synthetic_unusable"] == 1.0
     assert synthetic.score(ebg, Response(raw="```json\n" + json.dumps({"answer": gold, "lines": [h2, h1]}) + "\n```"))["ans_evid"] == 1.0
     # summary: unusable replies are counted and out of the denominators
     import pandas as pd
