@@ -4,9 +4,13 @@ The task builder of the ``synthetic-two-hop`` study records the study's ``reply_
 ``task.meta["reply_rule"]`` (:mod:`lcrag.scoring.replies`):
 
 * ``"authors"`` (default): the raw reply is re-read by the synthetic runner's rule — the first
-  JSON object (:func:`lcrag.llm.parse_first.parse_first_json_synthetic`); an empty or
-  unparseable reply is *unusable*: every synthetic measure is NaN for it (out of every
-  denominator) and ``synthetic_unusable`` is 1;
+  JSON object (:func:`lcrag.llm.parse_first.parse_first_json_synthetic`). Only an **empty**
+  (or whitespace-only) reply is *unusable*: every synthetic measure is NaN for it (out of every
+  denominator) and ``synthetic_unusable`` is 1 (LC-EBG ``experiments.py::run_experiment``:
+  ``if not (response or "").strip()`` -> ``error="empty_response"``, dropped by
+  ``successful_records``). A non-empty reply with no parseable object (``{"a``, prose) is
+  usable and scores 0 for answer and evidence, as theirs ``evaluate_llm_output(None, ...)``
+  returns ``(False, False)`` — unlike the NoLiMa runner, which skips it;
 * ``"lcrag"``: the runner's own parse is scored as is (such replies score 0) and
   ``synthetic_unusable`` records nothing.
 
@@ -53,6 +57,8 @@ def reply(task, resp) -> tuple[bool, str | None, list[int]]:
         out = (True, resp.answer, list(resp.lines or ()))
     else:
         out = read_reply(resp.raw, expects_json=_expects_json(task), rule=rule, first_json=parse_first_json_synthetic)
+        if not out[0] and resp.raw is not None and str(resp.raw).strip():
+            out = (True, None, [])  # synthetic runner: non-empty but unparseable scores 0, stays in (module doc)
     _LAST[0], _LAST[1] = (task, resp, rule), out
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..scoring.evidence import evid_all_cited
 from . import measure
-from .multihop_ans import fact_lines, is_answer_only
+from .multihop_ans import fact_lines, is_answer_only, reply
 
 
 @measure("multihop_evid_all_located", kind="evidence", label="Evid strict", section="EBG App. D.1; data README §6.3")
@@ -21,4 +21,4 @@ def multihop_evid_all_located(task, response) -> float | None:
     if is_answer_only(task.prompt):
         return None
     gold = sorted({n for n in fact_lines(task) if n is not None})
-    return evid_all_cited(response.lines, gold) if gold else 0.0
+    return evid_all_cited(reply(task, response)[1], gold) if gold else 0.0

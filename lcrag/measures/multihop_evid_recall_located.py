@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..scoring.evidence import evid_recall
 from . import measure
-from .multihop_ans import fact_lines, is_answer_only
+from .multihop_ans import fact_lines, is_answer_only, reply
 
 
 @measure("multihop_evid_recall_located", kind="evidence", label="Evid recall", section="EBG App. D.1; data README §6.3")
@@ -19,4 +19,4 @@ def multihop_evid_recall_located(task, response) -> float | None:
     if is_answer_only(task.prompt):
         return None
     gold = sorted({n for n in fact_lines(task) if n is not None})
-    return evid_recall(response.lines, gold) if gold else 0.0
+    return evid_recall(reply(task, response)[1], gold) if gold else 0.0

@@ -1,6 +1,7 @@
 """Unusable replies of the synthetic two-hop study (reply rule ``"authors"``).
 
-1 for an empty or unparseable reply (left out of every denominator), 0 otherwise; under
+1 for an empty reply (left out of every denominator; a non-empty unparseable one scores 0 and
+stays in, as LC-EBG's synthetic runner), 0 otherwise; under
 the ``"lcrag"`` rule no value is recorded.
 
 Convention: the reply is read under the row's reply rule and unusable replies give NaN
