@@ -22,7 +22,8 @@ states in percent). An effect's side may be ``{constant: x}``: a threshold the p
 
 Classes of a produced cell: ``exact`` (the lcrag value rounded to the paper's stated decimals
 equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for percent units, ≤ 0.01 for
-0–1 ratios; other units have no such band), ``further``. Source class, from the table's ``source``
+0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
+``further``. Source class, from the table's ``source``
 column: ``generated fixture`` > ``live model`` > ``recorded outputs`` > ``real data`` (the first
 that the source text names).
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import importlib.resources
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -164,12 +166,20 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
     return value, " + ".join(src), ""
 
 
+_SCALE = re.compile(r"\((\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)\)")
+
+
 def _band(unit: str) -> float | None:
+    """The "within 1 pp" band of a unit: 1 for percent, 0.01 for 0–1 ratios, 1% of the range of a
+    stated scale such as ``grade (1-5)`` (0.04); None (no band) for counts and other units."""
     u = (unit or "").lower()
     if u.startswith("percent"):
         return 1.0
     if u.startswith("ratio"):
         return 0.01
+    m = _SCALE.search(u)
+    if m:
+        return (float(m.group(2)) - float(m.group(1))) / 100
     return None
 
 
@@ -274,7 +284,7 @@ def _fmt(v: Any, nd: int = 4) -> str:
     return str(v)
 
 
-def _md_table(df: pd.DataFrame, cols: Iterable[str]) -> str:
+def md_table(df: pd.DataFrame, cols: Iterable[str]) -> str:
     cols = list(cols)
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
@@ -288,13 +298,13 @@ def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Pa
             f"Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables of `{figures}`. "
             "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
             "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
-            "", "## Counts", "", _md_table(counts(cells, effects), counts(cells, effects).columns), ""]
+            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), ""]
     cell_cols = ["paper", "study", "id", "where", "paper_value", "lcrag_value", "abs_diff", "unit", "cls", "source_class",
                  "rule", "reason"]
     eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "reproduced", "effect_ratio",
                 "source_class", "reason"]
-    return "\n".join(head + ["## Stated cells", "", _md_table(cells, cell_cols), "", "## Stated effects", "",
-                             _md_table(effects, eff_cols), ""])
+    return "\n".join(head + ["## Stated cells", "", md_table(cells, cell_cols), "", "## Stated effects", "",
+                             md_table(effects, eff_cols), ""])
 
 
 def combined(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
