@@ -36,9 +36,10 @@ def test_no_output_is_taken_from_the_paper_values(tmp_path):
     assert len(cells) == n and cells["lcrag_value"].isna().all() and (cells["cls"] == "not produced").all()
     assert cells["reason"].str.len().gt(0).all()
     assert effects["lcrag_delta"].isna().all()
-    # and no module of the package other than the scoreboard reads the papers' values
+    # and no module of the package other than the scoreboard opens the papers' values
     pkg = Path(S.__file__).parent
-    readers = [p for p in pkg.rglob("*.py") if "paper.yaml" in p.read_text(encoding="utf-8") and p.name != "scoreboard.py"]
+    readers = [p for p in pkg.rglob("*.py") if p.name != "scoreboard.py"
+               and any(k in p.read_text(encoding="utf-8") for k in ('"paper.yaml"', "paper_values("))]
     assert readers == []
 
 
@@ -125,3 +126,19 @@ def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
     assert before["cls"] == "exact"
     assert after["lcrag_value"] < before["lcrag_value"] and after["abs_diff"] > before["abs_diff"]
     assert after["cls"] != "exact"
+
+
+def test_fidelity_page_is_rules_then_generated_scoreboard(tmp_path):
+    from lcrag.fidelity_doc import render, write_fidelity
+
+    fig = tmp_path / "figures"
+    fig.mkdir()
+    _write(fig, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 90.0}])
+    rules = tmp_path / "rules.md"
+    rules.write_text("# Rules\n\nhand-written part\n")
+    page = render(fig, rules)
+    assert page.index("hand-written part") < page.index("## Scoreboard (generated)")
+    assert "`04_nolima_two_needle_citation`" in page and "| fig2.GPT-5.secondary | 98.6 | 90 | 8.6 | further |" in page
+    assert "notebook 19 not run" in page
+    out = write_fidelity(fig, tmp_path / "fidelity.md", rules)
+    assert out.read_text() == page
