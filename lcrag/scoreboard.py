@@ -20,7 +20,8 @@ several matching rows ``aggregate`` (``mean``, ``sum``, ``min`` or ``max``) must
 not produced ("ambiguous"). ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
 states in percent). An effect's side may be ``{constant: x}``: a threshold the paper states ("≥ 98%").
 
-Classes of a produced cell: ``exact`` (the lcrag value rounded to the paper's stated decimals
+A value computed on lcrag's generated fixture (source class ``generated fixture``) is shown but
+counts as *not produced*: it is not the benchmark's data. Classes of a produced cell: ``exact`` (the lcrag value rounded to the paper's stated decimals
 equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for percent units, ≤ 0.01 for
 0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
 ``further``. Source class, from the table's ``source``
@@ -46,6 +47,8 @@ STUDIES = ("synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval", "cond
 PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp": "EBG", "conditions": "EBG",
           "longeval": "LongEval"}
 _AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
+FIXTURE_REASON = ("only lcrag's generated fixture was available (not the benchmark's data): the value is shown, "
+                  "not compared")
 CLASSES = ("exact", "within 1 pp", "further", "not produced")
 _SOURCE_CLASSES = (("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
                    ("recorded", "recorded outputs"), ("real data", "real data"))
@@ -210,6 +213,8 @@ def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> 
         cls, diff = "not produced", None
         if value is not None and pv is None:
             reason = "the paper states no single value"
+    elif "generated fixture" in src:
+        cls, diff, reason = "not produced", abs(value - pv), FIXTURE_REASON
     else:
         cls, diff = classify(pv, value, c.get("unit", ""), c.get("decimals")), abs(value - pv)
     return CellRow(study, paper, c["id"], c["where"], c["quote"], c.get("unit", ""), pv, value, diff, cls, src,
@@ -240,7 +245,10 @@ def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables) -
     delta = a - b
     ok = _holds(delta, e.get("direction", ">"))
     ratio = delta / pd_ if pd_ not in (None, 0.0) else None
-    src = " + ".join(sorted(set(sa.split(" + ")) | set(sb.split(" + "))))
+    src = " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""}))
+    if "generated fixture" in src:
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON)
     return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
                      pd_, delta, "yes" if ok else "no", ratio, src, "")
 
