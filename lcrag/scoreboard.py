@@ -25,8 +25,8 @@ counts as *not produced*: it is not the benchmark's data. Classes of a produced 
 equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for percent units, ≤ 0.01 for
 0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
 ``further``. Source class, from the table's ``source``
-column: ``generated fixture`` > ``live model`` > ``recorded outputs`` > ``real data`` (the first
-that the source text names).
+column: ``live model`` when it names a reader that is not one of lcrag's model-free baselines, else
+``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
 """
 
 from __future__ import annotations
@@ -114,6 +114,10 @@ def paper_values(study: str) -> dict[str, Any]:
 def source_class(source: str) -> str:
     """The source class a table's ``source`` text names (module doc)."""
     s = str(source).lower()
+    if "readers:" in s:  # a live run names its readers; lcrag's baselines say "(no model)"
+        readers = s.split("readers:", 1)[1].split(";")[0]
+        if any(r.strip() and "no model" not in r for r in readers.split("),")):
+            return "live model"
     for key, cls in _SOURCE_CLASSES:
         if key in s:
             return cls

@@ -142,3 +142,12 @@ def test_fidelity_page_is_rules_then_generated_scoreboard(tmp_path):
     assert "notebook 19 not run" in page
     out = write_fidelity(fig, tmp_path / "fidelity.md", rules)
     assert out.read_text() == page
+
+
+def test_source_class_of_a_table():
+    assert S.source_class("recorded outputs: the LC-EBG repository's results") == "recorded outputs"
+    assert S.source_class("MultiHop-RAG: generated fixture data; readers: extractive baseline (no model)") == "generated fixture"
+    assert S.source_class("lcrag's generated data: pool; readers: extractive baseline (no model), single-pass (no model)") \
+        == "generated fixture"
+    assert S.source_class("lcrag's generated data: pool; readers: gpt-5 (openai)") == "live model"
+    assert S.source_class("real data: LongEval-RAG queries") == "real data"
