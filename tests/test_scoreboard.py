@@ -97,6 +97,7 @@ def _shadow(src: Path, dst: Path, change: str) -> Path:
     return cur_dst
 
 
+@pytest.mark.data
 def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
     from lcrag.config import data_dir
     from lcrag.report import save_table
