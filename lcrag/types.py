@@ -61,9 +61,10 @@ class Line:
 class Chunk:
     """A retrievable unit cut from a document, with full provenance.
 
-    ``text == document.text[start:end]`` always holds for chunks cut from a document (the
+    ``text == document.text[start:end]`` holds for chunks cut from a document (the
     title-in-chunk variant keeps the span of the body and stores the rendered text in
-    ``rendered``). ``line_start``/``line_end`` are 0-based, inclusive source line indices.
+    ``rendered``); the one exception is a token window decoded the authors' way whose edge
+    splits a character (``metadata["decoded"]``, see ``lcrag.chunking.tokens``). ``line_start``/``line_end`` are 0-based, inclusive source line indices.
     """
 
     id: str

@@ -4,7 +4,11 @@
 
 * ``G(d) = c(d) / max_d' c(d')`` and ``c(d)`` = number of citation-network edges in which
   ``d`` is the citing or the cited document (:func:`citation_prior`); documents absent from
-  the network get 0;
+  the network get 0. Two named counting rules (:func:`citation_counts`): ``"paper-formula"``
+  (the paper's "edges touching d": a self-citation ``(d, d)`` counts once) and ``"team-code"``
+  (the team's ``evidence_ranker.py::_load_citation_priors``: each row adds 1 to its stripped
+  ``citing_doc_id`` and 1 to its stripped ``cited_doc_id``, empty ids skipped, so a
+  self-citation counts twice);
 * ``T(q, p) = temporal_boost`` (0.10, data README §8) when the query is temporally phrased
   (a keyword in ``expansion.TEMPORAL_INTENT``) and the passage's document has a usable
   timestamp (a 4-digit year 1900–2099 in it), else 0 (:func:`temporal_adjustment`).
@@ -22,11 +26,22 @@ TEMPORAL_BOOST = 0.10
 _YEAR = re.compile(r"(?<!\d)(19|20)\d{2}(?!\d)")
 
 
-def citation_counts(edges: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """``c(d)``: edges ``(citing_doc_id, cited_doc_id)`` touching each document (self-loops once)."""
+COUNT_RULES = ("paper-formula", "team-code")
+
+
+def citation_counts(edges: Iterable[tuple[str, str]], *, rule: str = "paper-formula") -> dict[str, int]:
+    """``c(d)`` over edges ``(citing_doc_id, cited_doc_id)`` (module doc): ``"paper-formula"``
+    counts the edges touching each document (self-loops once); ``"team-code"`` counts each
+    end of each row (ids stripped, empty ids skipped; self-loops twice)."""
+    if rule not in COUNT_RULES:
+        raise ValueError(f"rule must be one of {COUNT_RULES}, got {rule!r}")
     c: dict[str, int] = {}
     for citing, cited in edges:
-        for d in {str(citing), str(cited)}:
+        if rule == "team-code":
+            ends = [d for d in (str(citing).strip(), str(cited).strip()) if d]
+        else:
+            ends = {str(citing), str(cited)}
+        for d in ends:
             c[d] = c.get(d, 0) + 1
     return c
 

@@ -6,8 +6,8 @@ reply and returns a :class:`Reply` — the answer, the cited line numbers as the
 unusable reply is left out of every denominator: its measures are NaN), with a short reason.
 Each rule is one small named function; :data:`RULES` maps the study-level rule names to them.
 
-Authors' rules (the EBG paper's code reads the **first** JSON object and drops empty and
-unparseable replies):
+Authors' rules (the EBG paper's code reads the **first** JSON object; each benchmark's runner has its own
+rule for empty and unparseable replies):
 
 * :func:`authors_nolima` — LC-EBG ``long_context/NoLiMa-based/experimentation/run_full_scale.py::
   parse_json_response`` (used by ``run_controlled_standard.py``, which ``continue``\\ s past an
@@ -20,7 +20,10 @@ unparseable replies):
   ``str(answer)``; lines: :func:`int_lines` (LC-EBG ``evaluate_response``).
 * :func:`authors_synthetic` — LC-EBG ``long_context/Synthetic-based/experiments.py::
   parse_llm_json_output``: the first fenced ``{...}`` block, else the first non-greedy ``{...}``;
-  ``json.loads`` of it, unusable when that fails (extractor :func:`parse_first_json_synthetic`).
+  ``json.loads`` of it (extractor :func:`parse_first_json_synthetic`); only an empty reply is unusable, an
+  unparseable one scores 0 (``run_experiment``);
+* :func:`authors_multihop` — LC-EBG ``multihop_rag/run_baseline.py::run_one``: the same extractor, and an
+  unparseable reply scores 0 (answer ``""``, no lines).
 * :func:`longeval_evidence_answer` — the LongEval generator's reply ``{"answer": [{"text",
   "evidence_ids"}]}`` (seed 000 §2.3): ``json``, then ``json_repair``; ``citations`` is accepted
   as an alias of ``evidence_ids``.
@@ -182,11 +185,34 @@ def authors_nolima(raw: str | None, *, expects_json: bool = True) -> Reply:
 
 
 def authors_synthetic(raw: str | None, *, expects_json: bool = True) -> Reply:
-    """Synthetic runner's rule: first fenced / lazy ``{...}`` (:func:`parse_first_json_synthetic`);
-    empty or unparseable -> unusable."""
+    """Synthetic runner's rule: first fenced / lazy ``{...}`` (:func:`parse_first_json_synthetic`).
+
+    Only an **empty** (or whitespace-only) reply is unusable (LC-EBG ``Synthetic-based/experiments.py::
+    run_experiment``: ``if not (response or "").strip()`` -> ``error="empty_response"``, dropped by
+    ``successful_records``). A non-empty reply with no parseable object (``{"a``, prose, ``{}``) is usable and
+    scores 0 for answer and evidence, as their ``evaluate_llm_output(None, ...)`` returns ``(False, False)`` —
+    unlike the NoLiMa runner (:func:`authors_nolima`), which skips it."""
     if not expects_json:
         return _free_text(raw, "authors_synthetic")
-    return _first_object(raw, "authors_synthetic", parse_first_json_synthetic)
+    r = _first_object(raw, "authors_synthetic", parse_first_json_synthetic)
+    if not r.usable and raw is not None and str(raw).strip():
+        return Reply(None, [], True, "no parseable JSON object: scores 0 (synthetic runner)", "authors_synthetic")
+    return r
+
+
+def authors_multihop(raw: str | None, *, expects_json: bool = True) -> Reply:
+    """MultiHop-RAG runner's rule (LC-EBG ``multihop_rag/run_baseline.py::run_one``):
+    ``parse_llm_json_output(response) or {}`` — the first fenced ``{...}``, else the first non-greedy ``{...}``,
+    ``json.loads`` (the extractor :func:`parse_first_json_synthetic`); answer ``str(parsed.get("answer", ""))``,
+    lines ``parsed.get("lines", []) or []`` int-cast (:func:`int_lines`: values that fail the cast are dropped,
+    where theirs would stop the run). An unparseable reply scores like an empty one (answer ``""``, no lines) and
+    stays in the denominators, as theirs. Free-text prompts: the last line."""
+    if not expects_json:
+        return _free_text(raw, "authors_multihop")
+    parsed = parse_first_json_synthetic(str(raw or ""))
+    parsed = parsed if isinstance(parsed, dict) else {}
+    return Reply(str(parsed.get("answer", "")), int_lines(parsed.get("lines", []) or []), True,
+                 "first JSON object" if parsed else "no parseable JSON object: scores 0", "authors_multihop")
 
 
 def lcrag_rule(raw: str | None, *, expects_json: bool = True) -> Reply:
@@ -227,7 +253,7 @@ REPLY_RULES = ("authors", "lcrag")
 DEFAULT_REPLY_RULE = "authors"
 
 #: the authors' filter each study means by ``reply_rule="authors"``
-AUTHORS = {"nolima": authors_nolima, "synthetic": authors_synthetic}
+AUTHORS = {"nolima": authors_nolima, "synthetic": authors_synthetic, "multihop_rag": authors_multihop}
 
 
 def check_rule(rule: str) -> str:

@@ -117,3 +117,25 @@ def test_pipeline_is_candidate_constrained_deterministic_and_keeps_provenance():
     small = candidate_constrained_search(q, r, cands, config=PipelineConfig(top_k=2, multi_query=False, prf=False))
     assert len(small) == 2 and all(set(h.ranks) == {"original"} for h in small)
     assert candidate_constrained_search(q, r, ["nope"]) == []
+
+
+def test_citation_counts_team_code_counts_a_self_citation_twice():
+    # team evidence_ranker.py::_load_citation_priors: per row counts[citing] += 1; counts[cited] += 1 (stripped,
+    # empty skipped). Rows (a,a), (a,b), (c,b): a = 2 + 1 = 3, b = 2, c = 1 -> G = 1, 2/3, 1/3.
+    edges = [("a", "a"), ("a", "b"), ("c", "b")]
+    assert citation_counts(edges, rule="team-code") == {"a": 3, "b": 2, "c": 1}
+    assert citation_prior(citation_counts(edges, rule="team-code")) == {"a": 1.0, "b": 2 / 3, "c": 1 / 3}
+    assert citation_counts([(" a ", "")], rule="team-code") == {"a": 1}
+    # the paper's formula (edges touching d), by name: the self-loop counts once -> a = 2, b = 2, c = 1
+    assert citation_counts(edges) == {"a": 2, "b": 2, "c": 1}
+    with pytest.raises(ValueError, match="rule"):
+        citation_counts(edges, rule="other")
+    # the study counts by each variant's method mode
+    from types import SimpleNamespace
+
+    from lcrag.studies.longeval_study import _prior_of
+
+    team = SimpleNamespace(params={"method_mode": "team-code"})
+    paper = SimpleNamespace(params={"method_mode": "paper-formula"})
+    assert _prior_of(team, None, edges)["b"] == 2 / 3 and _prior_of(paper, None, edges)["b"] == 1.0
+    assert _prior_of(team, {"z": 1.0}, None) == {"z": 1.0}

@@ -152,13 +152,26 @@ def _prompt(v: Variant) -> tuple[str, dict, str]:
     return PROMPT_LCRAG, load_prompt(), "lcrag (params/longeval_prompts.yaml)"
 
 
+def _prior_of(v, prior: Mapping[str, float] | None, edges) -> Mapping[str, float] | None:
+    """G(d) for variant ``v``: the given mapping, else counted from ``edges`` by its method mode."""
+    if edges is None:
+        return prior
+    from ..retrieval.priors import citation_counts, citation_prior as g_of
+
+    return g_of(citation_counts(edges, rule=v.params.get("method_mode", "paper-formula")))
+
+
 def build_tasks(items: Sequence[Item], *, seed: int = 0, variants: Sequence[str] | None = None,
                 variants_file: str | Path | None = None, constants: Mapping[str, Any] | None = None,
                 embedding_queries: int | None = None, citation_prior: Mapping[str, float] | None = None,
-                team_id: str = "lcrag", embed: Callable | None = None) -> list[Task]:
+                team_id: str = "lcrag", embed: Callable | None = None,
+                citation_edges: Sequence[tuple[str, str]] | None = None) -> list[Task]:
     """One task per variant × item (variant order, then item order); the semantic / topic-shift
     variants only on the ``embedding_queries`` items with the fewest sentences (None = all).
-    ``citation_prior``: doc id -> G(d) (none offline). ``seed`` is unused (deterministic)."""
+    ``citation_prior``: doc id -> G(d) (none offline); or ``citation_edges`` (citation-network
+    rows), from which each variant's G(d) is counted by its ``method_mode``
+    (``lcrag.retrieval.priors.citation_counts``: the team's code counts a self-citation twice).
+    ``seed`` is unused (deterministic)."""
     chosen = select_variants(variants, variants_file, **dict(constants or {}))
     small = set(queries_by_size(items)[:embedding_queries]) if embedding_queries is not None else None
     tasks = []
@@ -170,7 +183,7 @@ def build_tasks(items: Sequence[Item], *, seed: int = 0, variants: Sequence[str]
             if small is not None and v.chunking != "rule" and it.id not in small:
                 continue
             docs = it.metadata["candidates"]
-            sel = select(it.question, docs, v, citation_prior=citation_prior, embed=embed)
+            sel = select(it.question, docs, v, citation_prior=_prior_of(v, citation_prior, citation_edges), embed=embed)
             messages = build_messages(it.id, it.question, sel.evidence, n, prompt)
             meta = {"condition": cond, "variant": v.name, "query_id": it.id, "narrative": it.question, "team_id": team_id,
                     "run_id": v.name, "candidates": list(it.metadata["doc_ids"]), "max_answer_sentences": n,

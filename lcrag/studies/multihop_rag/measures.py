@@ -1,6 +1,9 @@
 """Measures of the MultiHop-RAG study (EBG App. D.1, D.4; data README §6.3).
 
-Reply: the runner's parse. Line numbers as rendered (0-based; header lines numbered but not
+Reply (:func:`reply`): under the row's rule ``task.meta["reply_rule"]`` (default ``"authors"``) a JSON
+prompt's raw reply is re-read as LC-EBG's MultiHop runner does (:func:`lcrag.scoring.filters.authors_multihop`:
+the first ``{...}``, an unparseable reply scores 0 and stays in); ``"lcrag"``, free-text prompts and rows
+without raw text take the runner's parse. Line numbers as rendered (0-based; header lines numbered but not
 citable). ``context.metadata["fact_lines"]``: per gold fact of the query, the rendered number of its
 gold line in the context, or ``None`` when the fact is not located there (in RAG: not retrieved;
 location rule in the study module). Answer-only prompts (a name starting ``answer_only``, or a
@@ -16,11 +19,18 @@ from __future__ import annotations
 
 from lcrag.measures import get, measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import answer_only_prompt
+from lcrag.scoring.filters import answer_only_prompt, authors_multihop, runner_reply
 
 
 def ebg(task) -> bool:
     return not answer_only_prompt(task.prompt)
+
+
+def reply(task, response):
+    """The answer and cited lines a row is scored on (module doc)."""
+    if not response.raw or (task.meta or {}).get("reply_rule", "authors") != "authors" or not f.asks_lines(task):
+        return runner_reply(response)
+    return authors_multihop(response.raw)
 
 
 def fact_lines(task) -> list[int | None]:
@@ -45,11 +55,11 @@ measure("multihop_ans", kind="answer", label="Ans", section=S, doc=(
     "an empty prediction never matches; equal -> 1; else a gold of <= 30 characters must be a substring of the "
     "prediction, a longer gold's first 40 characters must start it. A missing answer is 0. Every prompt: on "
     "an answer-only prompt it is the paper's Ans* column, on an EBG prompt its Ans column."))(
-    f.answer("multihop", over="first"))
+    f.answer("multihop", over="first", reply=reply))
 measure("multihop_evid_all_located", kind="evidence", label="Evid strict", section=S, doc=(
     "1 if every gold line of the facts located in the context is cited (extras allowed), else 0; 0 when no "
     "fact is located (authors' rule: an unlocated fact leaves the gold set). All gold, not an exact set. "
-    "No value on answer-only prompts."))(f.evidence("all_gold", gold=located, missing=f.no_missing, applies=ebg))
+    "No value on answer-only prompts."))(f.evidence("all_gold", gold=located, missing=f.no_missing, reply=reply, applies=ebg))
 measure("multihop_evid_all_facts", kind="evidence", label="Evid strict (all facts)", section="EBG App. D.4", doc=(
     "1 if every gold fact has its line in the context and every such line is cited (extras allowed), else 0 "
     "(an unlocated fact counts as uncited). No value on answer-only prompts."))(
@@ -57,7 +67,7 @@ measure("multihop_evid_all_facts", kind="evidence", label="Evid strict (all fact
 measure("multihop_evid_recall_located", kind="evidence", label="Evid recall", section=S, doc=(
     "Cited gold lines / gold lines of the located facts (extras allowed); 0 when no fact is located "
     "(authors' rule). No value on answer-only prompts."))(
-    f.evidence("recall", gold=located, missing=f.no_missing, applies=ebg))
+    f.evidence("recall", gold=located, missing=f.no_missing, reply=reply, applies=ebg))
 measure("multihop_evid_recall_all_facts", kind="evidence", label="Evid recall (all facts)", section="EBG App. D.4",
         doc=("Cited gold lines / (gold lines of the located facts + unlocated facts); 0 when no fact is "
              "located. No value on answer-only prompts."))(

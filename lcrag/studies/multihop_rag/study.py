@@ -65,6 +65,7 @@ from .contexts import (
     sample_stratified,
 )
 from ..row_conditions import conditions_of, reader_labels
+from . import contexts as _MC
 
 K_VALUES = (4, 10, 25, 50, 100, 200)
 QUESTION_TYPES = ("inference_query", "comparison_query", "temporal_query")
@@ -184,7 +185,8 @@ def chunk_corpus(docs: Sequence[Document], method: str = "tok256", size: int = 2
         return [c for d in docs for c in chunk_sentences(d)]
     if method != "tok256":
         raise ValueError(f"chunking method must be 'tok256' or 'sentence', got {method!r}")
-    return [c for d in docs for c in chunk_token_windows(d, size=size, stride=stride)]
+    # window edges inside a character: decoded as theirs (U+FFFD) under the authors' rules (chunking.tokens)
+    return [c for d in docs for c in chunk_token_windows(d, size=size, stride=stride, rule=_MC.RULES)]
 
 
 def make_retriever(name: str, chunks: Sequence[Chunk], **params):
@@ -206,12 +208,12 @@ def _memo(key: tuple, make):
 
 def corpus_chunks(data: MultihopData, chunker: str = "tok256") -> list[Chunk]:
     """:func:`chunk_corpus` of the data set's articles, computed once per process and data set."""
-    return _memo(("chunks", fingerprint(data), chunker), lambda: chunk_corpus(data.corpus, chunker))
+    return _memo(("chunks", fingerprint(data), chunker, _MC.RULES), lambda: chunk_corpus(data.corpus, chunker))
 
 
 def corpus_retriever(data: MultihopData, name: str, chunker: str = "tok256"):
     """:func:`make_retriever` over :func:`corpus_chunks`, built once per process and data set."""
-    return _memo(("retriever", fingerprint(data), chunker, name), lambda: make_retriever(name, corpus_chunks(data, chunker)))
+    return _memo(("retriever", fingerprint(data), chunker, name, _MC.RULES), lambda: make_retriever(name, corpus_chunks(data, chunker)))
 
 
 def fact_ranks(queries: Sequence[Query], chunks: Sequence[Chunk], retriever, *, batch: int = 128) -> pd.DataFrame:
@@ -398,7 +400,7 @@ def build_tasks(pilot: Sequence[LCRecord], *, prompts: Sequence[str] = PROMPTS, 
     tasks = []
     for rec in pilot:
         item, q = rec.query.to_item(), rec.query
-        meta = {"question_type": q.question_type, "qid": q.qid}
+        meta = {"question_type": q.question_type, "qid": q.qid, "reply_rule": _MC.RULES}
         ctxs = [(make_condition("LC"), rec.context)] if include_lc else []
         if retriever is not None and ks:
             kmax = max(ks)

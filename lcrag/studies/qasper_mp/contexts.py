@@ -8,8 +8,9 @@ Follows EBG paper App. E.1 and E.4:
   title and paragraphs stripped (title falls back to the paper id), the abstract line only when
   the stripped abstract is non-empty, a section line for **every** section whose stripped name is
   non-empty — also a parent section without paragraphs and a name repeated by the next section —
-  and none for an empty name; a paragraph's inner newlines become spaces (one numbered line
-  each; theirs keeps them inside the line). ``renderer="lcrag"`` is lcrag's former layout (inner
+  and none for an empty name; a paragraph is stripped only, so its inner line breaks stay inside
+  its one numbered line (the rendered haystack then shows an unnumbered continuation, exactly as
+  theirs ``"\\n".join(f"{i}: {ln}")``). ``renderer="lcrag"`` is lcrag's former layout (inner
   whitespace collapsed, always an abstract line, a section line only before its first paragraph
   and when the name changes). All lines are numbered ``"<n>: <line>"`` from 0; every tag line (and RAG's
   ``[CHUNK r | title]`` and ``...`` lines) is **structural: numbered but not citable**
@@ -161,8 +162,9 @@ RENDERERS = ("authors", "lcrag")
 
 
 def _para_line(text: str) -> str:
-    """A paragraph as one line the authors' way: stripped, inner line breaks as spaces."""
-    return text.strip().replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    """A paragraph as one line the authors' way (``render_paper``: ``par.strip()``): stripped only,
+    inner line breaks kept, so :func:`find_paragraph` matches a gold string that contains one."""
+    return text.strip()
 
 
 def paper_rows(paper: Paper, paragraphs: Sequence[int] | None = None, *, gaps: bool = False,

@@ -2,7 +2,7 @@
 
 Reply: the row's rule (``task.meta["reply_rule"]``, :mod:`lcrag.scoring.filters`): ``"authors"``
 (default) re-reads the raw reply with the synthetic runner's first-object filter
-(:func:`~lcrag.scoring.filters.authors_synthetic`) and an empty or unparseable reply is *unusable*
+(:func:`~lcrag.scoring.filters.authors_synthetic`) and an empty reply is *unusable*
 — every synthetic measure is NaN for it (out of every denominator) and ``synthetic_unusable`` is 1;
 ``"lcrag"`` scores the runner's own parse as is (such replies score 0).
 
@@ -79,6 +79,7 @@ for _i in (1, 2):
         f.line_in_context(hop_line(_i), reply=reply, applies=has_hops))
 
 measure("synthetic_unusable", kind="other", label="unusable", section="EBG §4.1", doc=(
-    "1 for an empty or unparseable reply under the authors' rule (left out of every denominator), 0 "
+    "1 for an empty reply under the authors' rule (left out of every denominator; a non-empty unparseable one "
+    "scores 0 and stays in, as LC-EBG's synthetic runner), 0 "
     "otherwise; no value under the lcrag rule. Counted by the study's summary as ``n_unusable``."))(
     f.unusable(reply=reply))

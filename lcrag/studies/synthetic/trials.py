@@ -256,8 +256,8 @@ def score(task: Task, resp: Response, reply_rule: str = DEFAULT_REPLY_RULE) -> d
     set == both needle lines), ``synthetic_evid_recall``, ``ans_evid`` (the joint of :data:`JOINT`)
     and, for items with hop lines, ``synthetic_cite_hop1``/``2`` (the first-/second-hop line is
     cited) and ``synthetic_ctx_hop1``/``2`` (it is in the context shown). Under
-    ``reply_rule="authors"`` an empty or unparseable reply gives NaN values (out of every
-    denominator) and ``synthetic_unusable = 1``; under
+    ``reply_rule="authors"`` an empty reply gives NaN values (out of every denominator) and
+    ``synthetic_unusable = 1``, a non-empty unparseable one scores 0 (LC-EBG's synthetic runner); under
     ``"lcrag"`` the runner's parse is scored as is. The engine scores the study with
     ``lcrag.measures.scorer(MEASURES)``, which reads the rule from ``task.meta["reply_rule"]``.
     """

@@ -132,3 +132,50 @@ def test_8_stopping_rule_as_add_random_facts():
         assert len(fill_to_length(pool, L, random.Random(1), rule="authors")) == n_facts_kept([4] * 50, L)
     p = load_prompt("answer_only_json_synthetic")
     assert p.expects_json and p.messages("ctx", "Q")[1]["content"].startswith("<context>\nctx\n<context>\n\n")
+
+
+# ---------------------------------------------------------------- raw replies, first-{...} rule
+def test_raw_reply_read_with_the_first_object_rule_of_run_baseline():
+    # run_baseline.run_one: parsed = parse_llm_json_output(response) or {}; the first fenced {...}, else the
+    # first non-greedy {...}; answer str(parsed.get("answer", "")), lines int-cast. Worked by hand:
+    ctx = Context("", (), (3,), condition="LC", metadata={"fact_lines": [3, 5]})
+    two = '{"answer": "Acme", "lines": [3, 5]} then {"answer": "Beta", "lines": []}'
+    # the runner's own parse (last object with an answer) would say "Beta" and no lines
+    s = mh.score(_task(ctx), Response(raw=two, answer="Beta", lines=[]))
+    assert (s["ans"], s["evid_strict"], s["joint"]) == (1.0, 1.0, 1.0)  # first object: Acme, [3, 5]
+    # nested object: the lazy match '{"answer": "Acme", "lines": [3, 5], "x": {"k": 1}' fails json.loads -> {} -> 0
+    nested = '{"answer": "Acme", "lines": [3, 5], "x": {"k": 1}}'
+    s = mh.score(_task(ctx), Response(raw=nested, answer="Acme", lines=[3, 5]))
+    assert (s["ans"], s["evid_strict"], s["evid_recall"]) == (0.0, 0.0, 0.0)
+    # string line ids are int-cast, as evidence_score's int(x)
+    s = mh.score(_task(ctx), Response(raw='```json\n{"answer": "acme.", "lines": ["5", "3"]}\n```'))
+    assert (s["ans"], s["evid_strict"]) == (1.0, 1.0)
+    # answer-only JSON prompt: same parse
+    assert mh.score(_task(ctx, prompt="answer_only_json"), Response(raw=two, answer="Beta"))["ans_star"] == 1.0
+    # lcrag's rule, by name: the runner's parse is scored as is
+    t = _task(ctx)
+    t = Task(item=t.item, context=ctx, prompt="ebg", condition="LC", meta={"reply_rule": "lcrag"})
+    assert mh.score(t, Response(raw=two, answer="Beta", lines=[]))["ans"] == 0.0
+
+
+# ---------------------------------------------------------------- token windows inside a character
+def test_token_window_edge_inside_a_character_decodes_as_chunk_tokens():
+    from lcrag.chunking.tokens import chunk_token_windows
+
+    # cl100k: "x 🦜 y" -> [87 'x', 11410 ' \xf0\x9f', 99 '\xa6', 250 '\x9c', 379 ' y']; with 2-token windows
+    # every 2 tokens chunk_tokens gives encoder.decode(ids[i:i+2]) = 'x \ufffd', '\ufffd\ufffd', ' y'
+    doc = Document("d", "x \U0001f99c y")
+    authors = chunk_token_windows(doc, size=2, stride=2, rule="authors")
+    assert [c.text for c in authors] == ["x \ufffd", "\ufffd\ufffd", " y"]
+    assert [c.metadata.get("decoded", False) for c in authors] == [True, True, False]
+    # lcrag's rule, by name: rounded outward to whole characters, the span slices back to the text
+    lcrag = chunk_token_windows(doc, size=2, stride=2, rule="lcrag")
+    assert [c.text for c in lcrag] == ["x \U0001f99c", "\U0001f99c", " y"]
+    assert all(doc.text[c.start:c.end] == c.text for c in lcrag)
+    # the study's chunker follows the mode
+    assert mh.chunk_corpus([doc], size=2, stride=2)[0].text == "x \ufffd"
+    MC.set_rules("lcrag")
+    try:
+        assert mh.chunk_corpus([doc], size=2, stride=2)[0].text == "x \U0001f99c"
+    finally:
+        MC.set_rules("authors")

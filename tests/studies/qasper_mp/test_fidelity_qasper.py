@@ -59,6 +59,25 @@ def test_10_evidence_f1_compares_rendered_texts():
     assert s2["answer_f1"] == 0.0 and s2["evidence_f1"] == 0.0  # the skipped "no" annotator does not count
 
 
+def test_10_a_gold_paragraph_with_a_line_break_is_found_and_scores_one():
+    # LC-EBG build_haystack.py: render_paper appends par.strip() (inner "\n" kept), the haystack is
+    # "\n".join(f"{i}: {ln}") and find_paragraph("We use BERT.\nIt works.") is an exact match of line 3,
+    # so run_baseline scores Evidence-F1 1.0 when line 3 is cited. Worked by hand from their code:
+    paper = Paper("p1", "T", "", (Section("Intro", ("We use BERT.\nIt works.\n", " Tabs\tand\r\nCRLF ")),))
+    q = Question("q1", "p1", "Q?", (Reference("BERT", "extractive", ("We use BERT.\nIt works.",)),))
+    ctx = lc_context(q, {"p1": paper}, ["p1"])
+    assert ctx.text == ("0: <paper>\n1: <title>T</title>\n2: <section>Intro</section>\n"
+                        "3: We use BERT.\nIt works.\n4: Tabs\tand\r\nCRLF\n5: </paper>")
+    assert ctx.gold_lines == (3,) and ctx.metadata["kept_refs"] == [0]
+    s = qm.score(_task(q, ctx), Response(answer="BERT", lines=[3]))
+    assert s["evidence_f1"] == 1.0
+    # the other shapes: evidence given with the CRLF paragraph's inner text maps to line 4 (exact after strip)
+    q2 = Question("q2", "p1", "Q?", (Reference("x", "extractive", ("Tabs\tand\r\nCRLF",)),))
+    assert lc_context(q2, {"p1": paper}, ["p1"]).gold_lines == (4,)
+    # lcrag's former layout, by name, collapses whitespace: the line-break paragraph is one flat line
+    assert "We use BERT. It works." in [r.text for r in paper_rows(paper, renderer="lcrag")]
+
+
 def test_10_find_paragraph_order():
     from lcrag.studies.qasper_mp.contexts import find_paragraph
 

@@ -149,16 +149,24 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
     two = json.dumps({"answer": gold, "lines": [h1, h2]}) + "\n" + json.dumps({"answer": "x", "lines": []})
     assert synthetic.score(ebg, Response(raw=two))["ans_evid"] == 1.0  # first object
     assert synthetic.score(ebg, Response(raw=two, answer="x", lines=()), reply_rule="lcrag")["synthetic_ans"] == 0.0
-    for raw in ("", "I cannot tell.", None):
+    for raw in ("", "  \n", None):  # LC-EBG experiments.py: `if not (response or "").strip()` -> excluded
         m = synthetic.score(ebg, Response(raw=raw))
         assert m["synthetic_unusable"] == 1.0 and np.isnan(m["synthetic_ans"]) and np.isnan(m["synthetic_evid_exact_set"])
         assert np.isnan(synthetic.score(star, Response(raw=raw))["synthetic_ans_star"])
+    # a non-empty reply that does not parse: parse_llm_json_output -> None, evaluate_llm_output(None) ->
+    # (False, False), so it stays in the denominators with 0 for answer and evidence (answer-only: str(None))
+    for raw in ('{"a', "I cannot tell.", "{}"):
+        m = synthetic.score(ebg, Response(raw=raw))
+        assert (m["synthetic_unusable"], m["synthetic_ans"], m["synthetic_evid_exact_set"], m["ans_evid"]) == (0.0, 0.0, 0.0, 0.0)
+        assert synthetic.score(star, Response(raw=raw))["synthetic_ans_star"] == 0.0
     assert synthetic.score(star, Response(raw=json.dumps({"answer": gold})))["synthetic_ans_star"] == 1.0
-    # the synthetic runner's parser (first lazy {...}), not NoLiMa's brace-balanced one: a nested object is unusable
+    # the synthetic runner's parser (first lazy {...}), not NoLiMa's brace-balanced one: a nested object
+    # fails json.loads on '{"answer": ..., "note": {"k": 1}' and so scores 0
     nested = json.dumps({"answer": gold, "lines": [h1, h2], "note": {"k": 1}})
-    assert synthetic.score(ebg, Response(raw=nested))["synthetic_unusable"] == 1.0
+    assert synthetic.score(ebg, Response(raw=nested))["synthetic_unusable"] == 0.0
+    assert synthetic.score(ebg, Response(raw=nested))["ans_evid"] == 0.0
     assert synthetic.score(ebg, Response(raw="```json\n" + json.dumps({"answer": gold, "lines": [h2, h1]}) + "\n```"))["ans_evid"] == 1.0
-    # summary: unusable replies are counted and out of the denominators
+    # summary: empty replies are counted and out of the denominators; "{}" is in and scores 0
     import pandas as pd
 
     base = {"reader_label": "r", "condition": "LC", "length": 5_000, "outcome": "ok", "parse_status": "ok"}
@@ -166,7 +174,7 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
            [{**base, "prompt": "answer_only_json_synthetic", **synthetic.score(star, Response(raw=r))}
             for r in (json.dumps({"answer": gold}), json.dumps({"answer": "no"}), "")]
     s = synthetic.summary(pd.DataFrame(rows)).iloc[0]
-    assert (s["n"], s["n_unusable"], s["ans"], s["evid_strict"]) == (1, 2, 1.0, 1.0)
+    assert (s["n"], s["n_unusable"], s["ans"], s["evid_strict"]) == (2, 1, 0.5, 0.5)
     assert (s["n_answer_only"], s["n_unusable_answer_only"], s["ans_star"]) == (2, 1, 0.5)
 
 

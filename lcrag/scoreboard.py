@@ -1,0 +1,355 @@
+"""Reproduction scoreboard: every value the two papers state, next to the value a run produced.
+
+Follows Breuer et al., "How to Measure the Reproducibility of System-oriented IR Experiments"
+(SIGIR 2020; the ``repro_eval`` tool): per stated cell the absolute error between the paper's value
+and the reproduced one; per stated effect (a direction claim "A > B") whether the direction is
+reproduced and the **effect ratio** ``ER = (lcrag A − lcrag B) / (paper A − paper B)`` (1 = the same
+effect size, 0 = no effect, negative = the opposite effect).
+
+Inputs:
+
+* the papers' values: ``lcrag/studies/<study>/paper.yaml`` (package data; one file per benchmark
+  folder). They are **reference values only**: nothing here or anywhere else reads an output from
+  them, and a cell whose table is missing stays *not produced* (with the reason), never filled in;
+* a figures directory: the CSV tables the notebooks write with ``lcrag.report.save_table``
+  (``<name>.csv`` with a ``source`` column naming where the numbers come from).
+
+A cell names its lcrag value as ``{table, match: {column: value | [values]}, column, aggregate}``:
+the rows of ``<table>.csv`` whose columns equal ``match`` (a list = any of), then ``column``; with
+several matching rows ``aggregate`` (``mean``, ``sum``, ``min`` or ``max``) must say how they combine, else the cell is
+not produced ("ambiguous"). ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
+states in percent). An effect's side may be ``{constant: x}``: a threshold the paper states ("≥ 98%").
+
+A value computed on lcrag's generated fixture (source class ``generated fixture``) is shown but
+counts as *not produced*: it is not the benchmark's data. Classes of a produced cell: ``exact`` (the lcrag value rounded to the paper's stated decimals
+equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for percent units, ≤ 0.01 for
+0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
+``further``. Source class, from the table's ``source``
+column: ``live model`` when it names a reader that is not one of lcrag's model-free baselines, else
+``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+#: benchmark folders under ``lcrag/studies`` that hold a ``paper.yaml`` (fixed names)
+STUDIES = ("synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval", "conditions")
+PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp": "EBG", "conditions": "EBG",
+          "longeval": "LongEval"}
+_AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
+FIXTURE_REASON = ("only lcrag's generated fixture was available (not the benchmark's data): the value is shown, "
+                  "not compared")
+CLASSES = ("exact", "within 1 pp", "further", "not produced")
+_SOURCE_CLASSES = (("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
+                   ("recorded", "recorded outputs"), ("real data", "real data"))
+
+
+@dataclass
+class CellRow:
+    """One stated cell: the paper's value, lcrag's value, and how they compare."""
+
+    study: str
+    paper: str
+    id: str
+    where: str
+    quote: str
+    unit: str
+    paper_value: float | None
+    lcrag_value: float | None
+    abs_diff: float | None
+    cls: str
+    source_class: str
+    table: str
+    rule: str
+    reason: str
+
+
+@dataclass
+class EffectRow:
+    """One stated effect "A <direction> B": reproduced or not, and the effect ratio."""
+
+    study: str
+    paper: str
+    id: str
+    where: str
+    quote: str
+    claim: str
+    direction: str
+    paper_delta: float | None
+    lcrag_delta: float | None
+    reproduced: str
+    effect_ratio: float | None
+    source_class: str
+    reason: str
+
+
+def paper_values(study: str) -> dict[str, Any]:
+    """The parsed ``paper.yaml`` of ``study`` (a benchmark folder name of :data:`STUDIES`)."""
+    if study not in STUDIES:
+        raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
+    res = importlib.resources.files("lcrag.studies").joinpath(study, "paper.yaml")
+    try:
+        text = res.read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"lcrag/studies/{study}/paper.yaml is missing from the installed package") from e
+    doc = yaml.safe_load(text) or {}
+    for key in ("cells", "effects"):
+        for n, rec in enumerate(doc.get(key) or []):
+            for fld in ("id", "where", "quote"):
+                if not rec.get(fld) and rec.get(fld) != 0:
+                    raise ValueError(f"lcrag/studies/{study}/paper.yaml: {key}[{n}] has no '{fld}'")
+    return doc
+
+
+def source_class(source: str) -> str:
+    """The source class a table's ``source`` text names (module doc)."""
+    s = str(source).lower()
+    if "readers:" in s:  # a live run names its readers; lcrag's baselines say "(no model)"
+        readers = s.split("readers:", 1)[1].split(";")[0]
+        if any(r.strip() and "no model" not in r for r in readers.split("),")):
+            return "live model"
+    for key, cls in _SOURCE_CLASSES:
+        if key in s:
+            return cls
+    return "unknown"
+
+
+class _Tables:
+    """The CSV tables of a figures directory, read once each."""
+
+    def __init__(self, figures: Path):
+        self.figures = Path(figures)
+        self._cache: dict[str, pd.DataFrame | None] = {}
+
+    def get(self, name: str) -> pd.DataFrame | None:
+        if name not in self._cache:
+            p = self.figures / f"{name}.csv"
+            self._cache[name] = pd.read_csv(p) if p.is_file() else None
+        return self._cache[name]
+
+
+def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | None, str, str]:
+    """``(value, source class, reason)`` of an lcrag cell spec; value None with the reason when the
+    run did not produce it."""
+    if not spec:
+        return None, "", "no lcrag output maps onto this value"
+    if "constant" in spec:  # a threshold the paper states ("at least 98%"), not an output
+        return float(spec["constant"]), "", ""
+    name = spec["table"]
+    df = tables.get(name)
+    if df is None:
+        return None, "", f"{name}.csv not in this figures directory (notebook not run, or skipped)"
+    col = spec["column"]
+    if col not in df.columns:
+        return None, "", f"{name}.csv has no column {col!r}"
+    sel = pd.Series(True, index=df.index)
+    for k, v in (spec.get("match") or {}).items():
+        if k not in df.columns:
+            return None, "", f"{name}.csv has no column {k!r}"
+        want = [str(x) for x in v] if isinstance(v, list) else [str(v)]
+        sel &= df[k].astype(str).isin(want)
+    rows = df[sel]
+    if rows.empty:
+        return None, "", f"{name}.csv has no row with {dict(spec.get('match') or {})}"
+    vals = pd.to_numeric(rows[col], errors="coerce")
+    agg = spec.get("aggregate")
+    if len(rows) > 1 and agg not in _AGG:
+        return None, "", f"{name}.csv has {len(rows)} rows with {dict(spec.get('match') or {})} (ambiguous)"
+    if vals.isna().all():
+        return None, "", f"{name}.csv: {col!r} is empty for {dict(spec.get('match') or {})}"
+    value = float(getattr(vals, _AGG.get(agg, "mean"))())
+    value *= float(spec.get("scale", 1.0))
+    src = sorted({source_class(s) for s in rows["source"]}) if "source" in rows else ["unknown"]
+    return value, " + ".join(src), ""
+
+
+_SCALE = re.compile(r"\((\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)\)")
+
+
+def _band(unit: str) -> float | None:
+    """The "within 1 pp" band of a unit: 1 for percent, 0.01 for 0–1 ratios, 1% of the range of a
+    stated scale such as ``grade (1-5)`` (0.04); None (no band) for counts and other units."""
+    u = (unit or "").lower()
+    if u.startswith("percent"):
+        return 1.0
+    if u.startswith("ratio"):
+        return 0.01
+    m = _SCALE.search(u)
+    if m:
+        return (float(m.group(2)) - float(m.group(1))) / 100
+    return None
+
+
+def classify(paper: float, lcrag: float, unit: str, decimals: int | None) -> str:
+    """``exact`` / ``within 1 pp`` / ``further`` (module doc)."""
+    d = decimals if decimals is not None else _decimals(paper)
+    if round(lcrag, d) == round(float(paper), d):
+        return "exact"
+    band = _band(unit)
+    if band is not None and abs(lcrag - float(paper)) <= band + 1e-12:
+        return "within 1 pp"
+    return "further"
+
+
+def _decimals(v: float) -> int:
+    s = repr(float(v))
+    return 0 if float(v).is_integer() else len(s.split(".")[1])
+
+
+def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> CellRow:
+    spec = c.get("lcrag")
+    value, src, reason = _lookup(tables, spec)
+    if spec is None and c.get("reason"):
+        reason = str(c["reason"])
+    pv = c.get("value")
+    pv = None if pv is None else float(pv)
+    if value is None or pv is None:
+        cls, diff = "not produced", None
+        if value is not None and pv is None:
+            reason = "the paper states no single value"
+    elif "generated fixture" in src:
+        cls, diff, reason = "not produced", abs(value - pv), FIXTURE_REASON
+    else:
+        cls, diff = classify(pv, value, c.get("unit", ""), c.get("decimals")), abs(value - pv)
+    return CellRow(study, paper, c["id"], c["where"], c["quote"], c.get("unit", ""), pv, value, diff, cls, src,
+                   (spec or {}).get("table", ""), c.get("rule", ""), reason)
+
+
+def _holds(delta: float, direction: str) -> bool:
+    if direction == ">":
+        return delta > 0
+    if direction == "<":
+        return delta < 0
+    if direction in ("=", "=="):
+        return abs(delta) < 1e-9
+    raise ValueError(f"direction must be '>', '<' or '=', got {direction!r}")
+
+
+def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables) -> EffectRow:
+    a, sa, ra = _lookup(tables, e.get("a"))
+    b, sb, rb = _lookup(tables, e.get("b"))
+    pd_ = e.get("paper_delta")
+    pd_ = None if pd_ is None else float(pd_)
+    if a is None or b is None:
+        reason = ra or rb or str(e.get("reason", ""))
+        if not (e.get("a") and e.get("b")) and e.get("reason"):
+            reason = str(e["reason"])
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+                         pd_, None, "not produced", None, "", reason)
+    delta = a - b
+    ok = _holds(delta, e.get("direction", ">"))
+    ratio = delta / pd_ if pd_ not in (None, 0.0) else None
+    src = " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""}))
+    if "generated fixture" in src:
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON)
+    return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+                     pd_, delta, "yes" if ok else "no", ratio, src, "")
+
+
+def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``(cells, effects)`` tables of the scoreboard of ``figures`` (one row per stated cell / effect
+    of every ``paper.yaml``; cells the run did not produce keep their row with the reason)."""
+    tables = _Tables(Path(figures))
+    cells, effects = [], []
+    for st in studies:
+        doc = paper_values(st)
+        paper = doc.get("paper_label") or PAPERS[st]
+        cells += [asdict(_cell_row(st, paper, c, tables)) for c in doc.get("cells") or []]
+        effects += [asdict(_effect_row(st, paper, e, tables)) for e in doc.get("effects") or []]
+    cdf = pd.DataFrame(cells, columns=list(CellRow.__dataclass_fields__))
+    edf = pd.DataFrame(effects, columns=list(EffectRow.__dataclass_fields__))
+    return cdf, edf
+
+
+def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: cells exact / within 1 pp / further / not produced, and effects reproduced yes / no /
+    not produced."""
+    rows = []
+    for paper in sorted(set(cells["paper"]) | set(effects["paper"])):
+        c = cells[cells["paper"] == paper]
+        e = effects[effects["paper"] == paper]
+        rec = {"paper": paper, "cells": len(c)}
+        rec.update({k: int((c["cls"] == k).sum()) for k in CLASSES})
+        rec.update({"effects": len(e), "effects reproduced": int((e["reproduced"] == "yes").sum()),
+                    "effects not reproduced": int((e["reproduced"] == "no").sum()),
+                    "effects not produced": int((e["reproduced"] == "not produced").sum())})
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def _fmt(v: Any, nd: int = 4) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{nd}g}" if abs(v) < 1e5 else f"{v:.0f}"
+    return str(v)
+
+
+def md_table(df: pd.DataFrame, cols: Iterable[str]) -> str:
+    cols = list(cols)
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in df.iterrows():
+        out.append("| " + " | ".join(_fmt(r[c]).replace("|", "\\|").replace("\n", " ") for c in cols) + " |")
+    return "\n".join(out)
+
+
+def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Path = "") -> str:
+    """The scoreboard as Markdown: counts per paper, then every cell and every effect."""
+    head = ["# Reproduction scoreboard", "",
+            f"Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables of `{figures}`. "
+            "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
+            "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
+            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), ""]
+    cell_cols = ["paper", "study", "id", "where", "paper_value", "lcrag_value", "abs_diff", "unit", "cls", "source_class",
+                 "rule", "reason"]
+    eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "reproduced", "effect_ratio",
+                "source_class", "reason"]
+    return "\n".join(head + ["## Stated cells", "", md_table(cells, cell_cols), "", "## Stated effects", "",
+                             md_table(effects, eff_cols), ""])
+
+
+def combined(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
+    """One table: a row per stated cell (``kind`` = ``cell``) and per stated effect (``effect``)."""
+    c = cells.assign(kind="cell")
+    e = effects.rename(columns={"reproduced": "cls"}).assign(kind="effect")
+    cols = ["kind"] + list(dict.fromkeys(list(cells.columns) + list(e.columns.drop("kind"))))
+    return pd.concat([c, e], ignore_index=True).reindex(columns=cols)
+
+
+def write(figures: str | Path, out: str | Path | None = None) -> dict[str, Path]:
+    """Write ``scoreboard.csv`` (:func:`combined`: cells, then effects, whose ``cls`` is the
+    reproduced yes / no / not produced) and ``scoreboard.md`` into ``out`` (default: ``figures``);
+    returns the paths."""
+    figures = Path(figures)
+    if not figures.is_dir():
+        raise FileNotFoundError(f"figures directory {figures} does not exist")
+    out = Path(out) if out else figures
+    out.mkdir(parents=True, exist_ok=True)
+    cells, effects = build(figures)
+    paths = {"csv": out / "scoreboard.csv", "md": out / "scoreboard.md"}
+    combined(cells, effects).to_csv(paths["csv"], index=False)
+    paths["md"].write_text(to_markdown(cells, effects, figures=figures), encoding="utf-8")
+    return paths
+
+
+def summary_line(figures: str | Path) -> str:
+    """One line per paper: the counts of :func:`counts` for ``figures``."""
+    cells, effects = build(figures)
+    parts = []
+    for _, r in counts(cells, effects).iterrows():
+        parts.append(f"{r['paper']}: {r['cells']} cells ({r['exact']} exact, {r['within 1 pp']} within 1 pp, "
+                     f"{r['further']} further, {r['not produced']} not produced); {r['effects']} effects "
+                     f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "
+                     f"{r['effects not produced']} not produced)")
+    return "\n".join(parts)

@@ -1,0 +1,154 @@
+"""The reproduction scoreboard (lcrag.scoreboard): papers' values as reference data only, per-cell
+classes, effect direction and ratio, and a recorded input change that moves a row."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lcrag import scoreboard as S
+
+SRC = "recorded outputs: test table"
+
+
+def _write(fig: Path, name: str, rows: list[dict]) -> None:
+    pd.DataFrame(rows).assign(source=SRC).to_csv(fig / f"{name}.csv", index=False)
+
+
+def test_every_study_folder_has_paper_values_with_quotes():
+    for st in S.STUDIES:
+        doc = S.paper_values(st)
+        assert doc["note"].startswith("Reference values")
+        for c in doc["cells"]:
+            assert c["quote"] and c["where"] and "value" in c
+            assert c.get("lcrag") or c.get("reason"), c["id"]  # mapped onto an output, or why not
+    with pytest.raises(ValueError, match="unknown study"):
+        S.paper_values("nope")
+
+
+def test_no_output_is_taken_from_the_paper_values(tmp_path):
+    # an empty figures directory: every stated cell keeps its row, none gets a value, each says why
+    cells, effects = S.build(tmp_path)
+    n = sum(len(S.paper_values(st)["cells"]) for st in S.STUDIES)
+    assert len(cells) == n and cells["lcrag_value"].isna().all() and (cells["cls"] == "not produced").all()
+    assert cells["reason"].str.len().gt(0).all()
+    assert effects["lcrag_delta"].isna().all()
+    # and no module of the package other than the scoreboard opens the papers' values
+    pkg = Path(S.__file__).parent
+    readers = [p for p in pkg.rglob("*.py") if p.name != "scoreboard.py"
+               and any(k in p.read_text(encoding="utf-8") for k in ('"paper.yaml"', "paper_values("))]
+    assert readers == []
+
+
+def test_cell_classes_and_effect_ratio(tmp_path):
+    # Figure 2 (paper: GPT-4o 71.3 / 20.9, Sonnet-4.5 64.6 / 21.4; effect GPT-4o primary - secondary = 50.4)
+    rows = [{"reader": "GPT-4o", "primary_cited": 71.3, "secondary_cited": 20.9},
+            {"reader": "Sonnet-4.5", "primary_cited": 65.2, "secondary_cited": 30.0}]
+    _write(tmp_path, "04_nolima_two_needle_citation", rows)
+    cells, effects = S.build(tmp_path, ["nolima"])
+    c = cells.set_index("id")
+    assert c.loc["fig2.GPT-4o.primary", "cls"] == "exact" and c.loc["fig2.GPT-4o.primary", "abs_diff"] == pytest.approx(0)
+    assert c.loc["fig2.Sonnet-4.5.primary", "cls"] == "within 1 pp"     # |65.2 - 64.6| = 0.6
+    assert c.loc["fig2.Sonnet-4.5.secondary", "cls"] == "further"       # |30.0 - 21.4| = 8.6
+    assert c.loc["fig2.Sonnet-4.5.secondary", "source_class"] == "recorded outputs"
+    assert c.loc["fig2.GLM-5.2.primary", "cls"] == "not produced"       # no row: listed, not dropped
+    assert "no row" in c.loc["fig2.GLM-5.2.primary", "reason"]
+    e = effects.set_index("id")
+    assert e.loc["fig2.GPT-4o_primary_over_secondary", "reproduced"] == "yes"
+    assert e.loc["fig2.GPT-4o_primary_over_secondary", "effect_ratio"] == pytest.approx(50.4 / 50.4)
+    assert e.loc["fig2.Sonnet-4.5_primary_over_secondary", "effect_ratio"] == pytest.approx(35.2 / 43.2)
+    # the opposite direction is reported as not reproduced, with a negative ratio
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-4o", "primary_cited": 20.0, "secondary_cited": 70.0}])
+    e2 = S.build(tmp_path, ["nolima"])[1].set_index("id")
+    assert e2.loc["fig2.GPT-4o_primary_over_secondary", "reproduced"] == "no"
+    assert e2.loc["fig2.GPT-4o_primary_over_secondary", "effect_ratio"] < 0
+
+
+def test_write_and_counts(tmp_path):
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}])
+    paths = S.write(tmp_path)
+    df = pd.read_csv(paths["csv"])
+    assert set(df["kind"]) == {"cell", "effect"}
+    md = paths["md"].read_text()
+    assert "| EBG |" in md and "fig2.GPT-5.primary" in md
+    k = S.counts(*S.build(tmp_path)).set_index("paper")
+    assert k.loc["EBG", "exact"] == 2 and k.loc["LongEval", "not produced"] == k.loc["LongEval", "cells"]
+    with pytest.raises(FileNotFoundError):
+        S.write(tmp_path / "missing")
+
+
+def _shadow(src: Path, dst: Path, change: str) -> Path:
+    """``dst`` mirrors ``src`` with symlinks, except the directories on the way to ``change`` (relative
+    path), which are real, and ``change`` itself, which is a copy; returns the copy's path."""
+    parts = Path(change).parts
+    cur_src, cur_dst = src, dst
+    cur_dst.mkdir(parents=True, exist_ok=True)
+    for i, part in enumerate(parts):
+        for entry in cur_src.iterdir():
+            if entry.name != part:
+                os.symlink(entry, cur_dst / entry.name)
+        cur_src, cur_dst = cur_src / part, cur_dst / part
+        if i < len(parts) - 1:
+            cur_dst.mkdir()
+    cur_dst.write_bytes(cur_src.read_bytes())
+    return cur_dst
+
+
+@pytest.mark.data
+def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
+    from lcrag.config import data_dir
+    from lcrag.report import save_table
+    from lcrag.studies.longeval_tables import table5_primary
+
+    root = data_dir(None)
+    if root is None or not (Path(root) / "longeval2026task4/derived/gold_answers.jsonl").is_file():
+        pytest.skip("needs the LongEval files of the data directory (lcrag data list)")
+    rows = {}
+    for label, change in (("as recorded", False), ("changed", True)):
+        fig = tmp_path / label
+        fig.mkdir()
+        use = Path(root)
+        if change:  # one recorded gold answer replaced: every run's recomputed ROUGE-L on that query drops
+            use = tmp_path / "data"
+            gold = _shadow(Path(root), use, "longeval2026task4/derived/gold_answers.jsonl")
+            lines = gold.read_text().splitlines()
+            import json
+
+            first = json.loads(lines[0])
+            first["gold_answer"] = "zzz"  # load_gold_answers reads {"query_id", "gold_answer"}
+            gold.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+        save_table(table5_primary(use, tfc1=False), "17_longeval_primary_eval", fig, source="recorded outputs: test")
+        cells = S.build(fig, ["longeval"])[0].set_index("id")
+        rows[label] = cells.loc["table5.rule-minilm.ROUGE-L"]
+    before, after = rows["as recorded"], rows["changed"]
+    assert before["cls"] == "exact"
+    assert after["lcrag_value"] < before["lcrag_value"] and after["abs_diff"] > before["abs_diff"]
+    assert after["cls"] != "exact"
+
+
+def test_fidelity_page_is_rules_then_generated_scoreboard(tmp_path):
+    from lcrag.fidelity_doc import render, write_fidelity
+
+    fig = tmp_path / "figures"
+    fig.mkdir()
+    _write(fig, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 90.0}])
+    rules = tmp_path / "rules.md"
+    rules.write_text("# Rules\n\nhand-written part\n")
+    page = render(fig, rules)
+    assert page.index("hand-written part") < page.index("## Scoreboard (generated)")
+    assert "`04_nolima_two_needle_citation`" in page and "| fig2.GPT-5.secondary | 98.6 | 90 | 8.6 | further |" in page
+    assert "notebook 19 not run" in page
+    out = write_fidelity(fig, tmp_path / "fidelity.md", rules)
+    assert out.read_text() == page
+
+
+def test_source_class_of_a_table():
+    assert S.source_class("recorded outputs: the LC-EBG repository's results") == "recorded outputs"
+    assert S.source_class("MultiHop-RAG: generated fixture data; readers: extractive baseline (no model)") == "generated fixture"
+    assert S.source_class("lcrag's generated data: pool; readers: extractive baseline (no model), single-pass (no model)") \
+        == "generated fixture"
+    assert S.source_class("lcrag's generated data: pool; readers: gpt-5 (openai)") == "live model"
+    assert S.source_class("real data: LongEval-RAG queries") == "real data"
