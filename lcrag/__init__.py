@@ -70,6 +70,21 @@ _API: dict[str, str] = {
     "StudyResult": "lcrag.experiment.engine:StudyResult",
     # where the external data lives (LCRAG_DATA_DIR)
     "data_dir": "lcrag.config:data_dir",
+    # saving a table (with its source line) and a figure (with its panels' data counts)
+    "save_table": "lcrag.report:save_table",
+    "save_figure": "lcrag.report:save_figure",
+    "usage_table": "lcrag.usage:usage_table",
+    # the synthetic two-hop study (notebook 01; EBG §4.1, Figure 4)
+    "synthetic_overrides": "lcrag.studies.synthetic_study:overrides",
+    "synthetic_inputs": "lcrag.studies.synthetic_study:inputs_of",
+    "check_pool": "lcrag.data.synthetic:check_pool",
+    "synthetic_difficulty": "lcrag.studies.synthetic_study:difficulty_rows",
+    "synthetic_difficulty_summary": "lcrag.studies.synthetic_difficulty:difficulty_summary",
+    "synthetic_rank_figure": "lcrag.studies.synthetic_views:rank_figure",
+    "synthetic_heatmaps_figure": "lcrag.studies.synthetic_views:heatmaps_figure",
+    "synthetic_joint_figure": "lcrag.studies.synthetic_views:joint_figure",
+    "synthetic_conditions_figure": "lcrag.studies.synthetic_views:conditions_hop2_figure",
+    "synthetic_rag_pivot": "lcrag.studies.synthetic_views:rag_pivot",
 }
 
 __all__ = [
@@ -78,6 +93,10 @@ __all__ = [
     "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
     "register_retriever", "register_scorer", "run_tasks",
     "StudyResult", "StudySpec", "builtin_names", "load_spec", "run", "spec_yaml", "view",
+    "save_figure", "save_table", "usage_table",
+    "check_pool", "synthetic_conditions_figure", "synthetic_difficulty", "synthetic_difficulty_summary",
+    "synthetic_heatmaps_figure", "synthetic_inputs", "synthetic_joint_figure", "synthetic_overrides",
+    "synthetic_rag_pivot", "synthetic_rank_figure",
 ]
 
 

@@ -42,17 +42,32 @@ def reset() -> None:
     _READERS.clear()
 
 
-def recorded() -> str | None:
-    """The sources recorded so far as one line, or ``None`` when nothing was recorded."""
+def recorded(readers=None) -> str | None:
+    """The sources recorded so far as one line, or ``None`` when nothing was recorded. ``readers``
+    (the readers a table's rows hold) replaces the readers recorded in the process."""
     parts = list(_DATA)
-    if _READERS:
-        parts.append("readers: " + ", ".join(_READERS))
+    shown = list(dict.fromkeys(str(r) for r in readers)) if readers is not None else list(_READERS)
+    if shown:
+        parts.append("readers: " + ", ".join(shown))
     return "; ".join(parts) or None
 
 
+#: columns naming the reader of a table's row, in order of preference (the first one present is used)
+READER_COLUMNS = ("reader_label", "reader", "model")
+
+
+def rows_readers(df) -> list[str] | None:
+    """The readers a table's rows hold (its first column of :data:`READER_COLUMNS`), or ``None``."""
+    cols = getattr(df, "columns", ())
+    col = next((c for c in READER_COLUMNS if c in cols), None)
+    return None if col is None else [str(r) for r in df[col].dropna()]
+
+
 def table_source(df, explicit: str | None = None) -> str:
-    """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded`."""
+    """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded` with the
+    readers computed from the table's rows (:func:`rows_readers`) when it has a reader column: a table
+    names the readers it holds, not every reader the process ran."""
     for s in (explicit, getattr(df, "attrs", {}).get("source")):
         if isinstance(s, str) and s.strip():
             return " ".join(s.split())
-    return recorded() or UNRECORDED
+    return recorded(rows_readers(df)) or UNRECORDED

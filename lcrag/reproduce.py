@@ -271,13 +271,26 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
             if key not in params and default.startswith(RUNS_PREFIX):
                 params[key] = str(rdir / default[len(RUNS_PREFIX):])
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
-                           "local_model": starts_local_server(params, declared)}
+                           "local_model": starts_local_server(params, declared),
+                           "expect_empty": declared_value(params, declared, "expect_empty") or []}
     reason = None
     if nb.name[:2] in DATA_REQUIREMENTS:
         reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
     if reason:
         rec.update(seconds=0.0, skipped=reason)
     return rec
+
+
+def declared_value(params: dict[str, Any], declared: dict[str, Any], name: str) -> Any:
+    """Parameter ``name`` of a notebook: its value in ``params``, else its declared default (a literal), else ``None``."""
+    import ast
+
+    if name in params:
+        return params[name]
+    try:
+        return ast.literal_eval(str(declared[name].get("default"))) if name in declared else None
+    except (ValueError, SyntaxError):
+        return None
 
 
 def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> bool:
@@ -313,12 +326,15 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
     pm = papermill()
 
     nb = Path(rec["path"])
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     orphaned_kernel_tasks_to(out_dir / "logs" / f"{nb.stem}.kernel.log")
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
                         kernel_manager_class=kernel_manager_logging_to(out_dir / "logs" / f"{nb.stem}.kernel.log",
                                                                        nice=int(rec.get("nice") or 0)))
+    from .outputs_check import check_notebook_outputs  # an empty table or a figure without data fails the run
+
+    check_notebook_outputs(nb.name, rec["parameters"].get("out_dir") or out_dir, started, rec.get("expect_empty") or ())
     return {**rec, "seconds": time.perf_counter() - t0}
 
 
