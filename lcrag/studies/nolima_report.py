@@ -289,7 +289,7 @@ def save_fig5(f5: dict[str, pd.DataFrame], out_dir, source: str, prefix: str = "
 
     text = []
     for hop, t in f5.items():
-        save_table(t.reset_index(), f"{prefix}_{hop}", out_dir)
+        save_table(t.reset_index(), f"{prefix}_{hop}", out_dir, source=source)
         text.append(f"{hop} — Ans+Evid (pp); NaN = N/A\n{t.round(1).to_string()}")
     write_notice(out_dir, [f"{prefix}_*"], source)
     for hop, t in f5.items():

@@ -76,6 +76,7 @@ def test_attribution_text_source_and_figure(tmp_path):
 def test_sensitivity_inputs_and_figures_on_generated_data(tmp_path, tmp_cache):
     inp = S.sensitivity_inputs(tmp_path, "0405", model="minilm")
     assert inp["needle_id"] == "G01" and "{CHAR}" in inp["template"] and "generated" in inp["source"]
+    assert "cosine from all-MiniLM-L6-v2 (local), not the paper's text-embedding-3-small" in inp["source"]
     sims = inp["sims"]
     summ = S.similarity_summary(sims)
     assert set(summ.index) == {"onehop", "twohop"} and (summ["n"] == len(GEN.needles["G01"].character_set)).all()
@@ -88,6 +89,14 @@ def test_sensitivity_inputs_and_figures_on_generated_data(tmp_path, tmp_cache):
     pos = pd.DataFrame({"method": ["emb", "emb", "rerank"], "budget": ["50K", "70K", "50K"], "mean_needle_pos": [3.0, 5.0, 1.0]})
     ax = plots.needle_position_curves(pos, "minilm-cosine", "t").axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["emb", "rerank: minilm-cosine"]
+
+
+def test_sensitivity_label_names_the_configured_model():
+    """Figures 9–10 label their cosines with the model that computed them, not a fixed one."""
+    assert S.model_label("minilm") == "all-MiniLM-L6-v2 (local), not the paper's text-embedding-3-small"
+    assert S.model_label("openai:text-embedding-3-large") == (
+        "text-embedding-3-large (OpenAI API), not the paper's text-embedding-3-small")
+    assert S.model_label("openai:text-embedding-3-small") == "text-embedding-3-small (OpenAI API, the paper's model)"
 
 
 def test_lc_frame_picks_the_live_aggregate_and_rejects_unknown_frames():
