@@ -32,6 +32,7 @@ import numpy as np
 from .provenance import READER_COLUMNS
 
 PANELS_KEY = "lcrag:panels"
+SOURCE_KEY = "lcrag:source"  # the sources recorded when the figure was saved (lcrag.figures_index shows them)
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,8 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
     import matplotlib as mpl
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    from .outputs_check import PANELS_KEY, figure_panels
+    from .outputs_check import PANELS_KEY, SOURCE_KEY, figure_panels
+    from .provenance import UNRECORDED, recorded
 
     out = _out(out_dir)
     paths = {"png": out / f"{name}.png", "pdf": out / f"{name}.pdf"}
@@ -67,7 +68,8 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
         with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
             fig.set_layout_engine(None)
     try:
-        fig.savefig(paths["png"], dpi=dpi, bbox_inches=box, metadata={PANELS_KEY: json.dumps(figure_panels(fig))})
+        fig.savefig(paths["png"], dpi=dpi, bbox_inches=box, metadata={PANELS_KEY: json.dumps(figure_panels(fig)),
+                                                                          SOURCE_KEY: recorded() or UNRECORDED})
         fig.savefig(paths["pdf"], bbox_inches=box)
     finally:
         if idle:

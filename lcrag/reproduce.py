@@ -201,13 +201,23 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             if not any(not rec.get("skipped") for rec in planned):
                 return planned
             ran = True
-            return _run_planned(planned, out_dir, kernel, log, jobs)
+            records = _run_planned(planned, out_dir, kernel, log, jobs)
+            from .figures_index import write_index  # every figure and table of the run on one page
+
+            log(f"[lcrag] wrote {write_index(out_dir, profile=_shown(profile_path))}")
+            return records
     finally:
         if not ran and not had_log:
             server_log.unlink(missing_ok=True)
             if not had_dir:
                 with contextlib.suppress(OSError):
                     server_log.parent.rmdir()  # the logs directory this run created, if nothing else is in it
+
+
+def _shown(path: str | Path) -> str:
+    """A profile's path as a command line run from the checkout would name it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(PROJECT_ROOT)) if p.is_relative_to(PROJECT_ROOT) else str(p)
 
 
 def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
