@@ -66,6 +66,7 @@ def test_source_classes():
     assert source_classes(None) == ["unrecorded"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (`make browser`; Debian: apt-get install -y chromium)")
 def test_index_opens_in_headless_chromium_without_broken_images_or_links(run_dir, tmp_path):
     page = write_index(run_dir)
