@@ -127,12 +127,28 @@ def figure_problems(path: str | Path) -> list[OutputProblem]:
 
 
 # ------------------------------------------------------------------ tables
-def source_readers(source: str) -> list[str] | None:
-    """The readers a source line lists after ``readers:`` (``None`` when it lists none)."""
+def source_readers(source: str) -> str | None:
+    """The part of a source line after ``readers:`` (:func:`lcrag.provenance.recorded` writes it;
+    ``None`` when the line lists no readers). Reader labels may hold commas, so the part is matched
+    against the readers of the rows (:func:`reader_mismatch`), not split."""
     for part in str(source).split("; "):
         if part.startswith("readers: "):
-            return [r.strip() for r in part[len("readers: "):].split(", ") if r.strip()]
+            return part[len("readers: "):]
     return None
+
+
+def reader_mismatch(listed: str, held: set[str]) -> tuple[list[str], list[str]]:
+    """``(named but not held, held but not named)`` between a source's readers part and the rows' readers:
+    each held reader is taken out of ``listed`` (longest first); what is left, split at commas, was named
+    without being held."""
+    rest, absent = listed, []
+    for r in sorted(held, key=len, reverse=True):
+        if r in rest:
+            rest = rest.replace(r, "", 1)
+        else:
+            absent.append(r)
+    extra = [x.strip() for x in rest.split(",") if x.strip()]
+    return extra, sorted(absent)
 
 
 def table_problems(path: str | Path) -> list[OutputProblem]:
@@ -155,8 +171,7 @@ def table_problems(path: str | Path) -> list[OutputProblem]:
         listed = source_readers(src)
         if listed is None or reader_col is None:
             continue
-        held = {str(r) for r in df[reader_col].dropna()}
-        extra, absent = sorted(set(listed) - held), sorted(held - set(listed))
+        extra, absent = reader_mismatch(listed, {str(r) for r in df[reader_col].dropna()})
         if extra or absent:
             bits = ([f"names reader(s) not in its rows: {', '.join(extra)}"] if extra else []) + \
                    ([f"omits reader(s) in its rows: {', '.join(absent)}"] if absent else [])
@@ -208,5 +223,5 @@ def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, exp
 
 
 __all__ = ["PANELS_KEY", "OutputProblem", "OutputCheckFailed", "panel_counts", "figure_panels", "png_panels",
-           "figure_problems", "table_problems", "source_readers", "written_since", "check_outputs",
+           "figure_problems", "table_problems", "source_readers", "reader_mismatch", "written_since", "check_outputs",
            "check_notebook_outputs"]

@@ -99,3 +99,14 @@ def test_check_names_the_notebook_and_only_its_own_fresh_outputs(tmp_path):
     with pytest.raises(OutputCheckFailed, match=r"01_synthetic_ebg\.ipynb saved 1 output.*01_old\.csv: table is empty"):
         check_notebook_outputs("01_synthetic_ebg.ipynb", tmp_path, since - 60)
     assert old.exists() and other.exists()
+
+
+def test_reader_labels_with_commas_are_matched_whole(tmp_path):
+    smol = "SmolLM2-135M local (smoke test, not a capable reader)"
+    df = pd.DataFrame({"reader_label": ["extractive baseline (no model)", smol], "ans": [0.5, 0.0]})
+    ok = save_table(df, "01_ok", tmp_path, source=f"generated; readers: extractive baseline (no model), {smol}")
+    assert check_outputs([ok["csv"]]) == []
+    bad = save_table(df, "01_bad", tmp_path, source=f"generated; readers: {smol}, gpt-4o")
+    (problem,) = check_outputs([bad["csv"]])
+    assert problem.problem == ("source line does not match the rows: it names reader(s) not in its rows: gpt-4o and "
+                               "omits reader(s) in its rows: extractive baseline (no model)")
