@@ -85,6 +85,20 @@ _API: dict[str, str] = {
     "synthetic_joint_figure": "lcrag.studies.synthetic_views:joint_figure",
     "synthetic_conditions_figure": "lcrag.studies.synthetic_views:conditions_hop2_figure",
     "synthetic_rag_pivot": "lcrag.studies.synthetic_views:rag_pivot",
+    # the NoLiMa studies (notebooks 02-09; EBG §5, App. G)
+    "load_nolima": "lcrag.data.nolima:load_nolima",
+    "nolima_title": "lcrag.studies.nolima_report:title",
+    "nolima_write_notice": "lcrag.studies.nolima_report:write_notice",
+    "nolima_attribution": "lcrag.studies.nolima_report:attribution_inputs",
+    "nolima_attribution_source": "lcrag.studies.nolima_report:attribution_source",
+    "attribution_bars": "lcrag.plots:attribution_bars",
+    "nolima_lexical_overlap": "lcrag.studies.nolima_coverage:lexical_overlap",
+    "nolima_coverage_tables": "lcrag.studies.nolima_coverage:all_coverage_tables",
+    "nolima_replay_check": "lcrag.studies.nolima_coverage:replay_check",
+    "nolima_figure8_tables": "lcrag.studies.nolima_coverage:figure8_tables",
+    "nolima_figure8": "lcrag.studies.nolima_coverage:figure8",
+    "nolima_coverage_summary": "lcrag.studies.nolima_coverage:coverage_summary",
+    "nolima_matched_budget": "lcrag.studies.nolima_coverage:matched_budget_summary",
 }
 
 __all__ = [
@@ -97,6 +111,9 @@ __all__ = [
     "check_pool", "synthetic_conditions_figure", "synthetic_difficulty", "synthetic_difficulty_summary",
     "synthetic_heatmaps_figure", "synthetic_inputs", "synthetic_joint_figure", "synthetic_overrides",
     "synthetic_rag_pivot", "synthetic_rank_figure",
+    "attribution_bars", "load_nolima", "nolima_attribution", "nolima_attribution_source", "nolima_coverage_summary",
+    "nolima_coverage_tables", "nolima_figure8", "nolima_figure8_tables", "nolima_lexical_overlap",
+    "nolima_matched_budget", "nolima_replay_check", "nolima_title", "nolima_write_notice",
 ]
 
 

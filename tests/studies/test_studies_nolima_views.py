@@ -21,13 +21,11 @@ def test_coverage_helpers_on_generated_data(tmp_path, tmp_cache):
     from lcrag.data.nolima_rankings import coverage_table
 
     tables = {k: coverage_table(v, book="generated") if v else pd.DataFrame() for k, v in ranks.items()}
-    assert nc.rankings_summary(ranks, tables).splitlines() == [
-        "recorded  rankings:    0 hit lists, coverage rows: 0", f"bm25      rankings:   16 hit lists, coverage rows: {len(tables['bm25'])}"]
+    assert len(ranks["bm25"]) == 16 and ranks["recorded"] == {} and tables["recorded"].empty
     assert nc.replay_check(GEN, ranks, tables) == "no recorded rankings (data directory absent): replay skipped"
     rank_tables, intervals = nc.figure8_tables(ranks, [3000, 6000])
     assert list(rank_tables) == ["bm25"] and rank_tables["bm25"].shape == (8, 2)
-    text = nc.save_intervals(intervals, tmp_path, prefix="t")
-    assert text.startswith("bm25 — store-order k") and (tmp_path / "t_bm25.csv").is_file()
+    assert list(intervals) == ["bm25"] and intervals["bm25"].shape == (8, 2)
     m = nc.matched_budget_summary(tables)
     assert set(m["retriever"]) == {"bm25"} and {"length", "k", "matched_lc"} <= set(m.columns)
     assert (m["k"] == [tables["bm25"].query("question_key == 'twohop'").set_index("haystack_chars").loc[n, "max_rank"]
