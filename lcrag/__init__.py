@@ -99,6 +99,18 @@ _API: dict[str, str] = {
     "nolima_figure8": "lcrag.studies.nolima_coverage:figure8",
     "nolima_coverage_summary": "lcrag.studies.nolima_coverage:coverage_summary",
     "nolima_matched_budget": "lcrag.studies.nolima_coverage:matched_budget_summary",
+    "nolima_lc_source": "lcrag.studies.nolima_report:lc_source",
+    "nolima_lc_frame": "lcrag.studies.nolima_report:lc_frame",
+    "nolima_pp_heatmap": "lcrag.studies.nolima_report:pp_heatmap",
+    "nolima_effective_lengths": "lcrag.studies.nolima_report:effective_lengths",
+    "nolima_cot_inputs": "lcrag.studies.nolima_report:cot_inputs",
+    "nolima_fig1_table": "lcrag.studies.nolima_figures:fig1_table",
+    "nolima_fig1_heat": "lcrag.studies.nolima_figures:fig1_heat",
+    "nolima_table12": "lcrag.studies.nolima_figures:table12",
+    "nolima_table12_flat": "lcrag.studies.nolima_figures:table12_flat",
+    "nolima_fig5_tables": "lcrag.studies.nolima_figures:fig5_tables",
+    "nolima_fig7_table": "lcrag.studies.nolima_figures:fig7_table",
+    "nolima_fig7_heat": "lcrag.studies.nolima_figures:fig7_heat",
 }
 
 __all__ = [
@@ -114,6 +126,9 @@ __all__ = [
     "attribution_bars", "load_nolima", "nolima_attribution", "nolima_attribution_source", "nolima_coverage_summary",
     "nolima_coverage_tables", "nolima_figure8", "nolima_figure8_tables", "nolima_lexical_overlap",
     "nolima_matched_budget", "nolima_replay_check", "nolima_title", "nolima_write_notice",
+    "nolima_cot_inputs", "nolima_effective_lengths", "nolima_fig1_heat", "nolima_fig1_table", "nolima_fig5_tables",
+    "nolima_fig7_heat", "nolima_fig7_table", "nolima_lc_frame", "nolima_lc_source", "nolima_pp_heatmap",
+    "nolima_table12", "nolima_table12_flat",
 ]
 
 

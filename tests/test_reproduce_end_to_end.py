@@ -67,6 +67,10 @@ def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
         assert (out / f"01_synthetic_ebg.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert (out / f"01_synthetic_ebg_heatmaps.{ext}").stat().st_size > 0
+    # the run's page of every figure and table (lcrag.figures_index), with the command that regenerates them
+    page = (out / "index.html").read_text()
+    assert page.count("<img ") == len(list(out.glob("01_*.png"))) >= 4 and "01_synthetic_rag_ctx_hop2" in page
+    assert f"lcrag reproduce --params {prof} --only 01" in page
     table = pd.read_csv(out / "01_synthetic_ebg.csv")
     assert table["source"].str.contains("lcrag's generated data").all()
     assert table["source"].str.contains("extractive").all()

@@ -46,17 +46,6 @@ def test_table12_text_and_fig7_heat():
     assert F.fig12_rounded(t).iloc[0].tolist() == [0.123, 12.3]
 
 
-def test_save_fig5_and_fig7_write_tables_notice_and_figures(tmp_path):
-    t = pd.DataFrame({"10K": [50.0]}, index=pd.Index(["m"], name="reader"))
-    text = NR.save_fig5({"onehop": t, "twohop": t}, tmp_path, "src", prefix="f5")
-    assert text.splitlines()[0] == "onehop — Ans+Evid (pp); NaN = N/A"
-    assert (tmp_path / "f5_onehop.csv").is_file() and (tmp_path / "f5_twohop.png").is_file()
-    assert "`f5_*` — src" in (tmp_path / "NOTICE-NoLiMa.md").read_text()
-    f7 = pd.DataFrame({"reader": "m", "hop": "onehop", "context_length": [10_000], "delta_cot": [5.0], "delta_cot_ebg": [1.0]})
-    NR.save_fig7(f7, tmp_path, "src", prefix="f7")
-    assert (tmp_path / "f7_delta_cot.png").is_file() and (tmp_path / "f7_delta_cot_ebg.png").is_file()
-
-
 def test_attribution_text_source_and_figure(tmp_path):
     table = pd.DataFrame({"condition": ["LC", "LC", "RAG-bm25-k10"], "setting": "SN", "source": "live",
                           "reader": ["a", "b", "a"], "n": [4, 2, 4], "n_na": [0, 2, 0],
