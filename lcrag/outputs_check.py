@@ -48,8 +48,12 @@ class OutputProblem:
 
 # ------------------------------------------------------------------ figures
 def _finite(values) -> tuple[int, int]:
-    """(present, missing) of an array-like: present = finite and not masked."""
-    a = np.ma.masked_invalid(np.ma.asarray(values, dtype=float)) if values is not None else np.ma.array([])
+    """(present, missing) of an array-like: present = finite and not masked; values that are not numbers
+    (category labels) are all present."""
+    try:
+        a = np.ma.masked_invalid(np.ma.asarray(values, dtype=float)) if values is not None else np.ma.array([])
+    except (TypeError, ValueError):
+        return len(values), 0
     n = int(a.size)
     present = int(a.count())
     return present, n - present

@@ -110,3 +110,10 @@ def test_reader_labels_with_commas_are_matched_whole(tmp_path):
     (problem,) = check_outputs([bad["csv"]])
     assert problem.problem == ("source line does not match the rows: it names reader(s) not in its rows: gpt-4o and "
                                "omits reader(s) in its rows: extractive baseline (no model)")
+
+
+def test_category_values_count_as_data(tmp_path):
+    fig, ax = plt.subplots()
+    ax.plot([0.1, 0.2], ["a", "b"])  # a line over category labels
+    assert [p["present"] for p in png_panels(save_figure(fig, "05_cats", tmp_path)["png"])] == [2]
+    plt.close(fig)
