@@ -44,9 +44,12 @@ def reset() -> None:
 
 def recorded(readers=None) -> str | None:
     """The sources recorded so far as one line, or ``None`` when nothing was recorded. ``readers``
-    (the readers a table's rows hold) replaces the readers recorded in the process."""
+    (the readers a table's rows hold) keeps, of the live readers recorded in the process, those the
+    rows hold: a table never names a live reader it has no row of, and recorded models in its rows
+    (re-tabulated outputs of other systems) are not called live readers."""
     parts = list(_DATA)
-    shown = list(dict.fromkeys(str(r) for r in readers)) if readers is not None else list(_READERS)
+    held = {str(r) for r in readers} if readers is not None else None
+    shown = [r for r in _READERS if held is None or r in held]
     if shown:
         parts.append("readers: " + ", ".join(shown))
     return "; ".join(parts) or None
@@ -65,8 +68,8 @@ def rows_readers(df) -> list[str] | None:
 
 def table_source(df, explicit: str | None = None) -> str:
     """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded` with the
-    readers computed from the table's rows (:func:`rows_readers`) when it has a reader column: a table
-    names the readers it holds, not every reader the process ran."""
+    live readers restricted to those of the table's rows (:func:`rows_readers`) when it has a reader column:
+    a table names the live readers it holds, not every reader the process ran."""
     for s in (explicit, getattr(df, "attrs", {}).get("source")):
         if isinstance(s, str) and s.strip():
             return " ".join(s.split())
