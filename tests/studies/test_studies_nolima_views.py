@@ -42,8 +42,6 @@ def test_table12_text_and_fig7_heat():
                        "delta_cot": [5.0, -2.0]})
     h = F.fig7_heat(f7, "delta_cot")
     assert list(h.index) == ["m · onehop", "m · twohop"] and list(h.columns) == ["10K", "1M"]
-    t = pd.DataFrame({"p_mcnemar": [0.12345], "delta": [12.345]})
-    assert F.fig12_rounded(t).iloc[0].tolist() == [0.123, 12.3]
 
 
 def test_attribution_text_source_and_figure(tmp_path):
