@@ -1,7 +1,10 @@
 # Two commands on a fresh machine:
 #   make reproduce   install, then execute every notebook with papermill into figures/ (offline default)
-#   make test        install, then run the test suite (unit, comparison, integration, nbval on copies of
-#                    the notebooks in a temporary directory: figures/ and runs/ are left alone)
+#   make test        install, then run the whole test suite (unit, comparison, integration, the ONNX backend,
+#                    nbval on copies of the notebooks in a temporary directory: figures/ and runs/ are left alone)
+# and for the edit-test loop:
+#   make check       the fast tier: every test not marked `slow` (no notebooks, kernels, local model server,
+#                    end-to-end reproduce, Ray, ONNX export, wheel); see tests/README.md
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.install-stamp
@@ -21,7 +24,7 @@ LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell 
 LLAMA_PIN   := llama-cpp-python==0.3.36
 WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
-.PHONY: install reproduce test browser bench clean
+.PHONY: install reproduce test check browser bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -31,7 +34,7 @@ $(STAMP): pyproject.toml | $(PY)
 	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
 	  echo "building llama-cpp-python for $(shell uname -m) ($(LLAMA_CMAKE)); a few minutes on 2 cores"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) '$(LLAMA_PIN)'; }
-	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss]'
+	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss,onnx]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (lcrag)" >/dev/null
 	$(PY) -c "from lcrag.llm.server import default_model; default_model()"  # the local model's F32 copy, once per machine (~5 s)
 	touch $(STAMP)
@@ -48,6 +51,11 @@ test: install browser
 	LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
 	  --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
 
+# the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); under 3 minutes on 2 cores
+check: install
+	@tmp=$$(mktemp -d) && LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests -m "not slow" -q \
+	  -p no:cacheprovider --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
+
 # headless Chromium for the test that opens the HTML report (Debian's package; skipped with a reason elsewhere)
 browser:
 	@command -v chromium >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -56,8 +64,7 @@ browser:
 	  else echo "chromium not found: the HTML report's browser test will be skipped"; fi; }
 
 bench: install
-	$(PY) -m pip install --quiet -e '.[onnx]'  # the opt-in int8 embedding backend is benchmarked too
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf figures/*.png figures/*.pdf figures/*.csv figures/*.md figures/*.tex figures/*.ipynb runs .lcrag-cache
+	rm -rf figures/*.png figures/*.pdf figures/*.csv figures/*.md figures/*.tex figures/*.ipynb figures/index.html runs .lcrag-cache

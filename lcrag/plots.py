@@ -6,9 +6,12 @@ saving is ``lcrag.report.save_figure``.
 
 from __future__ import annotations
 
+import sys
+
 import matplotlib
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules:  # scripts and tests draw off-screen; a notebook keeps its inline backend
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

@@ -42,17 +42,35 @@ def reset() -> None:
     _READERS.clear()
 
 
-def recorded() -> str | None:
-    """The sources recorded so far as one line, or ``None`` when nothing was recorded."""
+def recorded(readers=None) -> str | None:
+    """The sources recorded so far as one line, or ``None`` when nothing was recorded. ``readers``
+    (the readers a table's rows hold) keeps, of the live readers recorded in the process, those the
+    rows hold: a table never names a live reader it has no row of, and recorded models in its rows
+    (re-tabulated outputs of other systems) are not called live readers."""
     parts = list(_DATA)
-    if _READERS:
-        parts.append("readers: " + ", ".join(_READERS))
+    held = {str(r) for r in readers} if readers is not None else None
+    shown = [r for r in _READERS if held is None or r in held]
+    if shown:
+        parts.append("readers: " + ", ".join(shown))
     return "; ".join(parts) or None
 
 
+#: columns naming the reader of a table's row, in order of preference (the first one present is used)
+READER_COLUMNS = ("reader_label", "reader", "model")
+
+
+def rows_readers(df) -> list[str] | None:
+    """The readers a table's rows hold (its first column of :data:`READER_COLUMNS`), or ``None``."""
+    cols = getattr(df, "columns", ())
+    col = next((c for c in READER_COLUMNS if c in cols), None)
+    return None if col is None else [str(r) for r in df[col].dropna()]
+
+
 def table_source(df, explicit: str | None = None) -> str:
-    """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded`."""
+    """Source line of a table: ``explicit``, else ``df.attrs["source"]``, else :func:`recorded` with the
+    live readers restricted to those of the table's rows (:func:`rows_readers`) when it has a reader column:
+    a table names the live readers it holds, not every reader the process ran."""
     for s in (explicit, getattr(df, "attrs", {}).get("source")):
         if isinstance(s, str) and s.strip():
             return " ".join(s.split())
-    return recorded() or UNRECORDED
+    return recorded(rows_readers(df)) or UNRECORDED

@@ -46,9 +46,18 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
     layout pass of the Agg renderer at ``dpi``, drawing nothing), and both files are rendered into it: the
     PNG is the same image that call writes, and the PDF is not laid out a second time to measure its own box
     (which would differ from this one by a fraction of a point, from the PDF backend's text metrics).
+
+    The PNG carries, in its text chunk ``lcrag:panels``, the count of plotted values present and missing per
+    panel (:func:`lcrag.outputs_check.figure_panels`), which ``lcrag reproduce`` checks: a panel with no value
+    (an empty axes, an all-N/A heatmap) fails the run.
     """
+    import json
+
     import matplotlib as mpl
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    from .outputs_check import PANELS_KEY, SOURCE_KEY, figure_panels
+    from .provenance import UNRECORDED, recorded
 
     out = _out(out_dir)
     paths = {"png": out / f"{name}.png", "pdf": out / f"{name}.pdf"}
@@ -59,7 +68,8 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
         with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
             fig.set_layout_engine(None)
     try:
-        fig.savefig(paths["png"], dpi=dpi, bbox_inches=box)
+        fig.savefig(paths["png"], dpi=dpi, bbox_inches=box, metadata={PANELS_KEY: json.dumps(figure_panels(fig)),
+                                                                          SOURCE_KEY: recorded() or UNRECORDED})
         fig.savefig(paths["pdf"], bbox_inches=box)
     finally:
         if idle:

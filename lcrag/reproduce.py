@@ -172,7 +172,20 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
     if not any(not rec.get("skipped") for rec in planned):
         return planned
-    return _run_planned(planned, out_dir, kernel, log, jobs)
+    records = _run_planned(planned, out_dir, kernel, log, jobs)
+    from .scoreboard import summary_line, write as write_scoreboard  # how close each number is to the paper
+
+    log(f"[lcrag] scoreboard: {write_scoreboard(out_dir)['md']}\n{summary_line(out_dir)}")
+    from .figures_index import write_index  # every figure and table of the run, the scoreboard too, on one page
+
+    log(f"[lcrag] wrote {write_index(out_dir, profile=_shown(profile_path))}")
+    return records
+
+
+def _shown(path: str | Path) -> str:
+    """A profile's path as a command line run from the checkout would name it."""
+    p = Path(path).resolve()
+    return str(p.relative_to(PROJECT_ROOT)) if p.is_relative_to(PROJECT_ROOT) else str(p)
 
 
 def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
@@ -236,13 +249,26 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
             if key not in params and default.startswith(RUNS_PREFIX):
                 params[key] = str(rdir / default[len(RUNS_PREFIX):])
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
-                           "local_model": starts_local_server(params, declared)}
+                           "local_model": starts_local_server(params, declared),
+                           "expect_empty": declared_value(params, declared, "expect_empty") or []}
     reason = None
     if data_need(nb) is not None:
         reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
     if reason:
         rec.update(seconds=0.0, skipped=reason)
     return rec
+
+
+def declared_value(params: dict[str, Any], declared: dict[str, Any], name: str) -> Any:
+    """Parameter ``name`` of a notebook: its value in ``params``, else its declared default (a literal), else ``None``."""
+    import ast
+
+    if name in params:
+        return params[name]
+    try:
+        return ast.literal_eval(str(declared[name].get("default"))) if name in declared else None
+    except (ValueError, SyntaxError):
+        return None
 
 
 def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> bool:

@@ -66,8 +66,26 @@ def pytest_sessionstart(session):
     session.config.stash[SNAPSHOT] = repository_state()
 
 
+#: test files whose every test is heavy (real kernels, fresh interpreters importing torch or papermill, Ray, the
+#: ONNX export, the MiniLM model in child processes): marked ``slow``, so the fast tier (``make check``:
+#: ``-m "not slow"``) leaves them out; ``make test`` runs them. Files that mark their own tests are not listed.
+HEAVY_FILES = frozenset({
+    "test_kernelfork.py", "test_kernelclient.py", "test_reproduce_kernel_transport.py", "test_quickimport.py",
+    "test_coreturn.py", "test_profile_reproduce.py", "scale/test_scale_ray.py", "retrieval/test_embeddings_onnx.py",
+    "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py", "studies/test_studies_longeval.py",
+    "experiment/test_custom_analysis.py", "test_packaging.py", "test_wheel_install.py",
+})
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """The repository-unchanged check runs after every other item, notebooks (nbval) included."""
+    """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``; the
+    repository-unchanged check runs after every other item, notebooks (nbval) included."""
+    tests_dir = Path(__file__).parent
+    for it in items:
+        path = Path(str(it.fspath))
+        rel = path.relative_to(tests_dir).as_posix() if path.is_relative_to(tests_dir) else path.name
+        if rel in HEAVY_FILES or path.suffix == ".ipynb":
+            it.add_marker(pytest.mark.slow)
     last = [it for it in items if it.nodeid.endswith(LAST_TEST)]
     if last:
         items[:] = [it for it in items if it not in last] + last

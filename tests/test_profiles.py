@@ -57,3 +57,10 @@ def test_a_reader_entry_naming_a_profile_is_that_profile_with_its_fields_changed
     assert got == load_profile("smollm2-local", name="smollm2-local-2k", context_window=2048, max_tokens=32)
     assert (got.family, got.context_window, got.max_tokens) == ("llama.cpp", 2048, 32)
     assert entry == {"profile": "smollm2-local", "name": "smollm2-local-2k", "context_window": 2048}  # not consumed
+
+
+def test_offline_profile_runs_each_notebooks_own_defaults():
+    """`make reproduce` runs exactly what a notebook declares (and what nbval executes): the offline
+    profile sets no notebook's parameters, neither for all (``defaults``) nor per notebook."""
+    prof = load_profile(PARAMS / "offline.yaml")
+    assert prof.defaults == {} and prof.notebooks == {} and not prof.notebook_param_files

@@ -55,7 +55,7 @@ def test_empty_data_dir_skips_with_reasons_and_exits_0(tmp_path):
 def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
     prof = tmp_path / "tiny.yaml"
     prof.write_text('description: tiny\ncache_mode: use\nnotebooks:\n  "01": {lengths: [2000, 4000], trials: 2, '
-                    'readers: [extractive], conditions: [LC]}\n')
+                    'readers: [extractive], rag_reader: extractive, conditions: [LC, RAG-bm25-single]}\n')
     r = _reproduce(tmp_path, "--params", str(prof), "--only", "01")
     assert r.returncode == 0, r.stderr[-3000:]
     assert "1 notebook(s) executed" in r.stdout and "0 skipped" in r.stdout
@@ -67,11 +67,15 @@ def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
         assert (out / f"01_synthetic_ebg.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert (out / f"01_synthetic_ebg_heatmaps.{ext}").stat().st_size > 0
+    # the run's page of every figure and table (lcrag.figures_index), with the command that regenerates them
+    page = (out / "index.html").read_text()
+    assert page.count("<img ") == len(list(out.glob("01_*.png"))) >= 4 and "01_synthetic_rag_ctx_hop2" in page
+    assert f"lcrag reproduce --params {prof} --only 01" in page
     table = pd.read_csv(out / "01_synthetic_ebg.csv")
     assert table["source"].str.contains("lcrag's generated data").all()
     assert table["source"].str.contains("extractive").all()
     rows = [json.loads(x) for x in (tmp_path / "runs" / "01_synthetic_ebg.jsonl").read_text().splitlines()]
-    assert len(rows) == 2 * 2 * 2  # 2 lengths x 2 trials x 2 prompts, one reader, the LC condition
+    assert len(rows) == 2 * 2 * 2 * 2  # 2 lengths x 2 trials x 2 prompts x 2 conditions, one reader
     assert all(r["outcome"] == "ok" and r["cache_key"] and r["scorer_version"] for r in rows)
 
 

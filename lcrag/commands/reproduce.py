@@ -45,10 +45,6 @@ def run(args) -> int:
     t0 = time.perf_counter()
     recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs)
     print(summary(recs, wall_s=time.perf_counter() - t0, jobs=jobs))
-    from ..scoreboard import summary_line, write as write_scoreboard  # how close each number is to the paper
-
-    out_dir = Path(args.out) if args.out else PROJECT_ROOT / "figures"
-    print(f"[lcrag] scoreboard: {write_scoreboard(out_dir)['md']}\n{summary_line(out_dir)}")
     return 0
 
 

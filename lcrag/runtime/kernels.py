@@ -22,11 +22,14 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
 
     nb = Path(rec["path"])
     log = out_dir / "logs" / f"{nb.stem}.kernel.log"
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     orphaned_kernel_tasks_to(log)
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
                         kernel_manager_class=kernel_manager_logging_to(log))
+    from ..outputs_check import check_notebook_outputs  # an empty table or a figure without data fails the run
+
+    check_notebook_outputs(nb.name, rec["parameters"].get("out_dir") or out_dir, started, rec.get("expect_empty") or ())
     return {**rec, "seconds": time.perf_counter() - t0}
 
 

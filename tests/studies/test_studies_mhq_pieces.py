@@ -170,6 +170,9 @@ def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tm
     assert len(df) == len(tasks) and "meta.condition" in df
     t6 = mh.view_lc_vs_rag(df)
     assert list(t6.columns[2:5]) == ["LC", "RAG@4", "RAGpool@4"]
+    # every aggregate reports n, n_failed, n_na and the parse-failure rate (README), Tables 6-7 per cell
+    assert set(mh.COUNTS) <= set(t6["metric"]) and (t6.loc[t6.metric == "n", "LC"] > 0).all()
+    assert {"n_failed", "n_na", "parse_fail_rate"} <= set(mh.table_answer_only_vs_ebg(df).columns)
     # the engine's rows: no stored record, Condition fields as columns (tasks.columns)
     over = {"data.params.n": len(mh_items), "data.params.fixture_dir": _fixture_dir(mh_items),
             "tasks.params.retriever": "bm25", "tasks.params.ks": [4]}
@@ -199,7 +202,10 @@ def test_engine_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
     pd.testing.assert_frame_equal(a[cols], b[cols])
     t8 = qm.table_aggregate(a)
     assert list(t8.condition) == ["LC", "flat_pool11@3", "struct_pool11@3"] and (t8.n == len(q_items)).all()
+    assert set(qm.COUNTS) <= set(t8.columns) and (t8.n_failed == 0).all() and (t8.n_na == 0).all()
+    assert {"n_answerable", "n_failed", "n_na", "parse_fail_rate"} <= set(qm.table_answerability(a).columns)
     t11 = qm.table_metadata_in_chunk(a, layout="flat", scope="pool11", k=3)
+    assert {"n_answerable", "n_failed", "n_na", "parse_fail_rate"} <= set(t11.columns)
     assert list(t11.condition) == ["LC", "flat_pool11@3"]
 
 

@@ -531,7 +531,8 @@ def _mode_rows(df: pd.DataFrame, mode: str) -> pd.DataFrame:
 
 def table_answer_only_vs_ebg(df: pd.DataFrame, mode: str = "LC", *, n_boot: int = 1000) -> pd.DataFrame:
     """Table 3 structure: per reader, Ans* (answer-only) vs Ans / Evid / Joint (EBG) in the
-    condition(s) of ``mode``."""
+    condition(s) of ``mode``, with ``n_answer_only`` / ``n_ebg`` (scored rows), ``n_failed``,
+    ``n_na`` and the parse-failure rate (over both prompts, weighted by their scored rows)."""
     d = _with_labels(_mode_rows(df, mode))
     s = summary(d.assign(reader=d.reader_label), n_boot=n_boot)
     rows = []
@@ -545,6 +546,9 @@ def table_answer_only_vs_ebg(df: pd.DataFrame, mode: str = "LC", *, n_boot: int 
         rec["delta_ans"] = rec["ans"] - rec["ans_star"]
         rec["ans_minus_joint"] = rec["ans"] - rec["joint"]
         rec["n_failed"] = int(g.n_failed.sum())
+        rec["n_na"] = int(g.n_na.sum())
+        scored = g[g.parse_fail_rate.notna()]
+        rec["parse_fail_rate"] = float((scored.parse_fail_rate * scored.n).sum() / scored.n.sum()) if scored.n.sum() else np.nan
         rows.append(rec)
     return pd.DataFrame(rows)
 
@@ -576,10 +580,15 @@ def table_lc_vs_rag(df: pd.DataFrame, metric: str, *, n_boot: int = 200) -> pd.D
     return w.reset_index()
 
 
+COUNTS = ("n", "n_failed", "n_na", "parse_fail_rate")
+"""What every aggregate reports beside its scores (:func:`lcrag.results.aggregate`)."""
+
+
 def tables_lc_vs_rag(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "ans", "evid_strict", "joint"), *,
-                     n_boot: int = 200) -> dict[str, pd.DataFrame]:
-    """:func:`table_lc_vs_rag` of each display column that has values (metric -> table)."""
-    out = {m: table_lc_vs_rag(df, m, n_boot=n_boot) for m in metrics}
+                     n_boot: int = 200, counts: bool = True) -> dict[str, pd.DataFrame]:
+    """:func:`table_lc_vs_rag` of each display column that has values (metric -> table), then (``counts``)
+    the same layout of :data:`COUNTS`: scored rows, failed calls, N/A and the parse-failure rate per cell."""
+    out = {m: table_lc_vs_rag(df, m, n_boot=n_boot) for m in [*metrics, *(COUNTS if counts else ())]}
     return {m: t for m, t in out.items() if len(t)}
 
 

@@ -234,12 +234,6 @@ def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str, tied: dic
     return fig
 
 
-def rankings_summary(ranks: dict[str, dict], tables: dict[str, pd.DataFrame]) -> str:
-    """One line per retriever: hit lists ranked and coverage-table rows (notebook 02)."""
-    return "\n".join(f"{name:9s} rankings: {len(ranks[name]):4d} hit lists, coverage rows: {len(t)}"
-                     for name, t in tables.items())
-
-
 REPLAY_TABLES = (("topk_character_budget.csv", ("onehop", "twohop")), ("topk_character_budget_onehop.csv", ("onehop",)),
                  ("topk_character_budget_twohop.csv", ("twohop",)))
 """The recorded coverage tables (``tables/`` of the NoLiMa-RAG results) and the hops each covers."""
@@ -265,17 +259,6 @@ def figure8_tables(ranks: dict[str, dict], lengths: Iterable[int]) -> tuple[dict
     lengths = list(lengths)
     return ({name: needle_rank_table(r, lengths) for name, r in ranks.items() if r},
             {name: interval_table(r, lengths) for name, r in ranks.items() if r})
-
-
-def save_intervals(intervals: dict[str, pd.DataFrame], out_dir, prefix: str = "02_nolima_full_coverage_k_intervals") -> str:
-    """Save each retriever's tie-interval table (``<prefix>_<retriever>``) and return their text."""
-    from ...report import save_table
-
-    out = []
-    for name, t in intervals.items():
-        out.append(f"{name} — store-order k, [first–last] when the needle ties with other lines\n{t.to_string()}")
-        save_table(t.reset_index(names="q_id"), f"{prefix}_{name}", out_dir)
-    return "\n".join(out)
 
 
 def matched_budget_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:

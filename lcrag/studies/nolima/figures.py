@@ -327,11 +327,3 @@ def fig7_heat(f7: pd.DataFrame, col: str) -> pd.DataFrame:
     h.index = [f"{r} · {hop}" for r, hop in h.index]
     h.columns = [f"{c // 1000}K" if c < 1_000_000 else "1M" for c in h.columns]
     return h
-
-
-FIG7_PANELS = (("delta_cot", "(a) Δ = Ans − Ans^c (EBG vs CoT)"), ("delta_cot_ebg", "(b) Δ = Ans − Ans^ce (EBG vs CoT-EBG)"))
-
-
-def fig12_rounded(fig12: pd.DataFrame) -> pd.DataFrame:
-    """Figure 12's table for display: p-values to 3 decimals, the rest to 1."""
-    return fig12.round({c: 3 if c.startswith("p_") else 1 for c in fig12.columns})

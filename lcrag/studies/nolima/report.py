@@ -283,33 +283,6 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
     return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"
 
 
-def save_fig5(f5: dict[str, pd.DataFrame], out_dir, source: str, prefix: str = "03_nolima_fig5_ans_evid") -> str:
-    """Save Figure 5 per hop (table ``<prefix>_<hop>``, NoLiMa notice, heatmap) and return the tables' text."""
-    from ...report import save_figure, save_table
-
-    text = []
-    for hop, t in f5.items():
-        save_table(t.reset_index(), f"{prefix}_{hop}", out_dir)
-        text.append(f"{hop} — Ans+Evid (pp); NaN = N/A\n{t.round(1).to_string()}")
-    write_notice(out_dir, [f"{prefix}_*"], source)
-    for hop, t in f5.items():
-        fig = pp_heatmap(t, f"Figure 5 · Ans+Evid (EBG), {hop}", source, delta=False)
-        save_figure(fig, f"{prefix}_{hop}", out_dir)
-        plt.close(fig)
-    return "\n".join(text)
-
-
-def save_fig7(f7: pd.DataFrame, out_dir, source: str, prefix: str = "03_nolima_fig7") -> None:
-    """Save the two Figure 7 heatmaps (``<prefix>_delta_cot``, ``<prefix>_delta_cot_ebg``)."""
-    from ...report import save_figure
-    from .figures import FIG7_PANELS, fig7_heat
-
-    for col, lab in FIG7_PANELS:
-        fig = pp_heatmap(fig7_heat(f7, col), f"Figure 7 {lab}, pp", source, delta=True)
-        save_figure(fig, f"{prefix}_{col}", out_dir)
-        plt.close(fig)
-
-
 def attribution_source(data_dir, live: pd.DataFrame) -> str:
     """Label of the failure attribution's data: recorded results (when present) + the live readers."""
     return (RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique()))

@@ -47,6 +47,22 @@ def character_similarity(template: str, characters: Sequence[str], queries: Mapp
     return df.sort_values(["query", "rank"]).reset_index(drop=True)
 
 
+PAPER_MODEL = "openai:text-embedding-3-small"
+"""The embedding model of the paper's Figures 9–10 (App. G.2)."""
+
+
+def model_label(model: str) -> str:
+    """Label of the embedding model the cosines come from, as the configured ``model`` names it
+    (``lcrag.embeddings.canonical_model``), and whether it is the paper's (text-embedding-3-small)."""
+    from ..embeddings import MINILM, canonical_model
+
+    m = canonical_model(model)
+    if m == PAPER_MODEL:
+        return "text-embedding-3-small (OpenAI API, the paper's model)"
+    name = "all-MiniLM-L6-v2 (local)" if m == MINILM else f"{m.split(':', 1)[1]} (OpenAI API)"
+    return f"{name}, not the paper's text-embedding-3-small"
+
+
 def sensitivity_inputs(data_dir=None, needle_id: str = "0405", model: str = "minilm") -> dict:
     """Everything notebook 08 shows: the needle template (``{CHAR}`` kept), its rephrasing, the
     questions, the similarity table (:func:`character_similarity`) and the source label. Without
@@ -61,7 +77,7 @@ def sensitivity_inputs(data_dir=None, needle_id: str = "0405", model: str = "min
     rephrased = {**REPHRASED, **GENERATED_REPHRASED}.get(needle_id)
     template = group.fill(character="{CHAR}")[0]
     source = (f"{'NoLiMa needle ' + needle_id if data.source == 'data' else GENERATED_NOTE}; "
-              f"cosine from all-MiniLM-L6-v2 (local), not text-embedding-3-small")
+              f"cosine from {model_label(model)}")
     sims = character_similarity(template, group.character_set, questions, rephrased=rephrased, model=model)
     return {"needle_id": needle_id, "template": template, "rephrased": rephrased, "questions": questions,
             "source": source, "sims": sims}

@@ -425,18 +425,25 @@ def _ordered(t: pd.DataFrame, conds: dict[str, Condition]) -> pd.DataFrame:
     return t.iloc[sorted(range(len(t)), key=lambda i: (t.reader.iloc[i], SCHEME.order(conds[t.condition.iloc[i]])))]
 
 
+COUNTS = ("n", "n_failed", "n_na", "parse_fail_rate")
+"""What every aggregate reports beside its scores (:func:`lcrag.results.aggregate`)."""
+
+
 def table_aggregate(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
-    """Table 8 structure: per reader × condition, n, Answer-F1, Evidence-F1, judge (when run), refusal."""
+    """Table 8 structure: per reader × condition, n, n_failed, n_na, the parse-failure rate
+    (:func:`lcrag.results.aggregate`), Answer-F1, Evidence-F1, judge (when run), refusal."""
     conds = _conditions(df)
     s = summary(_labelled(df), n_boot=n_boot)
-    cols = ["reader", "condition", "n", "n_failed"] + [m for m in ("answer_f1", "evidence_f1", "judge", "refusal") if m in s]
+    cols = ["reader", "condition", *COUNTS] + [m for m in ("answer_f1", "evidence_f1", "judge", "refusal") if m in s]
     return _ordered(s[cols], conds)
 
 
 def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None, n_boot: int = 500) -> pd.DataFrame:
     """Tables 9–10 structure: per reader × condition × subset (answerable / unanswerable): n, the
-    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate.
-    ``title_in_chunk``: only the conditions of that index (LC counts as plain); None: all."""
+    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate;
+    per reader × condition over both subsets: ``n_failed``, ``n_na`` and ``parse_fail_rate``
+    (:func:`lcrag.results.aggregate`). ``title_in_chunk``: only the conditions of that index (LC
+    counts as plain); None: all."""
     conds = _conditions(df)
     if title_in_chunk is not None:
         df = df[df["condition"].map(lambda lab: (conds[lab].chunker == "paragraph+title") == title_in_chunk)]
@@ -447,7 +454,10 @@ def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None,
     w.columns = [f"{m}_{sub}" for m, sub in w.columns]
     order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "refusal")]
     w = w[[c for c in order if c in w.columns]].reset_index()
-    return _ordered(w, conds).assign(score=metric)
+    from ..results import aggregate
+
+    counts = aggregate(_labelled(df), ["reader", "condition"], [])[["reader", "condition", *COUNTS[1:]]]
+    return _ordered(w.merge(counts, on=["reader", "condition"], how="left"), conds).assign(score=metric)
 
 
 def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: str = "full", k: int = 10,
@@ -461,7 +471,7 @@ def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: st
 
     ans = table_answerability(df[df["condition"].map(lambda lab: wanted(conds[lab]))], n_boot=n_boot)
     score = ans["score"].iloc[0]
-    return ans[["reader", "condition", "n_answerable", f"{score}_answerable", "refusal_answerable"]].rename(
+    return ans[["reader", "condition", "n_answerable", f"{score}_answerable", "refusal_answerable", *COUNTS[1:]]].rename(
         columns={f"{score}_answerable": f"{score} (answerable)", "refusal_answerable": "refusal (answerable)"})
 
 

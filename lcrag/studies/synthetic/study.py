@@ -149,6 +149,12 @@ def config_of(spec) -> SyntheticConfig:
     return cfg
 
 
+def inputs_of(spec):
+    """The distractor pool and the needles of a spec's sweep (:func:`lcrag.studies.synthetic.sweep_inputs`:
+    raises if any distractor mentions a name of a needle in use)."""
+    return sweep_inputs(config_of(spec))
+
+
 def difficulty_rows(spec) -> pd.DataFrame:
     """Per haystack x retriever: question-alone ranks of both hops and lexical overlaps
     (:func:`lcrag.studies.synthetic.difficulty.difficulty`) of the spec's sweep."""

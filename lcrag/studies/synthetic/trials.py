@@ -289,9 +289,10 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     citation rates, with 95% CIs. ``n`` / ``n_answer_only`` = usable scored replies (the
     denominators); ``n_unusable`` / ``n_unusable_answer_only`` = replies left out by the
     ``"authors"`` reply rule (0 under ``"lcrag"``). Headers are the display labels of :data:`LABELS`
-    (``ans``, ``evid_strict`` …) applied to the rows' measure columns."""
+    (``ans``, ``evid_strict`` …) applied to the rows' measure columns. ``reader`` (the reader's name, when the
+    rows carry it) names each row's reader, so a view selects a reader by name, never by position."""
     df = df.rename(columns=LABELS)
-    keys = ["reader_label", "condition", "length"]
+    keys = (["reader"] if "reader" in df else []) + ["reader_label", "condition", "length"]
     star_rows = df[df["prompt"].isin(ANSWER_ONLY_PROMPTS)]
     star = aggregate(star_rows, keys, ["ans_star"], seed=seed)
     ebg_rows = df[df["prompt"] == "ebg"]
@@ -302,7 +303,7 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
         part["n"] = part["n"] - part["n_unusable"]
     star = star.rename(columns={"n": "n_answer_only", "n_failed": "n_failed_answer_only", "n_na": "n_na_answer_only",
                                 "parse_fail_rate": "parse_fail_rate_answer_only", "n_unusable": "n_unusable_answer_only"})
-    return star.merge(ebg, on=keys, how="outer").sort_values(keys).reset_index(drop=True)
+    return star.merge(ebg, on=keys, how="outer").sort_values(keys[-3:]).reset_index(drop=True)
 
 
 def effective_lengths(summary_df: pd.DataFrame, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:

@@ -56,26 +56,47 @@ def joint_figure(summary: pd.DataFrame):
     return fig
 
 
-def conditions_hop2_figure(summary: pd.DataFrame, conditions: Sequence[str] | None = None):
-    """Share of haystacks whose second-hop fact is in the context shown, per condition x length
-    (first reader; ``conditions`` gives the row order)."""
-    present = set(summary["condition"])
+def reader_rows(summary: pd.DataFrame, reader: str) -> pd.DataFrame:
+    """The summary rows of the reader named ``reader`` (its name, e.g. ``"extractive"``, or its label).
+
+    Views select the reader they show by name: which reader comes first in a summary depends on
+    the profile that ran it (a reader capped to the LC condition would leave every RAG cell empty).
+    Raises ``ValueError`` naming the readers present when ``reader`` ran nothing here."""
+    names = summary["reader"] if "reader" in summary else summary["reader_label"]
+    rows = summary[(names == reader) | (summary["reader_label"] == reader)]
+    if rows.empty:
+        present = sorted(set(names))
+        raise ValueError(f"no summary rows of reader {reader!r}; readers present: {', '.join(map(str, present))}")
+    return rows
+
+
+def conditions_hop2_figure(summary: pd.DataFrame, conditions: Sequence[str] | None = None, *, reader: str):
+    """Share of haystacks whose second-hop fact is in the context shown, per condition x length, of
+    the reader named ``reader`` (:func:`reader_rows`; ``conditions`` gives the row order). Only the
+    conditions that reader ran are rows."""
+    s = reader_rows(summary, reader)
+    present = set(s["condition"])
     conds = [c for c in (conditions or CONDITIONS) if c in present]
-    first = summary["reader_label"].iloc[0]
-    s = summary[summary["reader_label"] == first]
     t = s.pivot(index="condition", columns="length", values="ctx_hop2").reindex(conds)
     t.columns = [fmt_length(c) for c in t.columns]
     t.index.name = None
     fig, ax = plt.subplots(1, 1, figsize=(9, 1.2 + 0.5 * len(conds)))
-    heatmap(t, title="second-hop fact in the context shown (ctx_hop2)", ax=ax)
+    heatmap(t, title=f"second-hop fact in the context shown (ctx_hop2), {', '.join(dict.fromkeys(s['reader_label']))}", ax=ax)
     return fig
 
 
-def rag_pivot(summary: pd.DataFrame, value: str) -> pd.DataFrame:
-    """``value`` of the RAG conditions (``Condition.mode == "RAG"``) of the first reader, condition x length."""
-    rag = summary[summary["condition"].map(lambda c: c in CONDITIONS and CONDITIONS[c].mode == "RAG")
-                  & (summary["reader_label"] == summary["reader_label"].iloc[0])]
-    return rag.pivot(index="condition", columns="length", values=value)
+def rag_pivot(summary: pd.DataFrame, value: str, *, reader: str) -> pd.DataFrame:
+    """``value`` of the RAG conditions (``Condition.mode == "RAG"``) of the reader named ``reader``
+    (:func:`reader_rows`), condition x length. Raises ``ValueError`` when that reader ran no RAG
+    condition (an empty table is never returned)."""
+    s = reader_rows(summary, reader)
+    rag = s[s["condition"].map(lambda c: c in CONDITIONS and CONDITIONS[c].mode == "RAG")]
+    if rag.empty:
+        raise ValueError(f"reader {reader!r} ran no RAG condition (it ran {', '.join(sorted(set(s['condition'])))})")
+    t = rag.pivot(index="condition", columns="length", values=value)
+    t.columns = [fmt_length(c) for c in t.columns]
+    t.columns.name = None
+    return t
 
 
 def rank_figure(dif: pd.DataFrame, retriever: str = "bm25"):
@@ -95,4 +116,4 @@ def rank_figure(dif: pd.DataFrame, retriever: str = "bm25"):
     return fig
 
 
-__all__ = ["wide", "heatmaps_figure", "joint_figure", "conditions_hop2_figure", "rag_pivot", "rank_figure"]
+__all__ = ["wide", "reader_rows", "heatmaps_figure", "joint_figure", "conditions_hop2_figure", "rag_pivot", "rank_figure"]

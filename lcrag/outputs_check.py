@@ -1,0 +1,230 @@
+"""Checks on what a notebook saved: no empty table, no figure panel without data, no table whose
+``source`` line names readers its rows do not hold.
+
+``lcrag reproduce`` runs :func:`check_outputs` on the files each notebook wrote during its run
+(:func:`written_since`) and fails the run naming the notebook and the output. The checks read the
+saved files only:
+
+* a **table** is the ``<name>.csv`` that :func:`lcrag.report.save_table` writes: it fails when it
+  has no data row, or when its ``source`` (column ``source``, or ``table_source`` when the table has
+  a ``source`` column of its own) names readers (``readers: A, B``) that are not in its reader
+  column (``reader_label``, else ``reader``, else ``model``);
+* a **figure** is the ``<name>.png`` that :func:`lcrag.report.save_figure` writes with a PNG text
+  chunk ``lcrag:panels`` (:data:`PANELS_KEY`) holding, per panel (axes; colour bars excluded), the
+  number of plotted values that are present (finite, not masked) and missing: it fails when a panel
+  holds no value at all (an empty axes, or a heatmap whose every cell is N/A).
+
+A legitimate empty output is allowed by naming it in ``expect_empty`` (file stem, ``*`` globs
+allowed): the notebook's parameter ``expect_empty`` (a list of names), which ``lcrag reproduce``
+reads from the run's parameters.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .provenance import READER_COLUMNS
+
+PANELS_KEY = "lcrag:panels"
+SOURCE_KEY = "lcrag:source"  # the sources recorded when the figure was saved (lcrag.figures_index shows them)
+
+
+@dataclass(frozen=True)
+class OutputProblem:
+    """One failed check: the output file, and what is wrong with it."""
+
+    path: Path
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path.name}: {self.problem}"
+
+
+# ------------------------------------------------------------------ figures
+def _finite(values) -> tuple[int, int]:
+    """(present, missing) of an array-like: present = finite and not masked; values that are not numbers
+    (category labels) are all present."""
+    try:
+        a = np.ma.masked_invalid(np.ma.asarray(values, dtype=float)) if values is not None else np.ma.array([])
+    except (TypeError, ValueError):
+        return len(values), 0
+    n = int(a.size)
+    present = int(a.count())
+    return present, n - present
+
+
+def panel_counts(ax) -> dict[str, int | str]:
+    """Plotted values of one axes: ``present`` (finite, unmasked) and ``missing`` (NaN or masked),
+    over its data lines, collections (scatter points, heatmap cells, filled areas), images and
+    bars. Lines not drawn in data coordinates (``axhline``, ``axvline``: reference lines) are not data."""
+    from matplotlib.collections import PathCollection
+
+    present = missing = 0
+    for line in ax.get_lines():
+        if line.get_transform() is not ax.transData:
+            continue
+        p, m = _finite(line.get_ydata())
+        present, missing = present + p, missing + m
+    for coll in ax.collections:
+        arr = coll.get_array()
+        if arr is not None:  # heatmap cells (QuadMesh), colour-mapped points
+            p, m = _finite(arr)
+        elif isinstance(coll, PathCollection):  # scatter points: their y offsets
+            p, m = _finite(np.asarray(coll.get_offsets()).reshape(-1, 2)[:, 1])
+        else:  # filled areas, error bars: one value per drawn path
+            p, m = len(coll.get_paths()), 0
+        present, missing = present + p, missing + m
+    for img in ax.get_images():
+        p, m = _finite(img.get_array())
+        present, missing = present + p, missing + m
+    for cont in ax.containers:
+        datavalues = getattr(cont, "datavalues", None)
+        if datavalues is not None:
+            p, m = _finite(datavalues)
+            present, missing = present + p, missing + m
+    return {"title": ax.get_title() or ax.get_label() or "", "present": present, "missing": missing}
+
+
+def figure_panels(fig) -> list[dict[str, int | str]]:
+    """:func:`panel_counts` of every panel of ``fig``: colour bars and axes switched off with
+    nothing drawn in them (unused slots of a grid) are not panels."""
+    out = []
+    for ax in fig.get_axes():
+        if ax.get_label() == "<colorbar>":
+            continue
+        counts = panel_counts(ax)
+        if not ax.axison and counts["present"] + counts["missing"] == 0:
+            continue
+        out.append(counts)
+    return out
+
+
+def png_panels(path: str | Path) -> list[dict] | None:
+    """The panel counts saved in a PNG's ``lcrag:panels`` text chunk, or ``None`` when it has none."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        text = (getattr(im, "text", None) or im.info).get(PANELS_KEY)
+    return json.loads(text) if text else None
+
+
+def figure_problems(path: str | Path) -> list[OutputProblem]:
+    path = Path(path)
+    panels = png_panels(path)
+    if panels is None:
+        return []  # not saved by lcrag.report.save_figure: nothing recorded to check
+    if not panels:
+        return [OutputProblem(path, "figure has no panel")]
+    empty = [i for i, p in enumerate(panels) if not p.get("present")]
+    if not empty:
+        return []
+    what = "; ".join(f"panel {i + 1}{' (' + str(panels[i]['title']).splitlines()[0] + ')' if panels[i].get('title') else ''}: "
+                     f"{'all ' + str(panels[i]['missing']) + ' values N/A' if panels[i].get('missing') else 'no data'}"
+                     for i in empty)
+    return [OutputProblem(path, f"{len(empty)} of {len(panels)} figure panel(s) without data — {what}")]
+
+
+# ------------------------------------------------------------------ tables
+def source_readers(source: str) -> str | None:
+    """The part of a source line after ``readers:`` (:func:`lcrag.provenance.recorded` writes it;
+    ``None`` when the line lists no readers). Reader labels may hold commas, so the part is matched
+    against the readers of the rows (:func:`reader_mismatch`), not split."""
+    for part in str(source).split("; "):
+        if part.startswith("readers: "):
+            return part[len("readers: "):]
+    return None
+
+
+def reader_mismatch(listed: str, held: set[str]) -> tuple[list[str], list[str]]:
+    """``(named but not held, held but not named)`` between a source's readers part and the rows' readers:
+    each held reader is taken out of ``listed`` (longest first); what is left, split at commas, was named
+    without being held."""
+    rest, absent = listed, []
+    for r in sorted(held, key=len, reverse=True):
+        if r in rest:
+            rest = rest.replace(r, "", 1)
+        else:
+            absent.append(r)
+    extra = [x.strip() for x in rest.split(",") if x.strip()]
+    return extra, sorted(absent)
+
+
+def table_problems(path: str | Path) -> list[OutputProblem]:
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return [OutputProblem(path, "table is empty (no header, no rows)")]
+    if df.empty:
+        return [OutputProblem(path, f"table is empty (columns {', '.join(map(str, df.columns[:6]))}, no rows)")]
+    col = "table_source" if "table_source" in df.columns else "source"
+    if col not in df.columns:
+        return []
+    out = []
+    sources = set(df[col].dropna().astype(str))
+    reader_col = next((c for c in READER_COLUMNS if c in df.columns), None)
+    for src in sources:
+        listed = source_readers(src)
+        if listed is None or reader_col is None:
+            continue
+        extra, _ = reader_mismatch(listed, {str(r) for r in df[reader_col].dropna()})
+        if extra:  # rows of readers it does not name may be recorded outputs of other systems: not checked
+            out.append(OutputProblem(path, f"source line does not match the rows: it names reader(s) not in its rows: "
+                                           f"{', '.join(extra)}"))
+    return out
+
+
+# ------------------------------------------------------------------ a notebook's outputs
+def written_since(out_dir: str | Path, prefix: str, since: float) -> list[Path]:
+    """Tables (``.csv``) and figures (``.png``) in ``out_dir`` whose names start with ``prefix`` and
+    that were written at or after ``since`` (a ``time.time()`` value), sorted by name."""
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        return []
+    return sorted(p for p in out_dir.iterdir() if p.suffix in (".csv", ".png") and p.name.startswith(prefix)
+                  and p.stat().st_mtime >= since - 1.0)
+
+
+def _expected_empty(path: Path, expect_empty: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatch(path.stem, pat) or fnmatch.fnmatch(path.name, pat) for pat in expect_empty)
+
+
+def check_outputs(paths: Iterable[str | Path], expect_empty: Sequence[str] = ()) -> list[OutputProblem]:
+    """Every problem of the tables and figures ``paths``; outputs named in ``expect_empty`` may be empty."""
+    problems: list[OutputProblem] = []
+    for p in map(Path, paths):
+        found = table_problems(p) if p.suffix == ".csv" else figure_problems(p) if p.suffix == ".png" else []
+        if _expected_empty(p, expect_empty):
+            found = [f for f in found if "empty" not in f.problem and "without data" not in f.problem]
+        problems += found
+    return problems
+
+
+class OutputCheckFailed(RuntimeError):
+    """A notebook saved an output that fails :func:`check_outputs`."""
+
+
+def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, expect_empty: Sequence[str] = ()) -> int:
+    """Check what ``notebook`` (file name ``NN_name.ipynb``) wrote into ``out_dir`` since ``since``;
+    raises :class:`OutputCheckFailed` naming the notebook and every failing output. Returns the
+    number of outputs checked."""
+    paths = written_since(out_dir, Path(notebook).name[:3], since)
+    problems = check_outputs(paths, expect_empty)
+    if problems:
+        raise OutputCheckFailed(f"{notebook} saved {len(problems)} output(s) that fail the output checks: "
+                                + "; ".join(map(str, problems))
+                                + " (an output meant to be empty is named in the notebook's expect_empty parameter)")
+    return len(paths)
+
+
+__all__ = ["PANELS_KEY", "OutputProblem", "OutputCheckFailed", "panel_counts", "figure_panels", "png_panels",
+           "figure_problems", "table_problems", "source_readers", "reader_mismatch", "written_since", "check_outputs",
+           "check_notebook_outputs"]
