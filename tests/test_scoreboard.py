@@ -101,7 +101,7 @@ def _shadow(src: Path, dst: Path, change: str) -> Path:
 def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
     from lcrag.config import data_dir
     from lcrag.report import save_table
-    from lcrag.studies.longeval_tables import table5_primary
+    from lcrag.studies.longeval.tables import table5_primary
 
     root = data_dir(None)
     if root is None or not (Path(root) / "longeval2026task4/derived/gold_answers.jsonl").is_file():

@@ -133,7 +133,7 @@ def test_citation_counts_team_code_counts_a_self_citation_twice():
     # the study counts by each variant's method mode
     from types import SimpleNamespace
 
-    from lcrag.studies.longeval_study import _prior_of
+    from lcrag.studies.longeval.study import _prior_of
 
     team = SimpleNamespace(params={"method_mode": "team-code"})
     paper = SimpleNamespace(params={"method_mode": "paper-formula"})

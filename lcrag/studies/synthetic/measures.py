@@ -10,7 +10,7 @@ Prompts in :data:`~lcrag.scoring.filters.ANSWER_ONLY_PROMPTS` give ``synthetic_a
 EBG prompt gives the others. Line numbers as rendered in the haystack (0-based). Gold evidence is
 both needle lines of the haystack (``context.metadata["gold_all"]``, also in RAG contexts that miss
 one and with no context, so such a context can never score 1 on the exact set), else the context's
-gold lines. The hops are ordered by :func:`lcrag.data.synthetic.hop_order`
+gold lines. The hops are ordered by :func:`lcrag.studies.synthetic.data.hop_order`
 (``item.metadata["hop_lines"]``).
 """
 
