@@ -156,7 +156,7 @@ def _prior_of(v, prior: Mapping[str, float] | None, edges) -> Mapping[str, float
     """G(d) for variant ``v``: the given mapping, else counted from ``edges`` by its method mode."""
     if edges is None:
         return prior
-    from ..retrieval.priors import citation_counts, citation_prior as g_of
+    from ...retrieval.priors import citation_counts, citation_prior as g_of
 
     return g_of(citation_counts(edges, rule=v.params.get("method_mode", "paper-formula")))
 

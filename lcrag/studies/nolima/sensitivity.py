@@ -54,7 +54,7 @@ PAPER_MODEL = "openai:text-embedding-3-small"
 def model_label(model: str) -> str:
     """Label of the embedding model the cosines come from, as the configured ``model`` names it
     (``lcrag.embeddings.canonical_model``), and whether it is the paper's (text-embedding-3-small)."""
-    from ..embeddings import MINILM, canonical_model
+    from ...embeddings import MINILM, canonical_model
 
     m = canonical_model(model)
     if m == PAPER_MODEL:

@@ -454,7 +454,7 @@ def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None,
     w.columns = [f"{m}_{sub}" for m, sub in w.columns]
     order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "refusal")]
     w = w[[c for c in order if c in w.columns]].reset_index()
-    from ..results import aggregate
+    from ...results import aggregate
 
     counts = aggregate(_labelled(df), ["reader", "condition"], [])[["reader", "condition", *COUNTS[1:]]]
     return _ordered(w.merge(counts, on=["reader", "condition"], how="left"), conds).assign(score=metric)
