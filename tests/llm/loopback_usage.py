@@ -8,7 +8,8 @@ Test fake (and the rate-limit benchmark's server), bound to 127.0.0.1 only:
   way (``prompt_tokens_details.cached_tokens``, part of ``prompt_tokens``) or, with ``style="anthropic"``,
   Anthropic's (``cache_read_input_tokens`` apart from ``prompt_tokens``, and the rest written:
   ``cache_creation_input_tokens``); ``completion_tokens`` is fixed;
-* **rate limit** — with ``rate`` set, a token bucket of ``rate`` requests per second and ``burst`` capacity;
+* **rate limit** — with ``rate`` set, a token bucket of ``rate`` requests per second and ``burst`` capacity
+  (full at the start, or empty with ``start_full=False``: then no run gets more than the rate from it);
   a request finding it empty is answered HTTP 429 at once with ``Retry-After`` (whole seconds, rounded up) and
   ``retry-after-ms`` (the time until the next token);
 * **latency** — a successful call is answered after ``latency_s`` seconds (a model's time to reply).
@@ -46,11 +47,11 @@ def _lcp(a: str, b: str) -> int:
 class UsageServer:
     def __init__(self, *, style: str = "openai", cache_min_tokens: int = 1024, cache_unit: int = 128,
                  remember: int = 8, completion_tokens: int = 7, rate: float | None = None, burst: float = 1.0,
-                 latency_s: float = 0.0, reply: str = '{"lines": [], "answer": "ok"}'):
+                 latency_s: float = 0.0, reply: str = '{"lines": [], "answer": "ok"}', start_full: bool = True):
         self.style, self.cache_min_tokens, self.cache_unit = style, cache_min_tokens, cache_unit
         self.remember, self.completion_tokens, self.reply = remember, completion_tokens, reply
         self.rate, self.burst, self.latency_s = rate, burst, latency_s
-        self._bucket, self._bucket_t = burst, time.monotonic()
+        self._bucket, self._bucket_t = (burst if start_full else 0.0), time.monotonic()
         self._lock = threading.Lock()
         self._seen: list[str] = []
         self.requests: list[dict] = []
