@@ -21,11 +21,12 @@ The cache key never includes the endpoint (``Reader.identity`` holds family, mod
 decoding only), so every replica shares one key space: a response recorded from replica A is
 a hit when replica B is in the pool later, and replay needs no endpoint at all.
 
-* **prefix affinity** — with ``prefix_affinity`` (default on) a request goes to the healthy endpoint its
-  prompt's prefix key (:func:`lcrag.llm.prefix.affinity_key`) maps to by rendezvous hashing, so the
-  replica holding a haystack in its prefix cache gets that haystack's other calls; when that endpoint
-  has ``max(2, ceil(concurrency / endpoints))`` more requests in flight than the least loaded one, the
-  least loaded one is used instead;
+* **prefix affinity** — with ``prefix_affinity`` (default on) the first request of a prompt prefix
+  (key :func:`lcrag.llm.prefix.affinity_key`) goes to the least-loaded endpoint, which becomes the
+  prefix's home, and later requests of that prefix go home as well, so the replica holding a haystack
+  in its prefix cache gets the haystack's other calls (the last 4,096 prefixes are remembered). When
+  home has ``max(2, ceil(concurrency / endpoints))`` more requests in flight than the least loaded
+  endpoint, that one takes the request (home stays); an unhealthy home is replaced;
 * **adaptive concurrency** — a profile with ``concurrency_max`` gives each endpoint an AIMD gate
   (:mod:`lcrag.llm.aimd`): every attempt waits for a slot, 429s halve the endpoint's limit and a
   ``Retry-After`` pauses it; such rate limits do not count towards the circuit breaker (the gate
@@ -40,16 +41,18 @@ from __future__ import annotations
 
 import random
 import threading
+from collections import OrderedDict
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .aimd import AdaptiveLimit, for_profile, is_adaptive
 from .client import CallResult, ChatClient
-from .prefix import affinity_key, rendezvous
+from .prefix import affinity_key
 from .profiles import ReaderProfile
 
 MAX_COOLDOWN_FACTOR = 8
+MAX_HOMES = 4096  # prefix keys whose home endpoint is remembered
 
 
 class SharedLimits(Protocol):
@@ -118,6 +121,7 @@ class PooledChatClient:
         for e in self.endpoints:
             e.gate = for_profile(profile, clock)
         self.rerouted = 0
+        self._homes: OrderedDict[str, Endpoint] = OrderedDict()  # prefix key -> its home endpoint
 
     # -- choosing --------------------------------------------------------------------------
     def _shared_cooldowns(self) -> dict[str, float]:
@@ -147,10 +151,15 @@ class PooledChatClient:
                 free = [e for e in self.endpoints if not e.probing] or self.endpoints
                 cands = [min(free, key=lambda e: max(e.open_until - now, shared.get(e.key, 0) - wall))]
             ep = min(cands, key=lambda e: (e.in_flight, e.calls))
-            if affinity is not None and len(cands) > 1:  # the prefix's own endpoint unless it is far busier
-                own = cands[rendezvous(affinity, [e.key for e in cands])]
-                if own.in_flight - ep.in_flight < max(2, -(-self.profile.concurrency // len(self.endpoints))):
-                    ep = own
+            if affinity is not None:  # the prefix's home endpoint unless it is far busier (module doc)
+                home = self._homes.get(affinity)
+                if home is None or not any(e is home for e in cands):
+                    self._homes[affinity] = ep
+                    while len(self._homes) > MAX_HOMES:
+                        self._homes.popitem(last=False)
+                elif home.in_flight - ep.in_flight < max(2, -(-self.profile.concurrency // len(self.endpoints))):
+                    ep = home
+                    self._homes.move_to_end(affinity)
             if ep.trips > 0:
                 ep.probing = True
             ep.in_flight += 1

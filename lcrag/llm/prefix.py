@@ -21,8 +21,8 @@ Definitions (all on characters of the *serialized prompt*, never tokens):
 * :func:`affinity_key` is the sha1 of the first ``AFFINITY_CHARS`` characters of the serialized
   prompt (about 1,000 tokens: OpenAI's caching unit starts there). Requests with the same key are
   routed to the same replica of an endpoint pool (:mod:`lcrag.llm.pool`), so the replica that holds a
-  haystack's prefix in its cache gets the haystack's other calls; :func:`group_keys` groups tasks by
-  it for sharding (:mod:`lcrag.executors.shards`).
+  haystack's prefix in its cache gets the haystack's other calls; Ray shards keep the tasks of one key
+  together (:mod:`lcrag.executors.shards`).
 * :func:`common_prefix_len` is the length of the longest common prefix of two strings, found by
   binary search over slice comparisons (C speed, ``O(n log n)``), as the dry run's caching estimate
   uses it (:mod:`lcrag.llm.cacheplan`).
@@ -72,11 +72,6 @@ def affinity_key(messages: Iterable[dict[str, Any]] | str) -> str:
     return hashlib.sha1(text[:AFFINITY_CHARS].encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def group_keys(texts: Sequence[str]) -> list[str]:
-    """:func:`affinity_key` of each serialized prompt, in order."""
-    return [affinity_key(t) for t in texts]
-
-
 def common_prefix_len(a: str, b: str) -> int:
     """Characters of the longest common prefix of ``a`` and ``b``."""
     lo, hi = 0, min(len(a), len(b))
@@ -91,11 +86,5 @@ def common_prefix_len(a: str, b: str) -> int:
     return lo
 
 
-def rendezvous(key: str, names: Sequence[str]) -> int:
-    """Index of the name that ``key`` maps to by highest-random-weight hashing: stable when names come and go
-    (only the keys of a removed name move)."""
-    return max(range(len(names)), key=lambda i: hashlib.sha1(f"{key}\x00{names[i]}".encode()).digest())
-
-
-__all__ = ["AFFINITY_CHARS", "ENV", "affinity_key", "common_prefix_len", "enabled", "group_keys", "prefix_order",
-           "prompt_text", "rendezvous"]
+__all__ = ["AFFINITY_CHARS", "ENV", "affinity_key", "common_prefix_len", "enabled", "prefix_order",
+           "prompt_text"]
