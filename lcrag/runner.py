@@ -249,7 +249,7 @@ def _price(reader: Reader, tin: int, tout: int) -> float:
 def _call_usd(reader: Reader, resp: Response) -> float:
     """USD of the call's reported usage: cached and cache-write prompt tokens at their prices (lcrag.llm.costs)."""
     return price(reader.profile, resp.input_tokens, resp.output_tokens, cached_tokens=resp.cached_tokens,
-                 cache_write_tokens=resp.cache_write_tokens)
+                 cache_write_tokens=resp.cache_write_tokens, batch=resp.batch)
 
 
 def _response_from_call(text: str, expects_json: bool, context: Context, call: dict[str, Any] | None = None) -> Response:
@@ -269,7 +269,7 @@ def _response_from_call(text: str, expects_json: bool, context: Context, call: d
                     reasoning=call.get("reasoning", "") or "", reasoning_tokens=int(call.get("reasoning_tokens", 0) or 0),
                     finish_reason=call.get("finish_reason", "") or "",
                     cached_tokens=int(call.get("cached_tokens", 0) or 0),
-                    cache_write_tokens=int(call.get("cache_write_tokens", 0) or 0))
+                    cache_write_tokens=int(call.get("cache_write_tokens", 0) or 0), batch=bool(call.get("batch")))
 
 
 def _count_prompts(profile, prompts: list[list[dict[str, str]]]) -> list[int]:

@@ -254,6 +254,7 @@ class Response:
     prompt_tokens_own: int = -1  # prompt tokens under the reader's own tokenizer, chat template included
     cached_tokens: int = 0  # of input_tokens: read from the provider's prompt cache (lcrag.llm.billing)
     cache_write_tokens: int = 0  # of input_tokens: written to the provider's prompt cache
+    batch: bool = False  # answered through a provider's batch API (priced at its batch discount)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -20,7 +20,8 @@ distractor pool (:mod:`lcrag.data.synthetic_llm_pool`). Conventions, in one plac
   call that would pass a cap when calls are made one at a time (the judge).
 * **Stored record.** ``text``, ``input_tokens``, ``output_tokens``, ``latency_s`` and — only when present —
   ``reasoning``, ``reasoning_tokens``, ``finish_reason``, ``cached_tokens``, ``cache_write_tokens`` (the
-  provider's prompt-cache use, :mod:`lcrag.llm.billing`) (:func:`record_of`). Only successful calls are
+  provider's prompt-cache use, :mod:`lcrag.llm.billing`) (:func:`record_of`); a reply collected from the Batch
+  API (:mod:`lcrag.llm.batch`) also has ``batch: true`` and is priced at the profile's batch discount. Only successful calls are
   stored: a failed call stays uncached and a later run sends it again (resume at the call level).
 """
 

@@ -136,3 +136,21 @@ def test_dry_run_estimates_with_and_without_caching():
     batch = plan_tasks(tasks, _profile(**PRICES, batch_price_factor=0.5, tokenizer="chars:4"))
     assert all(r.usd_input_batch == pytest.approx(r.usd_input / 2, abs=1e-4) for r in batch)
     json.dumps([r.__dict__ for r in batch])
+
+
+def test_batch_reply_is_priced_at_the_batch_discount(tmp_path, tmp_cache):
+    from lcrag.llm.call import store
+
+    reader = make_reader({"name": "b", "kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+                          "api_key_env": None, **PRICES, "batch_price_factor": 0.5})
+    tasks = _sweep(n_questions=1, depths=(0.5,), lines=5)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    request, _, _ = tasks[0].request(reader.identity())
+    from lcrag.llm.cache import cache_key
+
+    store(cache, cache_key(request), request, {"text": '{"lines": [], "answer": "Oslo"}', "input_tokens": 1000,
+                                               "output_tokens": 10, "cached_tokens": 200, "batch": True})
+    (row,) = run_tasks(tasks, reader, run="t", results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {}, cache=cache,
+                       progress=False, log=lambda s: None)
+    assert row.cached and row.prompt_cached_tokens == 200
+    assert row.cost_usd == pytest.approx((800 * 2.0 + 200 * 0.5 + 10 * 8.0) / 1e6 * 0.5)
