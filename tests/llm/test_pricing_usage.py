@@ -100,6 +100,12 @@ def test_recorded_cost_uses_reported_cached_tokens(tmp_path, tmp_cache):
                                                  cached_tokens=r.prompt_cached_tokens), abs=1e-8)
     full = sum(price(reader.profile, r.prompt_tokens, r.completion_tokens) for r in rows)
     assert st.spend_usd == pytest.approx(sum(r.cost_usd for r in rows)) and st.spend_usd < 0.6 * full
+    from lcrag.results import to_frame
+    from lcrag.usage import usage_table
+
+    table = usage_table(to_frame(rows), ["reader"])
+    assert int(table["prompt_cached_tokens"].sum()) == sum(r.prompt_cached_tokens for r in rows)
+    assert float(table["usd"].sum()) == pytest.approx(st.spend_usd)
     # a re-run served from the response cache carries the recorded usage and its cost
     with UsageServer() as srv:
         reader2, again, _ = _run(tmp_path, srv, "a")
