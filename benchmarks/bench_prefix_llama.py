@@ -1,10 +1,10 @@
 """An LC sweep on the local llama.cpp server: prefix-aware call order against the same calls shuffled.
 
-The sweep: one haystack of ``--chars`` characters (default 9,000: about 2,500 SmolLM2 tokens) built from the
-synthetic fact pool, a needle placed at each of ``--depths`` (default 0.1, 0.5, 0.9; NoLiMa's depth rule,
-:func:`lcrag.haystack.insert_at_depth`), and ``--questions`` questions (default 4) asked over each placement with
-the EBG prompt (haystack first, question last) — 12 calls. Both runs go through :func:`lcrag.runner.run_tasks`
-with the SmolLM2 profile (``max_tokens`` 24, one call at a time, response cache off), on one server
+The sweep: one haystack of ``--chars`` characters (default 6,000: about 2,100 SmolLM2 tokens with the prompt)
+built from the synthetic fact pool, a needle placed at each of ``--depths`` (default 0.1, 0.5, 0.9; NoLiMa's depth
+rule, :func:`lcrag.haystack.insert_at_depth`), and ``--questions`` questions (default 3) asked over each placement
+with the EBG prompt (haystack first, question last) — 9 calls. Both runs go through :func:`lcrag.runner.run_tasks`
+with the SmolLM2 profile (``max_tokens`` 16, one call at a time, no retries, response cache off), on one server
 (``lcrag.llm.server.LocalServer``) started for the benchmark:
 
 * **baseline** — the tasks in a seeded random order, ``prefix_order=False`` (sent as listed);
@@ -17,7 +17,7 @@ identical task by task, and the prompt tokens the server evaluated: the sum of t
 ``Llama.generate: N prefix-match hit`` (what llama.cpp reused of the previous prompt). Rows go to
 ``benchmarks/results/prefix_llama.csv``.
 
-    nice -n 10 .venv/bin/python benchmarks/bench_prefix_llama.py [--chars 9000] [--questions 4] [--repeat 1]
+    nice -n 10 .venv/bin/python benchmarks/bench_prefix_llama.py [--chars 6000] [--questions 3] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -83,9 +83,10 @@ def one_run(tasks, reader, prefix_order: bool, tmp: Path, log_path: Path, tag: s
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--chars", type=int, default=9000)
+    ap.add_argument("--chars", type=int, default=6000)
     ap.add_argument("--depths", type=float, nargs="+", default=[0.1, 0.5, 0.9])
-    ap.add_argument("--questions", type=int, default=4)
+    ap.add_argument("--questions", type=int, default=3)
+    ap.add_argument("--max-tokens", dest="max_tokens", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
@@ -102,7 +103,8 @@ def main() -> int:
         log_path = tmp / "server.log"
         srv = LocalServer(port=0, n_ctx=4096, log_path=log_path).start()
         try:
-            reader = make_reader("smollm2-local", base_url=srv.base_url, max_tokens=24, concurrency=1)
+            reader = make_reader("smollm2-local", base_url=srv.base_url, max_tokens=a.max_tokens, concurrency=1,
+                                 timeout_s=3600, max_retries=0)  # a retried call would be timed twice
             best = {"baseline": None, "lcrag": None}
             for rep in range(a.repeat):
                 for name, order in (("baseline", False), ("lcrag", True)):
