@@ -401,7 +401,7 @@ def _run_tasks(
         return t, tid, resp
 
     workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
-    counts0, t_send, sent = throughput.client_counts(reader), time.perf_counter(), 0
+    counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
     bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.interrupts)
     pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
@@ -418,7 +418,11 @@ def _run_tasks(
                 finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     inflight.discard(fut)
-                    t, tid, resp = fut.result()
+                    try:
+                        t, tid, resp = fut.result()
+                    except interrupts.StopSending:  # held at an adaptive gate when the stop came: not sent
+                        held += 1
+                        continue
                     sent += not resp.cached
                     if resp.outcome == Outcome.ERROR:
                         stats.failed += 1
@@ -443,7 +447,7 @@ def _run_tasks(
         if stop.requested:
             for fut in inflight:
                 fut.cancel()
-            left = sum(1 for _ in queue)
+            left = sum(1 for _ in queue) + held
             done = stats.done + stats.failed
             raise interrupts.RunInterrupted(
                 stop.signum, done=done, cancelled=len(inflight), left=left,

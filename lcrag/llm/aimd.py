@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import interrupts
+
 
 class AdaptiveLimit:
     """The AIMD gate of one endpoint (module doc); thread-safe."""
@@ -47,16 +49,20 @@ class AdaptiveLimit:
         self.low = self.high = self.limit
 
     def acquire(self) -> float:
-        """Wait for a slot (and for a Retry-After pause to end); returns the attempt's start time."""
+        """Wait for a slot (and for a Retry-After pause to end); returns the attempt's start time. A call that has to
+        wait while the run is stopping (Ctrl-C / SIGTERM) is not sent: ``lcrag.interrupts.StopSending``."""
         with self._cond:
             while True:
                 now = self._clock()
+                waits = now < self.paused_until or self.in_flight >= max(1, int(self.limit))
+                if waits and interrupts.requested():
+                    raise interrupts.StopSending("the run is stopping: this call was not sent")
                 if now < self.paused_until:
                     self._cond.wait(self.paused_until - now)
                     continue
                 if self.in_flight < max(1, int(self.limit)):
                     break
-                self._cond.wait(0.5)
+                self._cond.wait(0.2)
             self.in_flight += 1
             self.attempts += 1
             return now

@@ -209,7 +209,13 @@ class PooledChatClient:
         affinity = affinity_key(messages) if self.profile.prefix_affinity and len(self.endpoints) > 1 else None
         for attempt in range(self.profile.max_retries + 1):
             ep = self._pick(avoid, affinity)
-            started = ep.gate.acquire() if ep.gate is not None else 0.0
+            try:
+                started = ep.gate.acquire() if ep.gate is not None else 0.0
+            except BaseException:  # not sent (the run is stopping)
+                with self._lock:
+                    ep.in_flight -= 1
+                    ep.probing = False
+                raise
             try:
                 res = ep.client.chat(messages, expects_json=expects_json, **kw)
             except BaseException:

@@ -105,3 +105,18 @@ def test_rate_limited_run_finishes_and_reports_its_429_share(tmp_path, tmp_cache
     assert st.rate_limited_share == pytest.approx(codes.count(429) / len(codes), abs=1e-4) and st.calls_per_s > 0
     gate = reader.client.endpoints[0].gate
     assert gate.decreases >= 1 and gate.low < 8
+
+
+def test_a_call_waiting_at_the_gate_is_not_sent_once_the_run_stops():
+    import signal
+
+    from lcrag import interrupts
+
+    g = AdaptiveLimit(1, 1, 4, clock=Clock())
+    token = g.acquire()
+    with interrupts.handling() as stop:
+        stop.record(signal.SIGINT)
+        with pytest.raises(interrupts.StopSending):
+            g.acquire()  # would wait for the busy slot
+    g.release(token, ok=True)
+    assert g.in_flight == 0 and g.attempts == 1
