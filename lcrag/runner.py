@@ -53,6 +53,7 @@ from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
 from .llm import prefix, throughput
 from .llm.aimd import run_workers
+from .llm.cacheplan import cache_use, caches_prefixes
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
@@ -368,11 +369,18 @@ def _run_tasks(
         sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e[3]) for e in sendable])]
     uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
     stats.est_tokens = sum(e[6] for e in uncached)
-    stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
+    # per call (a long-context tier depends on each prompt's size); the budget guard assumes no prompt caching
+    stats.est_usd = sum(_price(reader, e[6], reader.profile.max_tokens) for e in uncached)
     if uncached:
+        with_cache = ""
+        if caches_prefixes(reader.profile):  # the provider's prefix cache in this send order (lcrag.llm.cacheplan)
+            use = cache_use([prefix.prompt_text(e[3]) for e in uncached], [e[6] for e in uncached], reader.profile)
+            est = sum(price(reader.profile, e[6], reader.profile.max_tokens, cached_tokens=r, cache_write_tokens=w)
+                      for e, (r, w) in zip(uncached, use))
+            with_cache = f" (~${est:.2f} if the provider's prompt cache serves the shared prefixes)"
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
             f"{stats.skipped} already done, {stats.na} over the window); ~{stats.est_tokens:,} prompt tokens to send, "
-            f"estimated cost ${stats.est_usd:.2f}")
+            f"estimated cost ${stats.est_usd:.2f}{with_cache}")
     if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")

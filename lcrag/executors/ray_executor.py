@@ -132,7 +132,7 @@ def run_tasks_ray(
     window = reader.profile.context_window
     local: list[Task] = []
     remote: list[Task] = []
-    est_tokens = 0
+    est_tokens, est_usd = 0, 0.0
     for t in tasks:
         if task_id(run, t.item.id, t.condition, reader.name, t.prompt) in finished:
             local.append(t)  # run_tasks skips it and returns its row
@@ -146,9 +146,10 @@ def run_tasks_ray(
             local.append(t)
             continue
         est_tokens += ntok
+        est_usd += price(reader, ntok, reader.profile.max_tokens)  # per call: a long-context tier is per prompt
         remote.append(t)
     stats.est_tokens = est_tokens
-    stats.est_usd = price(reader, est_tokens, len(remote) * reader.profile.max_tokens)
+    stats.est_usd = est_usd
     if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(remote)} uncached calls); raise the budget or allow_over_budget=True")

@@ -160,3 +160,16 @@ def test_batch_reply_is_priced_at_the_batch_discount(tmp_path, tmp_cache):
                        progress=False, log=lambda s: None)
     assert row.cached and row.prompt_cached_tokens == 200
     assert row.cost_usd == pytest.approx((800 * 2.0 + 200 * 0.5 + 10 * 8.0) / 1e6 * 0.5)
+
+
+def test_preflight_estimate_prices_each_call_under_its_own_tier(tmp_path, tmp_cache):
+    tasks = _sweep(n_questions=2, depths=(0.5,), lines=40)  # two prompts of a few hundred tokens each
+    with UsageServer() as srv:
+        reader = make_reader({"name": "t", "kind": "openai", "model": "m", "base_url": srv.base_url, "api_key_env": None,
+                              "price_input_per_1m": 1.0, "price_output_per_1m": 0.0, "long_context_threshold": 1000,
+                              "price_input_long_per_1m": 100.0, "max_tokens": 8})
+        st = RunStats()
+        run_tasks(tasks, reader, run="t", results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {},
+                  cache=ResponseCache(tmp_path / "c.sqlite"), progress=False, log=lambda s: None, stats=st)
+    assert st.est_tokens > 1000 > st.est_tokens / 2  # together above the tier, each of the two calls below it
+    assert st.est_usd == pytest.approx(st.est_tokens * 1e-6)
