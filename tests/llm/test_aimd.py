@@ -105,6 +105,11 @@ def test_rate_limited_run_finishes_and_reports_its_429_share(tmp_path, tmp_cache
     assert st.rate_limited_share == pytest.approx(codes.count(429) / len(codes), abs=1e-4) and st.calls_per_s > 0
     gate = reader.client.endpoints[0].gate
     assert gate.decreases >= 1 and gate.low < 8
+    from lcrag.results import to_frame
+    from lcrag.runsummary import summarize
+
+    text = summarize(to_frame(rows), {"lim": st.as_dict()}, 1.0).paragraph()
+    assert f"lim: {st.calls_per_s:.2f} calls/s, {100 * st.rate_limited_share:.1f} % answered HTTP 429" in text
 
 
 def test_a_call_waiting_at_the_gate_is_not_sent_once_the_run_stops():
