@@ -412,20 +412,22 @@ def _run_tasks(
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
     bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.interrupts)
-    pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
+    # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
+    keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
+    pool, queue, inflight = DaemonPool(workers), prefix.LeaderFirst(sendable, keys), {}
     try:
         with interrupts.handling() as stop:
             while True:
                 while not stop.requested and len(inflight) < workers:
-                    entry = next(queue, None)
-                    if entry is None:
+                    got = queue.next()
+                    if got is None:
                         break
-                    inflight.add(pool.submit(work, entry))
+                    inflight[pool.submit(work, got[0])] = got[1]
                 if not inflight:
                     break
                 finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    inflight.discard(fut)
+                    queue.answered(inflight.pop(fut))
                     try:
                         t, tid, resp = fut.result()
                     except interrupts.StopSending:  # held at an adaptive gate when the stop came: not sent
@@ -455,7 +457,7 @@ def _run_tasks(
         if stop.requested:
             for fut in inflight:
                 fut.cancel()
-            left = sum(1 for _ in queue) + held
+            left = len(queue) + held
             done = stats.done + stats.failed
             raise interrupts.RunInterrupted(
                 stop.signum, done=done, cancelled=len(inflight), left=left,

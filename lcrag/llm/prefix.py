@@ -23,6 +23,8 @@ Definitions (all on characters of the *serialized prompt*, never tokens):
   routed to the same replica of an endpoint pool (:mod:`lcrag.llm.pool`), so the replica that holds a
   haystack's prefix in its cache gets the haystack's other calls; Ray shards keep the tasks of one key
   together (:mod:`lcrag.executors.shards`).
+* :class:`LeaderFirst` holds back the other calls of a prefix key until its first call is answered, so
+  calls sent concurrently do not all miss a cache that fills only once the first is processed.
 * :func:`common_prefix_len` is the length of the longest common prefix of two strings, found by
   binary search over slice comparisons (C speed, ``O(n log n)``), as the dry run's caching estimate
   uses it (:mod:`lcrag.llm.cacheplan`).
@@ -72,6 +74,39 @@ def affinity_key(messages: Iterable[dict[str, Any]] | str) -> str:
     return hashlib.sha1(text[:AFFINITY_CHARS].encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class LeaderFirst:
+    """The send queue of a prefix-ordered sweep: the first call of each prefix key (its *leader*) goes alone, the
+    others of that key only once it is answered, so a provider caches the prefix once instead of every call sent at
+    the same moment missing it (a cache is filled when a prompt has been processed). Calls of other keys fill the
+    free slots meanwhile; a failed leader releases its key too. ``items`` are in send order, ``keys`` their prefix
+    keys; :meth:`next` gives the next item that may go (None: wait for a leader), :meth:`answered` marks a
+    key's leader done, ``len()`` is the number of items not yet given out."""
+
+    def __init__(self, items: Sequence[Any], keys: Sequence[str]):
+        from collections import deque
+
+        self._q = deque(zip(items, keys))
+        self._warm: set[str] = set()
+        self._leading: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def next(self) -> tuple[Any, str] | None:
+        for i, (item, key) in enumerate(self._q):
+            if key in self._warm or key not in self._leading:
+                del self._q[i]
+                if key not in self._warm:
+                    self._leading.add(key)
+                return item, key
+        return None
+
+    def answered(self, key: str) -> None:
+        if key in self._leading:
+            self._leading.discard(key)
+            self._warm.add(key)
+
+
 def common_prefix_len(a: str, b: str) -> int:
     """Characters of the longest common prefix of ``a`` and ``b``."""
     lo, hi = 0, min(len(a), len(b))
@@ -86,5 +121,5 @@ def common_prefix_len(a: str, b: str) -> int:
     return lo
 
 
-__all__ = ["AFFINITY_CHARS", "ENV", "affinity_key", "common_prefix_len", "enabled", "prefix_order",
+__all__ = ["AFFINITY_CHARS", "ENV", "LeaderFirst", "affinity_key", "common_prefix_len", "enabled", "prefix_order",
            "prompt_text"]

@@ -29,11 +29,11 @@ class Recorder(Reader):
         return CallResult(True, text='{"lines": [], "answer": "x"}', attempts=1, input_tokens=10, output_tokens=2)
 
 
-def _sweep(seed=0):
+def _sweep(seed=0, n_lines=60):
     """Two haystacks x three needle depths x three questions, shuffled: 18 tasks."""
     tasks = []
     for h in range(2):
-        lines = [SourceLine(f"Haystack {h} fact number {i} about the weather in town {i % 7}.") for i in range(60)]
+        lines = [SourceLine(f"Haystack {h} fact number {i} about the weather in town {i % 7}.") for i in range(n_lines)]
         for d in (0.2, 0.5, 0.8):
             placed, _ = insert_at_depth(lines, SourceLine("Vera lives in Oslo.", role="needle"), d)
             ctx = render_numbered(placed, condition=f"h{h}-d{d}")
@@ -145,3 +145,47 @@ def test_ray_shards_keep_a_prefix_together():
     where = {affinity_key(t.build()[0]): i for i, s in enumerate(shards) for t in s}
     assert all(where[affinity_key(t.build()[0])] == i for i, s in enumerate(shards) for t in s)
     assert sorted(id(t) for s in shards for t in s) == sorted(id(t) for t in tasks)
+
+
+class Timeline(Recorder):
+    """Records when each call starts and ends, by prefix key."""
+
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    def read(self, request):
+        import time
+
+        key = affinity_key(request.messages)
+        with self._lock:
+            self.events.append(("start", key))
+        time.sleep(0.02)
+        with self._lock:
+            self.events.append(("end", key))
+        return super().read(request)
+
+
+def test_a_prefix_leader_is_answered_before_its_followers_are_sent(tmp_path):
+    from lcrag.llm.prefix import LeaderFirst
+
+    tasks = _sweep(seed=13, n_lines=300)  # haystacks longer than the prefix key's 4,096 characters
+    r = Timeline()
+    run_tasks(tasks, r, run="t", results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {},
+              cache=ResponseCache(tmp_path / "c.sqlite", mode="off"), progress=False, log=lambda s: None, max_workers=4,
+              prefix_order=True)
+    first_end = {}
+    for i, (ev, key) in enumerate(r.events):
+        if ev == "end":
+            first_end.setdefault(key, i)
+    starts = {}
+    for i, (ev, key) in enumerate(r.events):
+        if ev == "start":
+            starts.setdefault(key, []).append(i)
+    assert len(starts) > 1 and all(len(v) > 1 for v in starts.values())
+    for key, idx in starts.items():  # every start after the first comes after the first answer of its key
+        assert all(i > first_end[key] for i in idx[1:])
+    q = LeaderFirst(["a1", "a2", "b1"], ["a", "a", "b"])
+    assert q.next() == ("a1", "a") and q.next() == ("b1", "b") and q.next() is None and len(q) == 1
+    q.answered("a")
+    assert q.next() == ("a2", "a") and len(q) == 0
