@@ -17,9 +17,10 @@ it is switched off):
   ``round(n * c / C)`` of its ``n`` tokens (the reader's own tokenizer counted ``n``).
 
 The cached and written tokens are priced by :func:`lcrag.llm.costs.price`; a profile without a
-cached-input price gets no saving (self-hosted profiles are priced 0 anyway). Concurrency is ignored:
-calls sharing a prefix sent at the same moment may all miss a cache that fills only once the first
-of them is answered, so with many calls in flight the real saving is smaller.
+cached-input price gets no saving (self-hosted profiles are priced 0 anyway). Concurrency: the runner
+sends a prefix's first call alone and the rest once it is answered (:class:`lcrag.llm.prefix.LeaderFirst`),
+so calls in flight together do not all miss the cache; with ``LCRAG_PREFIX_ORDER=0`` they may, and the
+estimate in task order is then an upper bound of the saving.
 """
 
 from __future__ import annotations
