@@ -159,6 +159,21 @@ def measured_rows() -> list[str]:
                    f"venv {int(r['venv_mb']):,} MB; packages from {r.get('package_sources', 'pypi')}"
                    + (" (a local wheel directory and file:// index: no network downloads for what they hold)"
                       if "mirror" in str(r.get("package_sources", "")) else "") + f" | - | load {r['loadavg_1m_before']} |")
+    pl = latest("prefix_llama")
+    if pl is not None and "wall_s" in pl and len(pl) >= 2:
+        base, ours = pl.iloc[0], pl.iloc[-1]
+        out.append(f"| LC sweep on the local llama.cpp server ({int(ours['calls'])} calls: {int(ours['depths'])} needle depths x "
+                   f"{int(ours['questions'])} questions, one haystack), prefix-aware order | {ours['wall_s']:.0f} s, "
+                   f"{int(ours['evaluated_prompt_tokens']):,} of {int(ours['prompt_tokens']):,} prompt tokens evaluated, replies "
+                   f"identical {ours['replies_identical']} | same calls shuffled: {base['wall_s']:.0f} s, "
+                   f"{int(base['evaluated_prompt_tokens']):,} evaluated | {ours['speedup_vs_shuffled']:.2f}x (goal 1.5x) |")
+    rl = latest("rate_limit")
+    if rl is not None and "calls_per_s" in rl and len(rl) >= 2:
+        base, ours = rl.iloc[0], rl.iloc[-1]
+        out.append(f"| calls against a 429 token-bucket limit of {ours['rate_limit']:g}/s, adaptive concurrency (AIMD) | "
+                   f"{ours['calls_per_s']:.1f} calls/s = {ours['share_of_limit']:.2f} of the limit, {100 * ours['share_429']:.1f} % "
+                   f"answered 429 | {base['variant']}: {base['calls_per_s']:.1f} calls/s, {100 * base['share_429']:.1f} % 429 | "
+                   f"{ours['calls_per_s'] / base['calls_per_s']:.2f}x calls/s (goals: >= 0.9 of the limit, <= 5 % 429) |")
     return out
 
 
@@ -181,9 +196,10 @@ def load_range() -> str:
 # each benchmark's README rows, by how they start (measured_rows writes them in this order)
 ROW_PREFIXES = {"retrieval": ("| BM25 ",), "tokens": ("| exact ",), "embed": ("| MiniLM embedding", "| opt-in int8"),
                 "cache": ("| replay of",), "pipeline": ("| full-coverage",),
-                "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",)}
+                "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",),
+                "prefix_llama": ("| LC sweep on the local llama.cpp",), "rate_limit": ("| calls against a 429",)}
 SECTIONS = ("retrieval", "tokens", "embed", "cache", "pipeline", "scale", "local_model",
-            "reproduce", "install")
+            "reproduce", "install", "prefix_llama", "rate_limit")
 
 
 def has_rows(name: str) -> bool:
@@ -244,6 +260,8 @@ def main(argv=None) -> int:
         codes.append(run("bench_pipeline.py"))
         codes.append(run("bench_scale.py"))
         codes.append(run("bench_local_model.py"))
+        codes.append(run("bench_rate_limit.py"))
+        codes.append(run("bench_prefix_llama.py"))
         if not a.skip_reproduce:
             codes.append(run("bench_reproduce.py"))
     when = (f"{datetime.now(timezone.utc):%Y-%m-%d} UTC on {platform.machine()}, {os.cpu_count()} CPUs, "

@@ -12,6 +12,11 @@ tokens and USD.
 When a study has many near-identical prompts (the synthetic sweep: 100 trials per length)
 ``sample`` prompts per (reader, condition, prompt) are counted and the mean is scaled to all of
 them (``tokens_counted`` says how many were counted); every other count is exact.
+
+Prices follow the profile's whole price list (:mod:`lcrag.llm.costs`): the long-context tier per
+call. ``cache_read_tokens`` and ``usd_input_cached`` estimate the provider's prefix cache in the
+send order (prefix order unless switched off; :mod:`lcrag.llm.cacheplan`); ``usd_input_batch`` is
+the input through the batch API (``batch_price_factor``; equal to ``usd_input`` without one).
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from .llm import prefix
 from .llm.cache import ResponseCache, cache_key
+from .llm.cacheplan import cache_use
 from .llm.costs import over_window, price
 from .llm.profiles import ReaderProfile
 from .llm.tokens import profile_prompt_tokens, profile_tokenizer
@@ -41,25 +48,31 @@ class PlanRow:
     usd_max: float
     tokenizer: str
     tokens_counted: int
+    cache_read_tokens: int = 0  # prompt tokens the provider's prefix cache would serve, in the send order
+    usd_input_cached: float = 0.0  # usd_input with those tokens at the cached price (lcrag.llm.cacheplan)
+    usd_input_batch: float = 0.0  # usd_input through the provider's batch API (batch_price_factor)
 
 
 def plan_tasks(tasks: Sequence, profile: ReaderProfile, *, study: str = "", identity: dict | None = None,
                cache: ResponseCache | None = None, sample: int | None = None, weight: Callable | None = None,
-               condition: Callable | None = None) -> list[PlanRow]:
+               condition: Callable | None = None, prefix_order: bool | None = None) -> list[PlanRow]:
     """Plan of ``tasks`` (``lcrag.runner.Task``) for one reader profile (see module doc).
 
     ``weight(task)`` is how many real prompts a task stands for (default 1: planning a sample of
     a sweep); ``condition(task)`` the row's condition label (default ``task.condition``).
     ``identity`` (the reader's ``identity()``) and ``cache`` mark calls already cached.
+    ``prefix_order`` (default ``LCRAG_PREFIX_ORDER``, on) is the send order the caching estimate assumes.
     """
     weight = weight or (lambda t: 1)
     condition = condition or (lambda t: t.condition)
     groups: dict[str, dict] = {}
     seen: dict[tuple[str, str], int] = {}
     tok = profile_tokenizer(profile)
+    send: list[tuple[str, str, int, int]] = []  # (condition, serialized prompt, tokens, weight) of counted calls
     for t in tasks:
         cond = condition(t)
-        g = groups.setdefault(cond, {"calls": 0, "na": 0, "cached": 0, "ptok": 0.0, "counted": 0, "est": []})
+        g = groups.setdefault(cond, {"calls": 0, "na": 0, "cached": 0, "ptok": 0.0, "counted": 0, "est": [],
+                                     "usd_in": 0.0, "usd_out": 0.0, "read": 0.0, "usd_in_cached": 0.0})
         w = weight(t)
         messages, expects_json, tlabel = t.build()
         k = (cond, t.prompt)
@@ -79,8 +92,18 @@ def plan_tasks(tasks: Sequence, profile: ReaderProfile, *, study: str = "", iden
                 continue
         g["calls"] += w
         g["ptok"] += n * w
+        g["usd_in"] += price(profile, n, 0) * w  # per call: a long-context tier depends on the prompt's size
+        g["usd_out"] += (price(profile, n, profile.max_tokens) - price(profile, n, 0)) * w
+        send.append((cond, prefix.prompt_text(messages), n, w))
+    if prefix.enabled(prefix_order):
+        send = [send[i] for i in prefix.prefix_order([e[1] for e in send])]
+    for (cond, _, n, w), (read, write) in zip(send, cache_use([e[1] for e in send], [e[2] for e in send], profile)):
+        g = groups[cond]
+        g["read"] += read * w
+        g["usd_in_cached"] += price(profile, n, 0, cached_tokens=read, cache_write_tokens=write) * w
     rows = []
     for cond, g in groups.items():
+        scale = 1.0
         if g["est"]:  # scale the counted prompts' tokens and N/A / cached shares to the rest
             counted_w = g["calls"] + g["na"] + g["cached"]
             extra = sum(g["est"])
@@ -92,9 +115,11 @@ def plan_tasks(tasks: Sequence, profile: ReaderProfile, *, study: str = "", iden
         calls = int(g["calls"])
         ptok = int(round(g["ptok"]))
         out_max = calls * profile.max_tokens
-        usd_in = price(profile, ptok, 0)
+        usd_in, usd_out, usd_in_cached = g["usd_in"] * scale, g["usd_out"] * scale, g["usd_in_cached"] * scale
         rows.append(PlanRow(study, profile.name, cond, calls, int(g["na"]), int(g["cached"]), ptok, out_max,
-                            round(usd_in, 4), round(usd_in + price(profile, 0, out_max), 4), tok.label, g["counted"]))
+                            round(usd_in, 4), round(usd_in + usd_out, 4), tok.label, g["counted"],
+                            int(round(g["read"] * scale)), round(usd_in_cached, 4),
+                            round(usd_in * (profile.batch_price_factor or 1.0), 4)))
     return rows
 
 
@@ -106,11 +131,14 @@ def format_plan(df: pd.DataFrame, title: str = "") -> str:
     """The plan as text: per study, reader and condition, then totals per reader and overall."""
     if df.empty:
         return f"{title}\n(no reader calls)" if title else "(no reader calls)"
-    cols = ["study", "reader", "condition", "calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input", "usd_max"]
+    cols = ["study", "reader", "condition", "calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input", "usd_max",
+            "usd_input_cached"]
     show = df[[c for c in cols if c in df.columns]].copy()
     if show["study"].eq("").all():
         show = show.drop(columns="study")
-    tot = df.groupby("reader", sort=False)[["calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input", "usd_max"]].sum()
+    tot = df.groupby("reader", sort=False)[[c for c in ("calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input",
+                                                        "usd_max", "cache_read_tokens", "usd_input_cached", "usd_input_batch")
+                                             if c in df.columns]].sum()
     lines = [title] if title else []
     lines.append(show.to_string(index=False))
     lines.append("")
@@ -119,6 +147,11 @@ def format_plan(df: pd.DataFrame, title: str = "") -> str:
     lines.append(f"TOTAL: {int(df['calls'].sum()):,} calls, {int(df['n_na'].sum()):,} N/A, {int(df['prompt_tokens'].sum()):,} "
                  f"prompt tokens, estimated ${df['usd_input'].sum():,.2f} input, at most ${df['usd_max'].sum():,.2f} "
                  "with every output budget used (upper bound)")
+    if "usd_input_cached" in df.columns:
+        lines.append(f"with prefix caching (calls in {'prefix' if prefix.enabled() else 'task'} order, providers' cached-input "
+                     f"prices; lcrag.llm.cacheplan): ${df['usd_input_cached'].sum():,.2f} input "
+                     f"({int(df['cache_read_tokens'].sum()):,} prompt tokens from the cache); through the batch API "
+                     f"without caching: ${df['usd_input_batch'].sum():,.2f} input")
     tk = df.drop_duplicates("reader")[["reader", "tokenizer"]]
     lines.append("tokenizers: " + "; ".join(f"{r}: {t}" for r, t in zip(tk["reader"], tk["tokenizer"])))
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from .types import Outcome, ParseStatus, ResultRow
 BASE_COLUMNS = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines", "error"]
 # per-row usage (lcrag.types.ResultRow; defaults in rows of older results files)
 USAGE_COLUMNS = ["prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd", "latency_s", "cached",
-                 "prompt_tokens_own", "tokenizer", "context_chars"]
+                 "prompt_tokens_own", "tokenizer", "context_chars", "prompt_cached_tokens", "prompt_cache_write_tokens"]
 
 
 def to_frame(rows: Iterable[ResultRow]) -> pd.DataFrame:

@@ -51,6 +51,9 @@ from .errors import BudgetExceeded, InputError
 from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
+from .llm import prefix, throughput
+from .llm.aimd import run_workers
+from .llm.cacheplan import cache_use, caches_prefixes
 from .llm.parse import parse_answer_only, parse_response
 from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
@@ -227,6 +230,12 @@ class RunStats:
     est_tokens: int = 0
     est_usd: float = 0.0
     resume: ResumeCounts = field(default_factory=ResumeCounts)  # reused / invalidated / retried / new
+    # sending phase (lcrag.llm.throughput): model calls per second, attempts, and the share answered HTTP 429
+    calls_per_s: float = 0.0
+    attempts: int = 0
+    rate_limited: int = 0
+    rate_limited_share: float = 0.0
+    prefix_order: bool = False  # calls sent in prefix order (lcrag.llm.prefix)
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -236,6 +245,12 @@ class RunStats:
 
 def _price(reader: Reader, tin: int, tout: int) -> float:
     return price(reader.profile, tin, tout)
+
+
+def _call_usd(reader: Reader, resp: Response) -> float:
+    """USD of the call's reported usage: cached and cache-write prompt tokens at their prices (lcrag.llm.costs)."""
+    return price(reader.profile, resp.input_tokens, resp.output_tokens, cached_tokens=resp.cached_tokens,
+                 cache_write_tokens=resp.cache_write_tokens, batch=resp.batch)
 
 
 def _response_from_call(text: str, expects_json: bool, context: Context, call: dict[str, Any] | None = None) -> Response:
@@ -253,7 +268,9 @@ def _response_from_call(text: str, expects_json: bool, context: Context, call: d
                     error=parsed.error, invalid_lines=invalid, input_tokens=int(call.get("input_tokens", 0) or 0),
                     output_tokens=int(call.get("output_tokens", 0) or 0), latency_s=float(call.get("latency_s", 0.0) or 0.0),
                     reasoning=call.get("reasoning", "") or "", reasoning_tokens=int(call.get("reasoning_tokens", 0) or 0),
-                    finish_reason=call.get("finish_reason", "") or "")
+                    finish_reason=call.get("finish_reason", "") or "",
+                    cached_tokens=int(call.get("cached_tokens", 0) or 0),
+                    cache_write_tokens=int(call.get("cache_write_tokens", 0) or 0), batch=bool(call.get("batch")))
 
 
 def _count_prompts(profile, prompts: list[list[dict[str, str]]]) -> list[int]:
@@ -294,8 +311,12 @@ def _run_tasks(
     max_workers: int | None = None,
     log: Callable[[str], None] | None = None,
     stats: RunStats | None = None,
+    prefix_order: bool | None = None,
 ) -> list[ResultRow]:
     """Run ``tasks`` with ``reader`` and return all rows of this run for these tasks (see module doc).
+
+    ``prefix_order``: send the calls so that prompts sharing a prefix go back to back
+    (:mod:`lcrag.llm.prefix`; default ``LCRAG_PREFIX_ORDER``, on); requests and rows are the same either way.
 
     Pass a ``RunStats()`` as ``stats`` to receive the counts (skipped, done, cached, failed, N/A,
     estimated and actual spend) of this call.
@@ -343,13 +364,23 @@ def _run_tasks(
             stats.na += 1
             continue
         sendable.append(entry)
+    stats.prefix_order = prefix.enabled(prefix_order)
+    if stats.prefix_order:  # same requests, sent so that shared prefixes are served from caches
+        sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e[3]) for e in sendable])]
     uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
     stats.est_tokens = sum(e[6] for e in uncached)
-    stats.est_usd = _price(reader, stats.est_tokens, len(uncached) * reader.profile.max_tokens)
+    # per call (a long-context tier depends on each prompt's size); the budget guard assumes no prompt caching
+    stats.est_usd = sum(_price(reader, e[6], reader.profile.max_tokens) for e in uncached)
     if uncached:
+        with_cache = ""
+        if caches_prefixes(reader.profile):  # the provider's prefix cache in this send order (lcrag.llm.cacheplan)
+            use = cache_use([prefix.prompt_text(e[3]) for e in uncached], [e[6] for e in uncached], reader.profile)
+            est = sum(price(reader.profile, e[6], reader.profile.max_tokens, cached_tokens=r, cache_write_tokens=w)
+                      for e, (r, w) in zip(uncached, use))
+            with_cache = f" (~${est:.2f} if the provider's prompt cache serves the shared prefixes)"
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
             f"{stats.skipped} already done, {stats.na} over the window); ~{stats.est_tokens:,} prompt tokens to send, "
-            f"estimated cost ${stats.est_usd:.2f}")
+            f"estimated cost ${stats.est_usd:.2f}{with_cache}")
     if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
@@ -377,24 +408,32 @@ def _run_tasks(
         resp.prompt_tokens_own = ntok
         return t, tid, resp
 
-    workers = max_workers or reader.profile.concurrency
+    workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
+    counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
     bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
-    pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
+    # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
+    keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
+    pool, queue, inflight = DaemonPool(workers), prefix.LeaderFirst(sendable, keys), {}
     try:
         with interrupts.handling() as stop:
             while True:
                 while not stop.requested and len(inflight) < workers:
-                    entry = next(queue, None)
-                    if entry is None:
+                    got = queue.next()
+                    if got is None:
                         break
-                    inflight.add(pool.submit(work, entry))
+                    inflight[pool.submit(work, got[0])] = got[1]
                 if not inflight:
                     break
                 finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
                 for fut in finished:
-                    inflight.discard(fut)
-                    t, tid, resp = fut.result()
+                    queue.answered(inflight.pop(fut))
+                    try:
+                        t, tid, resp = fut.result()
+                    except interrupts.StopSending:  # held at an adaptive gate when the stop came: not sent
+                        held += 1
+                        continue
+                    sent += not resp.cached
                     if resp.outcome == Outcome.ERROR:
                         stats.failed += 1
                         row = _row(run, t, reader, Outcome.ERROR, resp, {})
@@ -402,7 +441,7 @@ def _run_tasks(
                         stats.done += 1
                         stats.cached += int(resp.cached)
                         if not resp.cached:
-                            stats.spend_usd += _price(reader, resp.input_tokens, resp.output_tokens)
+                            stats.spend_usd += _call_usd(reader, resp)
                         row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
                         row.scorer_version = sver
                     writer.append(row)
@@ -418,7 +457,7 @@ def _run_tasks(
         if stop.requested:
             for fut in inflight:
                 fut.cancel()
-            left = sum(1 for _ in queue)
+            left = len(queue) + held
             done = stats.done + stats.failed
             raise interrupts.RunInterrupted(
                 stop.signum, done=done, cancelled=len(inflight), left=left,
@@ -429,6 +468,10 @@ def _run_tasks(
         pool.shutdown()
         bar.close()
         writer.close()
+        if sent:
+            for k, v in throughput.summary(counts0, throughput.client_counts(reader), sent,
+                                           time.perf_counter() - t_send).items():
+                setattr(stats, k, v)
     order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]
     return [rows[o] for o in order if o in rows]
 
@@ -442,7 +485,8 @@ def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metric
               "input_tokens": resp.input_tokens, "output_tokens": resp.output_tokens, "context_chars": t.context.n_chars,
               "raw": resp.raw[:2000]},
         prompt_tokens=resp.input_tokens, completion_tokens=resp.output_tokens, reasoning_tokens=resp.reasoning_tokens,
-        cost_usd=round(price(reader.profile, resp.input_tokens, resp.output_tokens), 8), latency_s=round(resp.latency_s, 6),
+        cost_usd=round(_call_usd(reader, resp), 8), latency_s=round(resp.latency_s, 6),
         cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=reader.profile.tokenizer,
         context_chars=t.context.n_chars, reasoning=resp.reasoning[:4000],
+        prompt_cached_tokens=resp.cached_tokens, prompt_cache_write_tokens=resp.cache_write_tokens,
     )

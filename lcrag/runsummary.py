@@ -2,7 +2,9 @@
 
 * :func:`summarize` — rows ok / error / N/A (of a tidy results frame), calls made (sent to a
   model: ok rows not served by the cache + error rows), cache hits, spend and wall time, from
-  the runner's per-reader stats (:class:`lcrag.runner.RunStats` as dicts).
+  the runner's per-reader stats (:class:`lcrag.runner.RunStats` as dicts), and per reader that made
+  calls its achieved calls per second and the share of attempts answered HTTP 429
+  (:mod:`lcrag.llm.throughput`; the same numbers are in the manifest's per-reader stats).
 * :meth:`RunSummary.failed` — the run counts as failed when every row is an error, or when the
   error share (error rows / all rows of the run, N/A included) is above ``max_error_rate``
   (default 0.5); :meth:`RunSummary.reasons` gives the most common error reasons with counts.
@@ -28,6 +30,7 @@ class RunSummary:
     spend_usd: float = 0.0
     seconds: float = 0.0
     errors: Counter = field(default_factory=Counter)
+    throughput: dict[str, tuple[float, float]] = field(default_factory=dict)  # reader -> (calls/s, share answered 429)
 
     @property
     def rows(self) -> int:
@@ -46,7 +49,9 @@ class RunSummary:
     def paragraph(self) -> str:
         return (f"[lcrag] summary: {self.rows} rows — {self.ok} ok, {self.error} error, {self.na} N/A; "
                 f"{self.calls} calls made, {self.cache_hits} cache hits, {self.skipped} rows already done; "
-                f"cost ${self.spend_usd:.2f}; {self.seconds:.1f} s.")
+                f"cost ${self.spend_usd:.2f}; {self.seconds:.1f} s."
+                + "".join(f" {r}: {cps:.2f} calls/s, {100 * share:.1f} % answered HTTP 429." for r, (cps, share)
+                          in self.throughput.items()))
 
     def failure_message(self, max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> str:
         why = "every row is an error" if self.error == self.rows else \
@@ -73,6 +78,9 @@ def summarize(df, stats: dict[str, dict[str, Any]], seconds: float) -> RunSummar
         out.calls += int(st.get("done", 0)) - int(st.get("cached", 0)) + int(st.get("failed", 0))
         out.skipped += int(st.get("skipped", 0))
         out.spend_usd += float(st.get("spend_usd", 0.0))
+    for reader, st in stats.items():  # the sending phase's rate (lcrag.llm.throughput), where calls were made
+        if float(st.get("calls_per_s", 0.0) or 0.0) > 0:
+            out.throughput[reader] = (float(st["calls_per_s"]), float(st.get("rate_limited_share", 0.0) or 0.0))
     return out
 
 

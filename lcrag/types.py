@@ -309,6 +309,9 @@ class Response:
     reasoning_tokens: int = 0  # part of output_tokens
     finish_reason: str = ""
     prompt_tokens_own: int = -1  # prompt tokens under the reader's own tokenizer, chat template included
+    cached_tokens: int = 0  # of input_tokens: read from the provider's prompt cache (lcrag.llm.billing)
+    cache_write_tokens: int = 0  # of input_tokens: written to the provider's prompt cache
+    batch: bool = False  # answered through a provider's batch API (priced at its batch discount)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -338,7 +341,9 @@ class ResultRow:
     characters of the rendered context; ``reasoning`` — the reasoning text (its first 4,000 characters;
     the response cache keeps it whole). ``cache_key`` (the request
     fingerprint) and ``scorer_version`` decide whether a re-run may reuse the row
-    (``lcrag.runtime.resume``).
+    (``lcrag.runtime.resume``). ``prompt_cached_tokens`` / ``prompt_cache_write_tokens`` — the part of
+    ``prompt_tokens`` the provider reported as read from / written to its prompt cache
+    (:mod:`lcrag.llm.billing`), which ``cost_usd`` prices at the cached / cache-write prices.
     """
 
     run: str
@@ -366,6 +371,8 @@ class ResultRow:
     context_chars: int = -1
     reasoning: str = ""
     scorer_version: str = ""  # version of the scorer that filled ``metrics`` (lcrag.runtime.resume.scorer_version)
+    prompt_cached_tokens: int = 0
+    prompt_cache_write_tokens: int = 0
 
     @property
     def task_id(self) -> str:

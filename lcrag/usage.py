@@ -6,7 +6,8 @@ reader × condition). Definitions (per group):
 * ``calls`` — rows that were sent (outcome ``ok`` or ``error``); ``n_na`` — rows not sent
   (over the reader's window); ``na_rate`` = N/A rows / all rows;
 * ``prompt_tokens`` / ``completion_tokens`` / ``reasoning_tokens`` — sums of the usage the
-  endpoint reported (reasoning is part of completion); ``usd`` — sum of the rows' ``cost_usd``
+  endpoint reported (reasoning is part of completion); ``prompt_cached_tokens`` — of the prompt tokens,
+  those the provider served from its prompt cache (:mod:`lcrag.llm.billing`); ``usd`` — sum of the rows' ``cost_usd``
   (the recorded calls' price, cached rows included); ``usd_per_call`` = usd / ok rows;
 * ``latency_p50_s`` / ``latency_p95_s`` — percentiles (linear interpolation) of the recorded
   call latency over ``ok`` rows that have one (> 0);
@@ -30,11 +31,12 @@ import pandas as pd
 
 from .types import Outcome, ParseStatus
 
-COLUMNS = ["calls", "n_na", "na_rate", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd", "usd_per_call",
+COLUMNS = ["calls", "n_na", "na_rate", "prompt_tokens", "completion_tokens", "reasoning_tokens", "prompt_cached_tokens", "usd",
+           "usd_per_call",
            "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate", "context_chars", "prompt_tokens_own",
            "tokenizer"]
 _DEFAULTS = {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0, "cost_usd": 0.0, "latency_s": 0.0,
-             "cached": False, "prompt_tokens_own": -1, "tokenizer": "", "context_chars": -1}
+             "cached": False, "prompt_tokens_own": -1, "tokenizer": "", "context_chars": -1, "prompt_cached_tokens": 0}
 
 
 def with_usage_defaults(df: pd.DataFrame) -> pd.DataFrame:
@@ -63,7 +65,8 @@ def usage_table(df: pd.DataFrame, by: Sequence[str] = ("reader", "condition")) -
             n_na=int((g["outcome"] == Outcome.NA).sum()),
             na_rate=float((g["outcome"] == Outcome.NA).mean()) if len(g) else np.nan,
             prompt_tokens=int(ok["prompt_tokens"].sum()), completion_tokens=int(ok["completion_tokens"].sum()),
-            reasoning_tokens=int(ok["reasoning_tokens"].sum()), usd=float(ok["cost_usd"].sum()),
+            reasoning_tokens=int(ok["reasoning_tokens"].sum()), prompt_cached_tokens=int(ok["prompt_cached_tokens"].sum()),
+            usd=float(ok["cost_usd"].sum()),
             usd_per_call=float(ok["cost_usd"].mean()) if len(ok) else np.nan,
             latency_p50_s=float(np.percentile(lat, 50)) if len(lat) else np.nan,
             latency_p95_s=float(np.percentile(lat, 95)) if len(lat) else np.nan,

@@ -23,12 +23,22 @@ def register(sub) -> None:
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
                    help="print the sweep plan — calls, N/A, prompt tokens and cost per notebook, reader and condition — "
                         "computed from the parameters without executing a notebook or calling a reader")
+    p.add_argument("--no-prefix-order", dest="no_prefix_order", action="store_true",
+                   help="send each reader's calls in task order, not grouped by shared prompt prefix (also "
+                        "LCRAG_PREFIX_ORDER=0; the notebooks' kernels inherit it; docs/cost.md)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..config import PROJECT_ROOT
     from ..reproduce import run as run_all
+
+    if getattr(args, "no_prefix_order", False):  # read by the runner and the dry run, inherited by the kernels
+        import os
+
+        from ..llm.prefix import ENV
+
+        os.environ[ENV] = "0"
 
     params = Path(args.params)
     if not params.is_absolute() and not params.exists():

@@ -43,6 +43,10 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=2, help="Ray executor: shards (workers) per reader (default 2)")
     p.add_argument("--budget-cap-usd", type=float,
                    help="Ray executor: hard cap on actual spend, shared by all workers (default: --budget-usd)")
+    p.add_argument("--no-prefix-order", dest="no_prefix_order", action="store_true",
+                   help="send each reader's calls in task order, not grouped by shared prompt prefix (the default order "
+                        "lets providers' prompt caches serve the repeated haystack; same requests either way; "
+                        "also LCRAG_PREFIX_ORDER=0; docs/cost.md)")
     p.set_defaults(func=run)
 
 
@@ -69,6 +73,13 @@ def overrides_of(pairs: list[str]) -> dict:
 
 def run(args) -> int:
     from ..experiment.engine import run as run_engine
+
+    if getattr(args, "no_prefix_order", False):  # read by the runner, the dry run and Ray workers alike
+        import os
+
+        from ..llm.prefix import ENV
+
+        os.environ[ENV] = "0"
 
     readers = [*(args.readers or []), *(args.reader or [])] or None
     overrides = overrides_of(args.overrides)

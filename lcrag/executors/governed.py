@@ -5,15 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..llm import costs
 from ..llm.client import CallResult
 from ..llm.readers import Reader, ReadRequest
 from ..llm.tokens import count_messages
 from .governor import BUDGET_REFUSED
 
 
-def price(reader: Reader, tokens_in: int, tokens_out: int) -> float:
-    p = reader.profile
-    return tokens_in / 1e6 * p.price_input_per_1m + tokens_out / 1e6 * p.price_output_per_1m
+def price(reader: Reader, tokens_in: int, tokens_out: int, **usage: Any) -> float:
+    """USD of one call under the reader profile's price list (:func:`lcrag.llm.costs.price`)."""
+    return costs.price(reader.profile, tokens_in, tokens_out, **usage)
 
 
 @dataclass
@@ -42,6 +43,7 @@ class GovernedReader(Reader):
         try:
             res = self.inner.read(request)
         finally:
-            actual = price(self, res.input_tokens, res.output_tokens) if (res is not None and res.ok) else 0.0
+            actual = (price(self, res.input_tokens, res.output_tokens, cached_tokens=res.cached_tokens,
+                            cache_write_tokens=res.cache_write_tokens) if (res is not None and res.ok) else 0.0)
             self.governor.settle(worst, actual)
         return res

@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BudgetExceeded, LcragError
+from ..llm import prefix
+from ..llm.aimd import run_workers
 from ..llm.cache import ResponseCache
 from ..llm.readers import ChatReader, Reader
 from ..llm.tokens import count_messages
@@ -65,7 +67,8 @@ def _worker_reader(spec: Any, governor) -> Reader:
 
 
 def run_shard(i: int, tasks: list[Task], reader_spec: Any, run: str, results_path: str, cache_mode: str,
-              scorer: Scorer, governor, threads: int, pid_dir: str | None = None) -> dict[str, Any]:
+              scorer: Scorer, governor, threads: int, pid_dir: str | None = None,
+              prefix_order: bool | None = None) -> dict[str, Any]:
     """Body of one Ray task: run one shard into its own cache and results files; returns its counts."""
     if pid_dir:
         Path(pid_dir, f"worker-{i:03d}.pid").write_text(str(os.getpid()))
@@ -74,7 +77,8 @@ def run_shard(i: int, tasks: list[Task], reader_spec: Any, run: str, results_pat
     reader = _worker_reader(reader_spec, governor)
     st = RunStats()
     run_tasks(tasks, reader, run=run, results_path=res_p, scorer=scorer, cache=ResponseCache(cache_p, mode=cache_mode),
-              progress=False, max_workers=threads, log=lambda s: None, stats=st, allow_over_budget=True)
+              progress=False, max_workers=threads, log=lambda s: None, stats=st, allow_over_budget=True,
+              prefix_order=prefix_order)
     return st.as_dict()
 
 
@@ -103,13 +107,17 @@ def run_tasks_ray(
     log: Callable[[str], None] | None = None,
     stats: RunStats | None = None,
     pid_dir: str | Path | None = None,
+    prefix_order: bool | None = None,
 ) -> list[ResultRow]:
     """Run ``tasks`` over Ray workers (see module doc); returns this run's rows for ``tasks`` in order.
 
     ``threads``: requests in flight per worker (default: the profile's ``concurrency``);
     ``max_retries``: Ray re-runs of a shard whose worker died (a re-run resumes from the shard's
-    own results file); ``pid_dir``: where workers write their process ids (tests).
+    own results file); ``pid_dir``: where workers write their process ids (tests); ``prefix_order``: keep the
+    calls sharing a prompt prefix in one shard and send each shard's calls in prefix order (:mod:`lcrag.llm.prefix`;
+    default ``LCRAG_PREFIX_ORDER``, on).
     """
+    prefix_order = prefix.enabled(prefix_order)
     log = log or (lambda s: print(s, file=sys.stderr))
     cache = cache or ResponseCache()
     results_path = Path(results_path)
@@ -124,7 +132,7 @@ def run_tasks_ray(
     window = reader.profile.context_window
     local: list[Task] = []
     remote: list[Task] = []
-    est_tokens = 0
+    est_tokens, est_usd = 0, 0.0
     for t in tasks:
         if task_id(run, t.item.id, t.condition, reader.name, t.prompt) in finished:
             local.append(t)  # run_tasks skips it and returns its row
@@ -138,9 +146,10 @@ def run_tasks_ray(
             local.append(t)
             continue
         est_tokens += ntok
+        est_usd += price(reader, ntok, reader.profile.max_tokens)  # per call: a long-context tier is per prompt
         remote.append(t)
     stats.est_tokens = est_tokens
-    stats.est_usd = price(reader, est_tokens, len(remote) * reader.profile.max_tokens)
+    stats.est_usd = est_usd
     if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(remote)} uncached calls); raise the budget or allow_over_budget=True")
@@ -150,13 +159,13 @@ def run_tasks_ray(
     if local:
         st = RunStats()
         run_tasks(local, reader, run=run, results_path=results_path, scorer=scorer, cache=cache, progress=progress,
-                  log=log, stats=st, allow_over_budget=True)
+                  log=log, stats=st, allow_over_budget=True, prefix_order=prefix_order)
         stats.skipped, stats.cached, stats.done, stats.na, stats.failed = st.skipped, st.cached, st.done, st.na, st.failed
 
     errors: list[str] = []
     if remote:
         ray = init_ray(address)
-        shards = shard_tasks(remote, reader, max(1, min(workers, len(remote))))
+        shards = shard_tasks(remote, reader, max(1, min(workers, len(remote))), group_prefixes=prefix_order)
         log(f"[lcrag] {reader.label}: {len(remote)} calls in {len(shards)} shards over Ray "
             f"(~{est_tokens:,} prompt tokens, estimated cost ${stats.est_usd:.2f}"
             + (f", shared cap ${cap_usd:.2f})" if cap_usd is not None else ")"))
@@ -166,7 +175,7 @@ def run_tasks_ray(
         per = max(0.01, min(1.0, cpus / len(shards)))
         fn = ray.remote(num_cpus=per, max_retries=max_retries)(run_shard)
         refs = {fn.remote(i, s, spec, run, str(results_path), cache.mode, scorer, governor,
-                          threads or reader.profile.concurrency, str(pid_dir) if pid_dir else None): i
+                          threads or run_workers(reader.profile), str(pid_dir) if pid_dir else None, prefix_order): i
                 for i, s in enumerate(shards)}
         for ref, i in refs.items():
             try:
@@ -174,9 +183,10 @@ def run_tasks_ray(
             except Exception as e:  # a dead worker (RayTaskError, WorkerCrashedError …): keep what it finished
                 errors.append(f"shard {i}: {type(e).__name__}: {_first_line(e)}")
                 continue
-            for k in ("done", "cached", "failed", "na"):
+            for k in ("done", "cached", "failed", "na", "attempts", "rate_limited"):
                 setattr(stats, k, getattr(stats, k) + st[k])
             stats.spend_usd += st["spend_usd"]
+        stats.rate_limited_share = round(stats.rate_limited / stats.attempts, 4) if stats.attempts else 0.0
         gstate = governor.state()
         if gstate["refused"]:
             log(f"[lcrag] shared budget cap ${cap_usd:.2f} reached: {gstate['refused']} calls not sent "

@@ -6,7 +6,11 @@ characters so far (ties: fewest tasks, then lowest shard id) — longest-process
 scheduling. Lengths are thereby interleaved: every shard gets the same mix of short and long
 prompts (a shard never holds all the 1M-character contexts), shard totals differ by at most
 one prompt, and the same task list always gives the same shards, whatever its order: the
-shard of a task depends only on the cache keys and lengths of the list.
+shard of a task depends only on the cache keys and lengths of the list. With ``group_prefixes``
+(the Ray executor under prefix-aware order, :mod:`lcrag.llm.prefix`) the units placed this way
+are the groups of tasks whose prompts share a prefix key (:func:`lcrag.llm.prefix.affinity_key`)
+instead of single tasks, so the calls over one haystack stay in one worker, where they are sent
+back to back; a group's length is the sum of its prompts' (ties by its smallest cache key).
 
 Each shard writes its own files in the run's shard directory ``<results>.shards/``:
 ``results-NNN.jsonl`` (the runner's append-only results format) and ``cache-NNN.sqlite`` (a
@@ -28,6 +32,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..llm.cache import ResponseCache, cache_key
+from ..llm.prefix import affinity_key
 from ..llm.readers import Reader
 from ..runner import ResultsWriter, Task, read_results
 from ..types import Outcome
@@ -49,19 +54,26 @@ def prompt_chars(t: Task) -> int:
     return sum(len(m.get("content") or "") for m in messages)
 
 
-def shard_tasks(tasks: Sequence[Task], reader: Reader, n_shards: int) -> list[list[Task]]:
+def shard_tasks(tasks: Sequence[Task], reader: Reader, n_shards: int, *,
+                group_prefixes: bool = False) -> list[list[Task]]:
     """Split ``tasks`` into ``n_shards`` length-balanced lists (see module doc); empty shards are dropped."""
     if n_shards < 1:
         raise ValueError("n_shards must be at least 1")
     import heapq
 
-    sized = sorted(((prompt_chars(t), task_key(t, reader), t) for t in tasks), key=lambda x: (-x[0], x[1]))
+    units: dict[str, list] = {}
+    for i, t in enumerate(tasks):
+        key = task_key(t, reader)
+        unit = affinity_key(t.build()[0]) if group_prefixes else f"{key}\x00{i}"  # grouped, or each task alone
+        units.setdefault(unit, []).append((prompt_chars(t), key, t))
+    sized = sorted(((sum(c for c, _, _ in u), min(k for _, k, _ in u), [t for _, _, t in sorted(u, key=lambda x: x[1])])
+                    for u in units.values()), key=lambda x: (-x[0], x[1]))
     shards: list[list[Task]] = [[] for _ in range(n_shards)]
     heap = [(0, 0, i) for i in range(n_shards)]  # (characters so far, tasks so far, shard)
-    for chars, _key, t in sized:  # longest first, each to the lightest shard
+    for chars, _key, ts in sized:  # longest first, each to the lightest shard
         total, count, i = heapq.heappop(heap)
-        shards[i].append(t)
-        heapq.heappush(heap, (total + chars, count + 1, i))
+        shards[i].extend(ts)
+        heapq.heappush(heap, (total + chars, count + len(ts), i))
     return [s for s in shards if s]
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import InputError
 from ..textio import iter_jsonl
 from .cache import ResponseCache, cache_key
+from .billing import read_usage
 from .call import needs_call, store, window_reason
 from .client import ChatClient, chat_kwargs
 from .readers import Reader
@@ -173,8 +174,10 @@ def collect(output_jsonl: str | Path | Sequence[str | Path], pending: dict[str, 
         results.append((cid, text, usage))
     for cid, text, usage in results:
         req = pending[cid]
-        store(cache, cid, req, {"text": text, "input_tokens": usage.get("prompt_tokens", 0),
-                                "output_tokens": usage.get("completion_tokens", 0)})
+        u = read_usage(usage)  # the provider's usage, cached prompt tokens included (lcrag.llm.billing)
+        rec = {"text": text, "input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"], "batch": True}
+        rec.update({k: u[k] for k in ("reasoning_tokens", "cached_tokens", "cache_write_tokens") if u[k]})
+        store(cache, cid, req, rec)  # "batch": priced at the profile's batch_price_factor (lcrag.llm.costs)
     for cid in pending:
         if cid not in seen:
             failures.setdefault(cid, "missing from the batch output")

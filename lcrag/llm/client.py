@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
 from .profiles import ReaderProfile, is_loopback  # noqa: F401  (is_loopback re-exported)
+from .billing import read_usage
 from .reasoning import RequestShapeError, request_shape_error, split_reasoning  # noqa: F401  (re-exported)
 
 # JSON schema of the EBG answer, used for llama.cpp's json_object+schema mode.
@@ -51,6 +53,9 @@ class CallResult:
     reasoning_tokens: int = 0  # part of output_tokens
     finish_reason: str = ""  # "stop", "length" (cut by the output budget) …
     retryable: bool = False  # a failure that another attempt (or another endpoint of a pool) may cure
+    cached_tokens: int = 0  # prompt tokens served from the provider's prompt cache (lcrag.llm.billing)
+    cache_write_tokens: int = 0  # prompt tokens written to it
+    retry_after_s: float = 0.0  # a 429/503's Retry-After (seconds; 0 when absent)
 
 
 def resolve_api_key(profile: ReaderProfile) -> str:
@@ -92,6 +97,20 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
     return False, f"{exc.__class__.__name__}: {str(exc)[:200]}"
 
 
+def retry_after(exc: Exception) -> float:
+    """Seconds a failed call's ``Retry-After`` (or ``retry-after-ms``) header asks to wait; 0 when absent or an
+    HTTP date (then the backoff decides)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+        v = headers.get("retry-after")
+        return max(0.0, float(v)) if v is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def chat_kwargs(p: ReaderProfile, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
     """Arguments of ``chat.completions.create`` for a profile (also the Batch API request body)."""
     kw: dict[str, Any] = {"model": p.model, "messages": messages}
@@ -123,6 +142,9 @@ class ChatClient:
         self._client = openai.OpenAI(
             api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0
         )
+        self.attempts = 0  # attempts sent and those answered HTTP 429, for the run's throughput report
+        self.rate_limited = 0
+        self._count_lock = threading.Lock()
 
     def backoff(self, attempt: int) -> float:
         """Full-jitter exponential backoff: uniform(0, min(max, base * 2**attempt))."""
@@ -135,27 +157,30 @@ class ChatClient:
         last = ""
         t0 = time.perf_counter()
         for attempt in range(self.profile.max_retries + 1):
+            with self._count_lock:
+                self.attempts += 1
             try:
                 resp = self._client.chat.completions.create(**kw)
                 choice = resp.choices[0]
                 text, reasoning = split_reasoning(choice.message)
-                usage = getattr(resp, "usage", None)
-                details = getattr(usage, "completion_tokens_details", None)
+                u = read_usage(getattr(resp, "usage", None))
                 return CallResult(
-                    True, text=text, attempts=attempt + 1,
-                    input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                    output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                    latency_s=time.perf_counter() - t0, reasoning=reasoning,
-                    reasoning_tokens=int(getattr(details, "reasoning_tokens", 0) or 0),
-                    finish_reason=str(getattr(choice, "finish_reason", "") or ""),
+                    True, text=text, attempts=attempt + 1, input_tokens=u["prompt_tokens"],
+                    output_tokens=u["completion_tokens"], latency_s=time.perf_counter() - t0, reasoning=reasoning,
+                    reasoning_tokens=u["reasoning_tokens"], finish_reason=str(getattr(choice, "finish_reason", "") or ""),
+                    cached_tokens=u["cached_tokens"], cache_write_tokens=u["cache_write_tokens"],
                 )
             except Exception as exc:  # classified below; only a refused request shape escapes
                 shape = request_shape_error(self.profile, exc)
                 if shape is not None:
                     raise shape from None
                 retry, last = _retryable(exc)
+                if last.startswith("HTTP 429"):
+                    with self._count_lock:
+                        self.rate_limited += 1
+                wait_s = retry_after(exc)
                 if not retry or attempt == self.profile.max_retries:
                     return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0,
-                                      retryable=retry)
-                self._sleep(self.backoff(attempt))
+                                      retryable=retry, retry_after_s=wait_s)
+                self._sleep(max(wait_s, self.backoff(attempt)))
         return CallResult(False, error=last or "no attempt made", attempts=self.profile.max_retries + 1)

@@ -5,6 +5,17 @@ Conventions:
 * Prices are USD per 1M tokens (``price_input_per_1m``, ``price_output_per_1m``). Output tokens
   are the endpoint's ``completion_tokens``, which include reasoning tokens (OpenAI bills
   reasoning as output; vLLM counts it the same way), so reasoning is priced as output.
+* ``prompt_tokens`` is every prompt token of the call, cached ones included (OpenAI's
+  convention; :func:`lcrag.llm.billing.read_usage` brings Anthropic's separate cache counts to it).
+  Of them, ``cached_tokens`` (read from the provider's prompt cache) are priced at
+  ``price_cached_input_per_1m`` and ``cache_write_tokens`` (written to it, Anthropic) at
+  ``price_cache_write_per_1m``; the rest at the input price. A profile without those prices
+  prices them as ordinary input (an upper bound, never an understatement).
+* Long-context tier: a call whose prompt has more than ``long_context_threshold`` tokens pays
+  the ``*_long_per_1m`` prices for all its tokens (input, cached input and output), as Gemini
+  and Anthropic bill prompts above 200K tokens; a long price left unset keeps the base price.
+* Batch: ``batch=True`` multiplies the whole price by ``batch_price_factor`` (OpenAI, Anthropic
+  and Gemini bill batch calls at 50 %); a profile without one pays the full price.
 * The window guard (EBG paper: heatmap cells over a model's window are N/A, never sent): a
   prompt of ``p`` tokens under the reader's own tokenizer, chat template included
   (``lcrag.llm.tokens.profile_prompt_tokens``), is sent only when ``p + max_tokens <=
@@ -18,9 +29,21 @@ from __future__ import annotations
 from .profiles import ReaderProfile
 
 
-def price(profile: ReaderProfile, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD of one call's usage under the profile's prices."""
-    return prompt_tokens / 1e6 * profile.price_input_per_1m + completion_tokens / 1e6 * profile.price_output_per_1m
+def price(profile: ReaderProfile, prompt_tokens: int, completion_tokens: int, *, cached_tokens: int = 0,
+          cache_write_tokens: int = 0, batch: bool = False) -> float:
+    """USD of one call's usage under the profile's prices (module doc: cached, cache-write, long-context, batch)."""
+    p = profile
+    long = p.long_context_threshold is not None and prompt_tokens > p.long_context_threshold
+    pin = (p.price_input_long_per_1m if long and p.price_input_long_per_1m is not None else p.price_input_per_1m)
+    pout = (p.price_output_long_per_1m if long and p.price_output_long_per_1m is not None else p.price_output_per_1m)
+    pcached = p.price_cached_input_long_per_1m if long and p.price_cached_input_long_per_1m is not None else None
+    if pcached is None:
+        pcached = p.price_cached_input_per_1m if p.price_cached_input_per_1m is not None else pin
+    pwrite = p.price_cache_write_per_1m if p.price_cache_write_per_1m is not None else pin
+    cached = max(0, min(cached_tokens, prompt_tokens))
+    write = max(0, min(cache_write_tokens, prompt_tokens - cached))
+    usd = ((prompt_tokens - cached - write) * pin + cached * pcached + write * pwrite + completion_tokens * pout) / 1e6
+    return usd * (p.batch_price_factor or 1.0) if batch else usd
 
 
 def output_budget(profile: ReaderProfile) -> int:

@@ -54,6 +54,24 @@ class ReaderProfile(BaseModel):
     max_input_tokens: int | None = Field(None, gt=0)  # a separate input cap (GPT-5: 272K of its 400K window)
     price_input_per_1m: float = Field(0.0, ge=0.0)
     price_output_per_1m: float = Field(0.0, ge=0.0)
+    # the provider's price list beyond one input and one output price (lcrag.llm.costs): cached input, cache
+    # writes, a long-context tier above a prompt size, the batch discount, and where and when the prices were read
+    price_cached_input_per_1m: float | None = Field(None, ge=0.0)
+    price_cache_write_per_1m: float | None = Field(None, ge=0.0)
+    long_context_threshold: int | None = Field(None, gt=0)  # prompt tokens above which the long prices apply
+    price_input_long_per_1m: float | None = Field(None, ge=0.0)
+    price_output_long_per_1m: float | None = Field(None, ge=0.0)
+    price_cached_input_long_per_1m: float | None = Field(None, ge=0.0)
+    batch_price_factor: float | None = Field(None, gt=0.0, le=1.0)  # share of the price a batch-API call pays
+    cache_min_tokens: int = Field(1024, ge=0)  # shortest prefix the provider caches (dry-run caching estimate)
+    prices_as_of: str = ""
+    prices_source: str = ""
+    # "context": mark the end of the haystack as an Anthropic-style cache breakpoint (lcrag.llm.breakpoints)
+    cache_breakpoint: Literal["none", "context"] = "none"
+    # adaptive concurrency per endpoint (lcrag.llm.aimd): on when concurrency_max is set; starts at concurrency
+    concurrency_min: int = Field(1, ge=1, le=256)
+    concurrency_max: int | None = Field(None, ge=1, le=1024)
+    prefix_affinity: bool = True  # pool: route requests sharing a prompt prefix to the same endpoint
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(1.0, ge=0.0)
@@ -114,6 +132,8 @@ class ReaderProfile(BaseModel):
             d["seed"] = self.seed
         if self.extra_body:
             d["extra_body"] = self.extra_body
+        if self.cache_breakpoint != "none":  # changes the request's message shape
+            d["cache_breakpoint"] = self.cache_breakpoint
         return d
 
 
@@ -153,6 +173,14 @@ def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str |
     if prof.kind == "openai" and not prof.api_key_env and not all(is_loopback(u) for u in urls):
         raise err("api_key_env", "a non-loopback endpoint needs api_key_env: the name of the environment variable "
                                  "that holds the key")
+    if prof.concurrency_max is not None and not prof.concurrency_min <= prof.concurrency <= prof.concurrency_max:
+        raise err("concurrency_max", f"adaptive concurrency needs concurrency_min <= concurrency <= concurrency_max "
+                                     f"(got {prof.concurrency_min}, {prof.concurrency}, {prof.concurrency_max})")
+    long_prices = [f for f in ("price_input_long_per_1m", "price_output_long_per_1m", "price_cached_input_long_per_1m")
+                   if getattr(prof, f) is not None]
+    if long_prices and prof.long_context_threshold is None:
+        raise err(long_prices[0], "a long-context price needs long_context_threshold (the prompt tokens above which "
+                                  "it applies)")
     if prof.tokenizer.startswith("hf:"):
         from .tokens import resolve_hf_path
 

@@ -71,7 +71,12 @@ class ChatReader(Reader):
         self.client: ChatClient = make_chat_client(profile)  # a PooledChatClient when base_urls lists replicas
 
     def read(self, request: ReadRequest) -> CallResult:
-        return self.client.chat(request.messages, expects_json=request.expects_json)
+        messages = request.messages
+        if self.profile.cache_breakpoint == "context" and request.context is not None:
+            from .breakpoints import mark_context
+
+            messages = mark_context(messages, request.context.text)
+        return self.client.chat(messages, expects_json=request.expects_json)
 
 
 class ExtractiveReader(Reader):

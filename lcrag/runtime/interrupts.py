@@ -100,6 +100,16 @@ class StopRequest:
 _ACTIVE: list[StopRequest] = []
 
 
+class StopSending(Exception):
+    """Raised where a call waits for its turn (an adaptive-concurrency gate, :mod:`lcrag.llm.aimd`) once a stop is
+    requested: the call is not sent, and the runner counts it as not sent (no row)."""
+
+
+def requested() -> bool:
+    """Whether a stop (Ctrl-C / SIGTERM) is requested in the sweep under way in this process."""
+    return any(s.requested for s in _ACTIVE)
+
+
 @contextlib.contextmanager
 def handling(signals=(signal.SIGINT, signal.SIGTERM)) -> Iterator[StopRequest]:
     """Record SIGINT/SIGTERM into a :class:`StopRequest` instead of dying; restores the old handlers.
@@ -196,4 +206,4 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old if old is not None else signal.SIG_DFL)
 
 
-__all__ = ["RunInterrupted", "StopRequest", "handling", "DaemonPool", "terminate_as_interrupt", "exit_status", "grace_s"]
+__all__ = ["RunInterrupted", "StopRequest", "StopSending", "requested", "handling", "DaemonPool", "terminate_as_interrupt", "exit_status", "grace_s"]

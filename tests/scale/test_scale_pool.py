@@ -22,8 +22,8 @@ def _chat_many(client, n, workers=8, content="hello"):
 
 
 def test_idle_pool_spreads_calls_evenly():
-    with endpoints(3) as eps:
-        r = pool_reader([e.base_url for e in eps])
+    with endpoints(3) as eps:  # without prefix affinity (which routes by prompt prefix: tests/llm/test_prefix_schedule.py)
+        r = pool_reader([e.base_url for e in eps], prefix_affinity=False)
         assert isinstance(r.client, PooledChatClient)
         for i in range(30):
             assert r.client.chat([{"role": "user", "content": f"q{i}"}]).ok
