@@ -22,6 +22,7 @@ import pandas as pd
 
 from .errors import ConfigError, InputError
 from .experiment.notebooks import NotebookPlan, notebook_entry
+from .llm.profiles import load_profile as load_reader
 from .plan import plan_frame
 from .quickimport import papermill
 from .reproduce import Profile, load_profile, notebook_parameters, notebooks
