@@ -37,9 +37,14 @@ from .tokens import profile_prompt_tokens
 
 
 def cache_request(identity: dict[str, Any], messages: list[dict[str, str]], expects_json: bool,
-                  template: str) -> dict[str, Any]:
-    """The request a response is cached under (its key is ``cache_key`` of this dict)."""
-    return {"reader": identity, "messages": messages, "expects_json": expects_json, "template": template}
+                  template: str, sample: int = 0) -> dict[str, Any]:
+    """The request a response is cached under (its key is ``cache_key`` of this dict). ``sample``: the 0-based
+    repeat index (:mod:`lcrag.experiment.repeats`); each sample above 0 is its own entry, sample 0 keeps the
+    key of an unrepeated call so existing caches stay valid."""
+    req = {"reader": identity, "messages": messages, "expects_json": expects_json, "template": template}
+    if sample:
+        req["sample"] = int(sample)
+    return req
 
 
 def needs_call(cache: ResponseCache, key: str) -> bool:

@@ -635,7 +635,7 @@ def lc_vs_rag_curves(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "an
 
 # ------------------------------------------------------------------ registration
 SPEC_PATH = Path(__file__).parent / "specs" / "multihop-rag.yaml"
-"""The built-in spec ``multihop-rag`` (what ``lcrag studies show multihop-rag`` prints)."""
+"""The built-in spec ``multihop-rag`` (what ``lcrag studies spec multihop-rag`` prints)."""
 
 
 def _register() -> None:

@@ -479,7 +479,7 @@ def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: st
 
 # ------------------------------------------------------------------ registration
 SPEC_PATH = Path(__file__).parent / "specs" / "qasper-mp.yaml"
-"""The built-in spec ``qasper-mp`` (what ``lcrag studies show qasper-mp`` prints)."""
+"""The built-in spec ``qasper-mp`` (what ``lcrag studies spec qasper-mp`` prints)."""
 
 
 def _register() -> None:

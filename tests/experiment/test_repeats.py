@@ -1,0 +1,111 @@
+"""Repeats: ``repeats: 5`` against a loopback reader that answers at random gives 5 cache entries per item,
+a flip rate and an interval checked by hand; replaying the run sends nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+from fakes.random_reader import RandomReaderServer
+from lcrag.cli import main
+from lcrag.experiment.repeats import per_item, summarize
+
+ITEMS = 6
+
+
+def _study(tmp_path, base_url: str, repeats: int = 5) -> "Path":
+    items = tmp_path / "items.jsonl"
+    with open(items, "w") as f:
+        for i in range(ITEMS):
+            doc = {"id": f"d{i}", "title": f"Doc {i}", "text": f"Town {i} is small. The answer to item {i} is yes."}
+            f.write(json.dumps({"id": f"q{i}", "question": f"Is the answer to item {i} yes?", "answers": ["yes"],
+                                "documents": [doc], "evidence": [{"doc_id": f"d{i}", "text": f"The answer to item {i} is yes."}]}) + "\n")
+    prof = {"name": "coin", "kind": "openai", "model": "coin-flip", "base_url": base_url, "api_key_env": None,
+            "temperature": 1.0, "max_tokens": 16, "context_window": 4096, "max_retries": 0, "concurrency": 2}
+    study = {"name": "coin", "data": {"items": str(items)}, "controls": [], "rag": {"enabled": False},
+             "readers": [prof], "scorers": ["contains"], "repeats": repeats, "serve_local": False}
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    return path
+
+
+def test_repeats_cache_entries_flip_rate_interval_and_replay(tmp_path, tmp_cache, monkeypatch, capsys):
+    with RandomReaderServer(answers=["yes", "no"], rng_seed=7) as srv:
+        study = _study(tmp_path, srv.base_url)
+        out = tmp_path / "run"
+        assert main(["run", str(study), "--out", str(out), "--quiet", "--seed", "11"]) == 0
+        assert srv.requests == ITEMS * 5
+        assert set(srv.seeds) == {11}                            # --seed reached the endpoint
+        printed = capsys.readouterr().out
+        assert "flip_rate" in printed and "5 samples per task" in printed
+
+        # 5 cache entries per item: one per sample, sample 0 without a "sample" field (today's key)
+        con = sqlite3.connect(tmp_cache / "responses.sqlite")
+        reqs = [json.loads(r[0]) for r in con.execute("SELECT request FROM responses")]
+        con.close()
+        assert len(reqs) == ITEMS * 5
+        per = {}
+        for r in reqs:
+            q = r["messages"][-1]["content"]
+            per.setdefault(q, []).append(r.get("sample", 0))
+        assert len(per) == ITEMS and all(sorted(v) == [0, 1, 2, 3, 4] for v in per.values())
+
+        df = pd.read_csv(out / "results.csv")
+        assert len(df) == ITEMS * 5 and sorted(df["meta.sample"].unique()) == [0, 1, 2, 3, 4]
+        man = json.loads((out / "manifest.json").read_text())
+        assert man["run_controls"]["repeats"] == 5 and man["run_controls"]["reader_seed"] == 11
+        assert man["run_controls"]["seed_sent_to"] == ["coin"]
+
+        # by hand: item means, flip rate, majority vote, clustered 95 % t interval
+        by_item = df.groupby("item_id")["contains"].apply(list)
+        means = [sum(v) / len(v) for v in by_item]
+        flips = [len(set(v)) > 1 for v in by_item]
+        majority = [sum(v) * 2 > len(v) for v in by_item]
+        assert any(flips), "a random reader should flip on some item"
+        center = sum(means) / ITEMS
+        sd = math.sqrt(sum((m - center) ** 2 for m in means) / (ITEMS - 1))
+        half = stats.t.ppf(0.975, ITEMS - 1) * sd / math.sqrt(ITEMS)
+        rep = pd.read_csv(out / "repeats.csv")
+        row = rep[rep["measure"] == "contains"].iloc[0]
+        assert row["n_items"] == ITEMS and row["n_samples"] == ITEMS * 5
+        assert row["mean"] == pytest.approx(center)
+        assert row["ci_lo"] == pytest.approx(center - half) and row["ci_hi"] == pytest.approx(center + half)
+        assert row["flip_rate"] == pytest.approx(sum(flips) / ITEMS)
+        assert row["majority_acc"] == pytest.approx(sum(majority) / ITEMS)
+
+        # replay of that run sends nothing and gives the same rows
+        sent = srv.requests
+        monkeypatch.setenv("LCRAG_CACHE_MODE", "replay")
+        out2 = tmp_path / "replay"
+        assert main(["run", str(study), "--out", str(out2), "--quiet", "--seed", "11"]) == 0
+        assert srv.requests == sent
+        again = pd.read_csv(out2 / "results.csv")
+        assert list(again["contains"]) == list(df["contains"])
+
+
+def test_sample_zero_keeps_the_unrepeated_cache_key(tmp_path, tmp_cache):
+    with RandomReaderServer(answers=["yes"]) as srv:
+        study = _study(tmp_path, srv.base_url, repeats=1)
+        assert main(["run", str(study), "--out", str(tmp_path / "one"), "--quiet"]) == 0
+        assert srv.requests == ITEMS
+        # the same study with 3 repeats sends only samples 1 and 2: sample 0 is served by the cache
+        assert main(["run", str(study), "--out", str(tmp_path / "three"), "--quiet", "--repeats", "3"]) == 0
+        assert srv.requests == ITEMS * 3
+
+
+def test_summarize_counts_only_ok_rows_and_a_tie_is_no_majority():
+    df = pd.DataFrame({"reader": "r", "condition": "c", "prompt": "p", "item_id": ["a"] * 4 + ["b"] * 4,
+                       "meta.sample": [0, 1, 2, 3] * 2, "outcome": ["ok"] * 7 + ["error"],
+                       "m": [1, 1, 0, 0, 1, 1, 1, None]})
+    items = per_item(df, "m").set_index("item_id")
+    assert items.loc["a", "flips"] and not items.loc["b", "flips"]
+    assert items.loc["a", "majority"] == 0.0 and items.loc["b", "majority"] == 1.0   # 2 of 4: a tie is no majority
+    assert items.loc["b", "n_samples"] == 3
+    s = summarize(df, ["m"]).iloc[0]
+    assert s["mean"] == pytest.approx((0.5 + 1.0) / 2) and s["flip_rate"] == 0.5 and s["majority_acc"] == 0.5
