@@ -122,6 +122,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
                     overrides=overrides, data_dir=data_dir)
     spec = res.spec
     out_views = compute_views(spec, res.frame) if views else {}
+    from .runcontrols import mark_tables
+
+    mark_tables(out_views, (res.manifest.get("run_controls") or {}).get("limit_caption", ""))
     return StudyResult(res.frame, out_views, res.run_dir, spec, res.manifest, res.stats, res.seconds)
 
 

@@ -64,6 +64,17 @@ def caption(record: dict[str, Any] | None) -> str:
     return f"limited to {record['items_used']} of {record['items_total']} items ({how})"
 
 
+def mark_tables(tables: dict, cap: str) -> None:
+    """Append ``cap`` (:func:`caption`) to the ``source`` attribute of every DataFrame in ``tables`` (what
+    :func:`lcrag.report.save_table` prints under a table); nothing for a full run."""
+    if not cap:
+        return
+    for t in tables.values():
+        if hasattr(t, "attrs") and hasattr(t, "columns"):
+            src = t.attrs.get("source") or ""
+            t.attrs["source"] = f"{src}; {cap}" if src else cap
+
+
 def seeded(readers: list, seed: int | None) -> list:
     """``readers`` with ``seed`` set on every endpoint reader (``kind: openai``); others unchanged."""
     if seed is None:
@@ -83,4 +94,4 @@ def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> 
             "seed_sent_to": [r.name for r in readers if seed is not None and r.profile.kind == "openai"]}
 
 
-__all__ = ["LimitSpec", "apply_limit", "caption", "manifest_record", "seeded"]
+__all__ = ["LimitSpec", "apply_limit", "caption", "manifest_record", "mark_tables", "seeded"]

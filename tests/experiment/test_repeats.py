@@ -109,3 +109,29 @@ def test_summarize_counts_only_ok_rows_and_a_tie_is_no_majority():
     assert items.loc["b", "n_samples"] == 3
     s = summarize(df, ["m"]).iloc[0]
     assert s["mean"] == pytest.approx((0.5 + 1.0) / 2) and s["flip_rate"] == 0.5 and s["majority_acc"] == 0.5
+
+
+def test_limit_and_seeded_sample_are_marked_on_manifest_and_tables(tmp_path, tmp_cache, capsys):
+    with RandomReaderServer(answers=["yes", "no"]) as srv:
+        study = _study(tmp_path, srv.base_url, repeats=1)
+        assert main(["run", str(study), "--out", str(tmp_path / "first"), "--quiet", "--limit", "2", "--report"]) == 0
+        assert srv.requests == 2
+        assert "limited to 2 of 6 items (the first ones)" in capsys.readouterr().out
+        man = json.loads((tmp_path / "first" / "manifest.json").read_text())
+        lim = man["run_controls"]["limit"]
+        assert lim["mode"] == "first" and lim["item_ids"] == ["q0", "q1"] and lim["items_total"] == 6
+        assert set(pd.read_csv(tmp_path / "first" / "results.csv")["item_id"]) == {"q0", "q1"}
+        for md in (tmp_path / "first" / "report").glob("*.md"):   # every report table says so under it
+            assert "limited to 2 of 6 items" in md.read_text(), md.name
+        assert main(["export", str(tmp_path / "first")]) == 0
+        assert (pd.read_csv(tmp_path / "first" / "export" / "leaderboard.csv")["limit"] == man["run_controls"]["limit_caption"]).all()
+
+        picks = []
+        for run in ("s1", "s2"):
+            assert main(["run", str(study), "--out", str(tmp_path / run), "--quiet", "--sample", "3", "--seed", "5"]) == 0
+            picks.append(json.loads((tmp_path / run / "manifest.json").read_text())["run_controls"]["limit"])
+        assert picks[0]["item_ids"] == picks[1]["item_ids"] and len(picks[0]["item_ids"]) == 3   # same seed, same items
+        assert picks[0]["mode"] == "sample" and picks[0]["seed"] == 5
+        with pytest.raises(SystemExit) as e:                                                  # one or the other
+            main(["run", str(study), "--limit", "2", "--sample", "2"])
+        assert e.value.code == 2
