@@ -51,6 +51,7 @@ from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from .manifest import write_manifest
 from .repeats import expand as expand_repeats
+from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
@@ -445,6 +446,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     with run_lock(results, wait=wait, log=log):
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
+        write_rankings(rdir / "retrieval_run.jsonl", getattr(built, "rankings", []))
         write_manifest(rdir, rows=[], stats={}, status="running", **man_kw)
         try:
             with serve_local(prep.readers, cfg.serve_local, log=log):
