@@ -135,3 +135,13 @@ def test_limit_and_seeded_sample_are_marked_on_manifest_and_tables(tmp_path, tmp
         with pytest.raises(SystemExit) as e:                                                  # one or the other
             main(["run", str(study), "--limit", "2", "--sample", "2"])
         assert e.value.code == 2
+
+
+def test_notebook_api_takes_limit_and_repeats(tmp_path, tmp_cache):
+    from lcrag import experiment
+
+    with RandomReaderServer(answers=["yes", "no"]) as srv:
+        res = experiment.run(_study(tmp_path, srv.base_url, repeats=1), out=tmp_path / "nb", progress=False,
+                             limit={"n": 2, "sample": True, "seed": 1}, repeats=2)
+        assert srv.requests == 4 and res.rows["item_id"].nunique() == 2
+        assert res.manifest["run_controls"]["limit"]["mode"] == "sample" and res.manifest["run_controls"]["repeats"] == 2
