@@ -79,6 +79,11 @@ def test_repeats_cache_entries_flip_rate_interval_and_replay(tmp_path, tmp_cache
         assert row["flip_rate"] == pytest.approx(sum(flips) / ITEMS)
         assert row["majority_acc"] == pytest.approx(sum(majority) / ITEMS)
 
+        # every sample's prompt is rebuilt and checked against its own cache key by `lcrag show`
+        capsys.readouterr()
+        assert main(["show", str(out), "q0", "--color", "never"]) == 0
+        assert capsys.readouterr().out.count("verified against the cache key") == 5
+
         # replay of that run sends nothing and gives the same rows
         sent = srv.requests
         monkeypatch.setenv("LCRAG_CACHE_MODE", "replay")
