@@ -121,6 +121,12 @@ def cached_read(reader: Reader, cache: ResponseCache, request: dict[str, Any], r
     return CachedCall(key, rec, latency_s=res.latency_s)
 
 
+def uncached_read(reader: Reader, read: ReadRequest) -> CallResult:
+    """One call that must reach the endpoint every time (``lcrag probe``, :mod:`lcrag.llm.probe`): never served
+    from the response cache and never stored in it, whatever the cache mode."""
+    return reader.read(read)
+
+
 class Budget:
     """A spending cap for calls made one at a time: :meth:`charge` refuses (``BudgetExceeded``) the uncached call
     whose pre-flight estimate would take the running total over ``usd``; ``None`` means no cap."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .call import uncached_read
 from .readers import Reader, ReadRequest
 
 DEFAULT_PROMPT = "Write one short sentence about a lighthouse keeper."
@@ -71,7 +72,7 @@ def probe(reader: Reader, n: int = 5, prompt: str = DEFAULT_PROMPT) -> ProbeResu
     res = ProbeResult(reader.name, n, reader.profile.seed, reader.profile.temperature)
     req = ReadRequest(messages=[{"role": "user", "content": prompt}], expects_json=False, question=prompt)
     for _ in range(n):
-        out = reader.read(req)
+        out = uncached_read(reader, req)
         (res.replies.append(out.text) if out.ok else res.errors.append(out.error))
     return res
 
