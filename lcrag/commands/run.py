@@ -128,11 +128,12 @@ def run(args) -> int:
     u = usage_table(df, ["reader", "condition"])
     print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
              "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
-    if (res.spec.repeats if hasattr(res.spec, "repeats") else 1) > 1:
-        from ..experiment.repeats import summarize
+    if (res.run_dir / "repeats.csv").is_file() and getattr(res.spec, "repeats", 1) > 1:  # written by this run
+        import pandas as pd
 
-        rep = summarize(df, [c for c in cols if c in df.columns] or [c for c in df.columns if c in ok and ok[c].dtype.kind == "f"][:3])
-        print(f"[lcrag] {res.spec.repeats} samples per task: mean, 95 % interval over items (clustered), flip rate, majority vote")
+        rep = pd.read_csv(res.run_dir / "repeats.csv")
+        print(f"[lcrag] {res.spec.repeats} samples per task: mean, 95 % interval over items (clustered), flip rate, "
+              f"majority vote (repeats.csv)")
         print(rep.round(3).to_string(index=False))
     cap = (res.manifest.get("run_controls") or {}).get("limit_caption")
     if cap:

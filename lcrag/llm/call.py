@@ -7,7 +7,8 @@ distractor pool (:mod:`lcrag.data.synthetic_llm_pool`). Conventions, in one plac
 
 * **Cache request and key.** ``{"reader": reader.identity(), "messages": [...], "expects_json": bool,
   "template": label}`` (:func:`cache_request`); the key is :func:`lcrag.llm.cache.cache_key` of it (sha256 of
-  the canonical JSON). The ``model`` column stored beside a response is ``identity["model"]`` (the model id,
+  the canonical JSON). A repeated sample ``s > 0`` (``repeats``, :mod:`lcrag.experiment.repeats`) adds
+  ``"sample": s``, so each sample is its own entry and sample 0 keeps the unrepeated key. The ``model`` column stored beside a response is ``identity["model"]`` (the model id,
   never a reader's display name), so ``lcrag cache stats`` counts per model.
 * **Cache modes** (:class:`lcrag.llm.cache.ResponseCache`, ``LCRAG_CACHE_MODE``): ``use`` reads then stores,
   ``refresh`` never reads and stores, ``off`` neither, ``replay`` reads only and a miss raises ``CacheMiss``.
