@@ -34,4 +34,8 @@ def run(args) -> int:
             profile = profile.model_copy(update={"base_url": srv.base_url})
         res = probe(make_reader(profile), n=args.n, prompt=args.prompt or DEFAULT_PROMPT)
     print(res.report())
+    from ..experiment.runcontrols import SEED_IGNORED
+
+    if profile.seed is not None and profile.family in SEED_IGNORED:
+        print(f"note: {SEED_IGNORED[profile.family]}: the seed shown was sent but has no effect")
     return 2 if res.verdict == "failed" else 0

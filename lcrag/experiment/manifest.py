@@ -82,7 +82,8 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "metrics": {"scorers": list(cfg.scorers), "answer_metric": prep.answer_metric,
                     "evidence_metric": prep.evidence_metric},
         "readers": readers,
-        "run_controls": controls or {"repeats": 1, "limit": None, "limit_caption": "", "reader_seed": None, "seed_sent_to": []},
+        "run_controls": controls or {"repeats": 1, "limit": None, "limit_caption": "", "reader_seed": None, "seed_sent_to": [],
+                                     "seed_not_sent": {}},
         "files": {"results_jsonl": results_file, "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
     tmp = run_dir / "manifest.json.tmp"

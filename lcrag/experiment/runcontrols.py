@@ -6,8 +6,10 @@
   so the same ``S`` picks the same items on every machine. An item is an ``item_id``: every condition,
   prompt and sample of a kept item is kept.
 * ``reader_seed: S`` (``lcrag run --seed S``) sets the ``seed`` of every reader that sends requests to an
-  endpoint (``kind: openai``; OpenAI and llama.cpp accept it); model-free readers have no endpoint and are
-  left alone. The seed enters the reader's identity, hence the cache key and run id.
+  endpoint that takes one (``kind: openai``: OpenAI, vLLM and llama.cpp accept it). Model-free readers have
+  no endpoint, and endpoints known to ignore the field (:data:`SEED_IGNORED`, by profile ``family``) are not
+  sent it: the manifest lists them under ``seed_not_sent`` with the reason instead of claiming a seeded run.
+  The seed enters the reader's identity, hence the cache key and run id.
 
 The limit and the seed are left out of the study's config hash (a limited run's rows are the same rows a
 full run makes, and a full run re-uses them); the manifest records both (:func:`manifest_record`), and every
@@ -20,6 +22,15 @@ import random
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+#: profile families whose endpoint accepts ``seed`` but ignores it (documented by the provider)
+SEED_IGNORED = {"anthropic": "Anthropic's OpenAI-compatible endpoint ignores seed"}
+
+
+def takes_seed(reader) -> bool:
+    """Whether ``--seed`` is sent to ``reader`` (an endpoint reader whose family does not ignore it)."""
+    return reader.profile.kind == "openai" and reader.profile.family not in SEED_IGNORED
 
 
 class LimitSpec(BaseModel):
@@ -76,13 +87,12 @@ def mark_tables(tables: dict, cap: str) -> None:
 
 
 def seeded(readers: list, seed: int | None) -> list:
-    """``readers`` with ``seed`` set on every endpoint reader (``kind: openai``); others unchanged."""
+    """``readers`` with ``seed`` set on every reader that :func:`takes_seed`; others unchanged."""
     if seed is None:
         return list(readers)
     from ..llm.readers import make_reader
 
-    return [make_reader(r.profile.model_copy(update={"seed": int(seed)})) if r.profile.kind == "openai" else r
-            for r in readers]
+    return [make_reader(r.profile.model_copy(update={"seed": int(seed)})) if takes_seed(r) else r for r in readers]
 
 
 def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> dict[str, Any]:
@@ -91,7 +101,9 @@ def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> 
     seed = getattr(cfg, "reader_seed", None)
     return {"repeats": int(getattr(cfg, "repeats", 1) or 1), "limit": limit_record, "limit_caption": caption(limit_record),
             "reader_seed": seed,
-            "seed_sent_to": [r.name for r in readers if seed is not None and r.profile.kind == "openai"]}
+            "seed_sent_to": [r.name for r in readers if seed is not None and takes_seed(r)],
+            "seed_not_sent": {r.name: SEED_IGNORED.get(r.profile.family, "no endpoint (model-free reader)")
+                              for r in readers if seed is not None and not takes_seed(r)}}
 
 
-__all__ = ["LimitSpec", "apply_limit", "caption", "manifest_record", "mark_tables", "seeded"]
+__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "apply_limit", "caption", "manifest_record", "mark_tables", "seeded"]

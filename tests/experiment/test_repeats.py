@@ -142,6 +142,25 @@ def test_limit_and_seeded_sample_are_marked_on_manifest_and_tables(tmp_path, tmp
         assert e.value.code == 2
 
 
+def test_seed_is_not_claimed_for_an_endpoint_that_ignores_it():
+    from lcrag.experiment.runcontrols import manifest_record, seeded
+    from lcrag.llm.readers import make_reader
+
+    chat = make_reader({"name": "a", "kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None})
+    claude = make_reader({"name": "c", "kind": "openai", "family": "anthropic", "model": "m",
+                          "base_url": "http://127.0.0.1:9/v1", "api_key_env": None})
+    ext = make_reader("extractive")
+    got = seeded([chat, claude, ext], 4)
+    assert got[0].profile.seed == 4 and got[1].profile.seed is None and got[2] is ext
+
+    class Cfg:
+        reader_seed, repeats = 4, 1
+
+    rec = manifest_record(Cfg, None, got)
+    assert rec["seed_sent_to"] == ["a"] and set(rec["seed_not_sent"]) == {"c", "extractive"}
+    assert "ignores seed" in rec["seed_not_sent"]["c"]
+
+
 def test_notebook_api_takes_limit_and_repeats(tmp_path, tmp_cache):
     from lcrag import experiment
 
