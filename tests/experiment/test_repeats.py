@@ -131,6 +131,11 @@ def test_limit_and_seeded_sample_are_marked_on_manifest_and_tables(tmp_path, tmp
         assert main(["export", str(tmp_path / "first")]) == 0
         assert (pd.read_csv(tmp_path / "first" / "export" / "leaderboard.csv")["limit"] == man["run_controls"]["limit_caption"]).all()
 
+        capsys.readouterr()
+        assert main(["run", str(study), "--out", str(tmp_path / "plan"), "--dry-run", "--limit", "3", "--repeats", "2"]) == 0
+        plan = capsys.readouterr().out
+        assert "valid — 3 items" in plan and srv.requests == 2               # the plan sends nothing
+
         picks = []
         for run in ("s1", "s2"):
             assert main(["run", str(study), "--out", str(tmp_path / run), "--quiet", "--sample", "3", "--seed", "5"]) == 0
