@@ -6,6 +6,7 @@ its own response-cache entry (``"sample": s`` in the cache request, :func:`lcrag
 Sample 0 keeps the row identity and cache key of an unrepeated run, so a cache filled before repeats
 existed serves sample 0 and a later ``repeats: 1`` run reuses it.
 
+A model-free reader (the extractive baselines) is deterministic and answers sample 0 only (:func:`for_reader`).
 Only the endpoint's own sampling makes samples differ: with ``temperature: 0``, or with a fixed ``seed``
 on an endpoint that honours it, every sample is the same reply (a flip rate of 0 then measures the
 endpoint's determinism, which ``lcrag probe`` checks directly).
@@ -50,6 +51,14 @@ def expand(tasks: list, repeats: int) -> list:
     if repeats == 1:
         return list(tasks)
     return [dataclasses.replace(t, meta={**t.meta, "sample": s}) for t in tasks for s in range(repeats)]
+
+
+def for_reader(tasks: list, reader) -> list:
+    """The tasks ``reader`` answers: every sample for a reader whose replies come from a model, sample 0 only for
+    a model-free one (``Reader.records_replies`` false: deterministic, its samples would all be the same)."""
+    if getattr(reader, "records_replies", True):
+        return tasks
+    return [t for t in tasks if not t.meta.get("sample")]
 
 
 def sample_column(df: pd.DataFrame) -> pd.Series:
@@ -113,4 +122,4 @@ def measure_columns(rows) -> list[str]:
     return list(seen)
 
 
-__all__ = ["GROUP", "expand", "measure_columns", "per_item", "sample_column", "summarize"]
+__all__ = ["GROUP", "expand", "for_reader", "measure_columns", "per_item", "sample_column", "summarize"]

@@ -50,7 +50,7 @@ from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from .manifest import write_manifest
-from .repeats import expand as expand_repeats
+from .repeats import expand as expand_repeats, for_reader
 from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .schema import ItemSet, load_items
@@ -454,7 +454,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        got = runner(limited(tasks, cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                        got = runner(limited(for_reader(tasks, r), cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
                                         budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
                                         allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
                                         progress=progress, log=log, stats=st)

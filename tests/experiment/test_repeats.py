@@ -166,6 +166,20 @@ def test_seed_is_not_claimed_for_an_endpoint_that_ignores_it():
     assert "ignores seed" in rec["seed_not_sent"]["c"]
 
 
+def test_a_model_free_reader_answers_sample_zero_only(tmp_path, tmp_cache):
+    with RandomReaderServer(answers=["yes"]) as srv:
+        study = _study(tmp_path, srv.base_url, repeats=3)
+        doc = yaml.safe_load(study.read_text())
+        doc["readers"].append("extractive")
+        study.write_text(yaml.safe_dump(doc))
+        assert main(["run", str(study), "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    df = pd.read_csv(tmp_path / "r" / "results.csv")
+    assert (df["reader"] == "coin").sum() == ITEMS * 3 and (df["reader"] == "extractive").sum() == ITEMS
+    rep = pd.read_csv(tmp_path / "r" / "repeats.csv")
+    assert set(rep[rep["reader"] == "extractive"]["n_samples"]) == {ITEMS}
+    assert set(rep[rep["reader"] == "coin"]["n_samples"]) == {ITEMS * 3}
+
+
 def test_notebook_api_takes_limit_and_repeats(tmp_path, tmp_cache):
     from lcrag import experiment
 
