@@ -96,10 +96,15 @@ def seeded(readers: list, seed: int | None) -> list:
 
 
 def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> dict[str, Any]:
-    """The manifest's ``run_controls``: ``repeats``, ``limit`` (None: every item), ``reader_seed`` and the
-    readers it was sent to."""
+    """The manifest's ``run_controls``: ``repeats``, ``limit`` (None: every item), ``limit_caption`` (also for the
+    older ``data.limit``, which keeps the first N items when they are loaded), ``reader_seed`` and the readers it
+    was and was not sent to."""
     seed = getattr(cfg, "reader_seed", None)
-    return {"repeats": int(getattr(cfg, "repeats", 1) or 1), "limit": limit_record, "limit_caption": caption(limit_record),
+    data_limit = getattr(getattr(cfg, "data", None), "limit", None)  # the older data.limit: first N items at load
+    cap = caption(limit_record) or (f"limited to the first {data_limit} items of the items file (data.limit)"
+                                     if data_limit else "")
+    return {"repeats": int(getattr(cfg, "repeats", 1) or 1), "limit": limit_record, "limit_caption": cap,
+            "data_limit": data_limit,
             "reader_seed": seed,
             "seed_sent_to": [r.name for r in readers if seed is not None and takes_seed(r)],
             "seed_not_sent": {r.name: SEED_IGNORED.get(r.profile.family, "no endpoint (model-free reader)")

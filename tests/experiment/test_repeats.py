@@ -142,6 +142,9 @@ def test_limit_and_seeded_sample_are_marked_on_manifest_and_tables(tmp_path, tmp
             picks.append(json.loads((tmp_path / run / "manifest.json").read_text())["run_controls"]["limit"])
         assert picks[0]["item_ids"] == picks[1]["item_ids"] and len(picks[0]["item_ids"]) == 3   # same seed, same items
         assert picks[0]["mode"] == "sample" and picks[0]["seed"] == 5
+        assert main(["run", str(study), "--out", str(tmp_path / "dl"), "--quiet", "--set", "data.limit=4"]) == 0
+        dl = json.loads((tmp_path / "dl" / "manifest.json").read_text())["run_controls"]
+        assert dl["data_limit"] == 4 and "first 4 items" in dl["limit_caption"]                # the older data.limit
         with pytest.raises(SystemExit) as e:                                                  # one or the other
             main(["run", str(study), "--limit", "2", "--sample", "2"])
         assert e.value.code == 2
@@ -162,6 +165,7 @@ def test_seed_is_not_claimed_for_an_endpoint_that_ignores_it():
         reader_seed, repeats = 4, 1
 
     rec = manifest_record(Cfg, None, got)
+    assert rec["limit_caption"] == "" and rec["data_limit"] is None
     assert rec["seed_sent_to"] == ["a"] and set(rec["seed_not_sent"]) == {"c", "extractive"}
     assert "ignores seed" in rec["seed_not_sent"]["c"]
 
