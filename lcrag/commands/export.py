@@ -18,6 +18,8 @@ def register(sub) -> None:
                    help="bundle (default: lcrag's own files), eee (Every Eval Ever records, one JSON per reader: "
                         "mean, 95%% interval) or trec (TREC run files per chunker x retriever and qrels of the "
                         "retrieval stage, for trec_eval / ir_measures / ranx)")
+    p.add_argument("--organization", default="unknown",
+                   help="eee: who ran the evaluation (source_organization_name; default unknown)")
     p.set_defaults(func=run)
 
 
@@ -25,7 +27,11 @@ def run(args) -> int:
     from pathlib import Path
 
     if args.format == "eee":
-        from ..experiment.eee_export import export_eee as fn
+        import functools
+
+        from ..experiment.eee_export import export_eee
+
+        fn = functools.partial(export_eee, organization=args.organization)
     elif args.format == "trec":
         from ..experiment.trec_export import export_trec as fn
     else:

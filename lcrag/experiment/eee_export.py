@@ -47,8 +47,9 @@ def _num(v: float) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
-def eee_records(run_dir: str | Path, *, retrieved: float | None = None) -> list[dict[str, Any]]:
-    """The Every Eval Ever aggregate record of each reader of ``run_dir`` (module doc)."""
+def eee_records(run_dir: str | Path, *, retrieved: float | None = None, organization: str = "unknown") -> list[dict[str, Any]]:
+    """The Every Eval Ever aggregate record of each reader of ``run_dir`` (module doc); ``organization`` is the
+    ``source_organization_name`` (who ran the evaluation; ``unknown`` unless given)."""
     rd = Path(run_dir)
     man, df, _ = views.load_run(rd)
     runs = {r["run"] for r in man["readers"]}
@@ -105,7 +106,7 @@ def eee_records(run_dir: str | Path, *, retrieved: float | None = None) -> list[
             "evaluation_timestamp": man.get("created") or "",
             "retrieved_timestamp": ts,
             "source_metadata": {"source_name": "lcrag run", "source_type": "evaluation_run",
-                                "source_organization_name": "lcrag", "evaluator_relationship": "third_party"},
+                                "source_organization_name": organization, "evaluator_relationship": "third_party"},
             "eval_library": {"name": "lcrag", "version": str(man.get("lcrag_version") or "unknown"),
                              "additional_details": {"run": r["run"], "config_hash": str(man.get("config_hash")),
                                                     "measures_left_out": _s(left_out)}},
@@ -118,12 +119,12 @@ def eee_records(run_dir: str | Path, *, retrieved: float | None = None) -> list[
     return out
 
 
-def export_eee(run_dir: str | Path, out: str | Path) -> dict[str, Path]:
+def export_eee(run_dir: str | Path, out: str | Path, *, organization: str = "unknown") -> dict[str, Path]:
     """Write ``<reader>.json`` per reader into ``out``; returns the paths by reader name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for rec in eee_records(run_dir):
+    for rec in eee_records(run_dir, organization=organization):
         name = rec["model_info"]["additional_details"]["reader"]
         paths[name] = out / f"{name}.json"
         paths[name].write_text(json.dumps(rec, indent=2) + "\n", encoding="utf-8")

@@ -55,10 +55,11 @@ def run_dir(tmp_path_factory):
 
 def test_eee_validates_against_the_published_schema_and_round_trips(run_dir):
     jsonschema = pytest.importorskip("jsonschema")
-    assert main(["export", str(run_dir), "--format", "eee"]) == 0
+    assert main(["export", str(run_dir), "--format", "eee", "--organization", "Example Lab"]) == 0
     path = run_dir / "export" / "eee" / "extractive.json"
     rec = json.loads(path.read_text())
     jsonschema.validate(rec, json.loads(SCHEMA.read_text()))
+    assert rec["source_metadata"]["source_organization_name"] == "Example Lab"
     assert rec["schema_version"] == json.loads(SCHEMA.read_text())["version"]
     got = read_eee(path)
     df = pd.read_csv(run_dir / "results.csv")
