@@ -114,8 +114,8 @@ def register(subparsers) -> None:
     pv.set_defaults(func=_cmd_verify)
     pd_ = sub.add_parser("download", help="fetch a dataset from its published location, verify, unpack where lcrag looks")
     pd_.add_argument("name", metavar="NAME", help="dataset (multihop_rag, qasper) or file key (multihop_rag/corpus)")
-    pd_.add_argument("--data-dir", default=None, help="data directory (default: $LCRAG_DATA_DIR or ../shared/data; "
-                                                      "created when given and missing)")
+    pd_.add_argument("--data-dir", default=None, help="data directory (default: $LCRAG_DATA_DIR, as `lcrag data where` "
+                                                      "shows it; created when given and missing)")
     pd_.add_argument("--trust-unverified", action="store_true",
                      help="download even when no published sha256 can check it (recorded as unverified)")
     pd_.add_argument("--force", action="store_true", help="download again even when a verified copy is in place")
