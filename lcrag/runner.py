@@ -95,7 +95,7 @@ class Task:
         """The cache request of this task for a reader of ``identity`` (``Reader.identity()``):
         what the response cache key is computed from. Returns (request, messages, expects_json)."""
         messages, expects_json, tlabel = self.build()
-        return cache_request(identity, messages, expects_json, tlabel), messages, expects_json
+        return cache_request(identity, messages, expects_json, tlabel, self.meta.get("sample", 0)), messages, expects_json
 
 
 def read_results(path: str | Path) -> list[ResultRow]:
@@ -338,7 +338,7 @@ def _run_tasks(
     # threads as there are CPUs: the tokenizers release the GIL, and a sweep's prompts run to millions of tokens
     ntoks = _count_prompts(reader.profile, [messages for _, messages, _ in built])
     for t, (request, messages, expects_json), ntok in zip(tasks, built, ntoks):
-        tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt)
+        tid = task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0))
         key = cache_key(request)
         decision = decide(existing.get(tid), key, sver, still_na=lambda: bool(over_window(reader.profile, ntok)))
         stats.resume.add(decision)
@@ -472,7 +472,7 @@ def _run_tasks(
             for k, v in throughput.summary(counts0, throughput.client_counts(reader), sent,
                                            time.perf_counter() - t_send).items():
                 setattr(stats, k, v)
-    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]
+    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) for t in tasks]
     return [rows[o] for o in order if o in rows]
 
 

@@ -376,7 +376,7 @@ class ResultRow:
 
     @property
     def task_id(self) -> str:
-        return task_id(self.run, self.item_id, self.condition, self.reader, self.prompt)
+        return task_id(self.run, self.item_id, self.condition, self.reader, self.prompt, self.meta.get("sample", 0))
 
     def to_dict(self) -> dict[str, Any]:
         """``dataclasses.asdict(self)``: the same plain, deep-copied dict (dataclasses inside ``meta``,
@@ -409,9 +409,11 @@ def _plain(v: Any) -> Any:
     return copy.deepcopy(v)
 
 
-def task_id(run: str, item_id: str, condition: str, reader: str, prompt: str) -> str:
-    """Stable identity of a result row, used by resume."""
-    return "|".join((run, item_id, condition, reader, prompt))
+def task_id(run: str, item_id: str, condition: str, reader: str, prompt: str, sample: int = 0) -> str:
+    """Stable identity of a result row, used by resume. ``sample``: the 0-based repeat index of a run with
+    ``repeats`` (:mod:`lcrag.experiment.repeats`); sample 0 keeps the identity of an unrepeated row."""
+    ident = "|".join((run, item_id, condition, reader, prompt))
+    return f"{ident}|s{int(sample)}" if sample else ident
 
 
 def positional_maker(cls: type) -> Any:

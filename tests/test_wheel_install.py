@@ -119,7 +119,7 @@ def test_lcrag_run_a_built_in_study_from_the_installed_wheel(installed):
     _, lcrag, env, work = installed
     out = work / "builtin"
     _run([str(lcrag), "run", "synthetic-two-hop", "--set", "data.params.lengths=[10000]", "--set", "data.params.trials=2",
-          "--set", "tasks.params.conditions=[LC, no-context, oracle, RAG-bm25-single]", "--readers", "extractive",
+          "--set", "tasks.params.conditions=[LC, no-context, oracle, RAG-bm25-single]", "--reader", "extractive",
           "--out", str(out), "--quiet"], cwd=work, env=env)
     rows = _rows(out)
     assert len(rows) == 2 * 4 * 2  # 2 trials x 4 conditions x 2 prompts, one reader

@@ -7,6 +7,10 @@
 * ``lcrag data verify FILE --dataset NAME`` — size + streamed sha256 check against the
   registry (NAME is a dataset such as ``multihop_rag`` or a file key such as
   ``multihop_rag/corpus``). Exit status 0 when the file matches, 1 when it is refused.
+* ``lcrag data download NAME [--data-dir DIR] [--trust-unverified]`` — fetch a dataset (or one file key)
+  from its published location with resume, verify size and sha256, unpack it where lcrag looks and record
+  its licence beside it (``lcrag.data.download``); refused when no published sha256 can check it, unless
+  ``--trust-unverified``.
 * ``lcrag data synth-pool --reader NAME --n N [--out FILE]`` — a model-written distractor pool
   for the synthetic study (the EBG paper's method), through the cached reader path, with the
   needle safety check; one fact per line (``lcrag.studies.synthetic.llm_pool``).
@@ -43,6 +47,15 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def _downloadable(key: str) -> bool:
+    from ..data.download import DownloadError, downloads
+
+    try:
+        return bool(downloads(key))
+    except DownloadError:
+        return False
+
+
 def _cmd_where(args) -> int:
     root = data_dir(args.data_dir)
     print(f"data directory: {root if root else '(none: set LCRAG_DATA_DIR or create ../shared/data)'}")
@@ -58,6 +71,8 @@ def _cmd_where(args) -> int:
             missing += not e.optional
             print(f"  [{'optional' if e.optional else 'MISSING'}] {e.key} ({e.filename}, {_fmt_size(e.size)})")
             print(f"            get it from: {e.source}")
+            if _downloadable(e.key):
+                print(f"            or run:      lcrag data download {e.key}")
             print(f"            license: {e.license}")
             where = root if root else "<data dir>"
             print(f"            put it at:   {where}/{e.paths[0] if e.paths else e.filename}")
@@ -86,7 +101,7 @@ def _cmd_verify(args) -> int:
 def register(subparsers) -> None:
     p = subparsers.add_parser("data", help="where datasets come from; verify a downloaded file",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="data_command", metavar="{list,where,verify}")
+    sub = p.add_subparsers(dest="data_command", metavar="{list,where,verify,download}")
     pl = sub.add_parser("list", help="registered files and whether they are present")
     _dataset_arg(pl)
     pl.set_defaults(func=_cmd_list)
@@ -97,6 +112,14 @@ def register(subparsers) -> None:
     pv.add_argument("file", help="the file to check")
     _dataset_arg(pv, required=True)
     pv.set_defaults(func=_cmd_verify)
+    pd_ = sub.add_parser("download", help="fetch a dataset from its published location, verify, unpack where lcrag looks")
+    pd_.add_argument("name", metavar="NAME", help="dataset (multihop_rag, qasper) or file key (multihop_rag/corpus)")
+    pd_.add_argument("--data-dir", default=None, help="data directory (default: $LCRAG_DATA_DIR, as `lcrag data where` "
+                                                      "shows it; created when given and missing)")
+    pd_.add_argument("--trust-unverified", action="store_true",
+                     help="download even when no published sha256 can check it (recorded as unverified)")
+    pd_.add_argument("--force", action="store_true", help="download again even when a verified copy is in place")
+    pd_.set_defaults(func=_cmd_download)
     ps = sub.add_parser("synth-pool", help="write a model-written distractor pool for the synthetic study (live reader)")
     ps.add_argument("--reader", required=True, help="reader profile (a live model; not the extractive baselines)")
     ps.add_argument("--n", type=int, required=True, help="number of facts")
@@ -108,6 +131,22 @@ def register(subparsers) -> None:
     ps.add_argument("--instructions", default="", help="text appended to the prompt's user message")
     ps.set_defaults(func=_cmd_synth_pool)
     p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
+
+
+def _cmd_download(args) -> int:
+    from pathlib import Path
+
+    from ..data.download import download
+
+    if args.data_dir:
+        Path(args.data_dir).expanduser().mkdir(parents=True, exist_ok=True)
+    root = data_dir(args.data_dir)
+    if root is None:
+        print("lcrag data download: no data directory: set LCRAG_DATA_DIR or pass --data-dir", file=sys.stderr)
+        return 2
+    placed = download(args.name, root, trust_unverified=args.trust_unverified, force=args.force)
+    print(f"{len(placed)} file(s) in place under {root}")
+    return 0
 
 
 def _cmd_synth_pool(args) -> int:

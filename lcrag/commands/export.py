@@ -1,4 +1,6 @@
-"""``lcrag export RUN`` — predictions, scores, manifest and a leaderboard row of a custom-study run."""
+"""``lcrag export RUN [--format bundle|eee|trec]`` — lcrag's bundle (predictions, scores, manifest, leaderboard
+row), Every Eval Ever records (:mod:`lcrag.experiment.eee_export`) or TREC run/qrels files of the retrieval stage
+(:mod:`lcrag.experiment.trec_export`)."""
 
 from __future__ import annotations
 
@@ -11,13 +13,36 @@ def register(sub) -> None:
                     "RUN/export (or --out), so a result can be cited and re-scored elsewhere.",
     )
     p.add_argument("run_dir", metavar="RUN", help="run directory written by `lcrag run`")
-    p.add_argument("--out", help="output directory (default: RUN/export)")
+    p.add_argument("--out", help="output directory (default: RUN/export, RUN/export/eee or RUN/export/trec)")
+    p.add_argument("--format", choices=["bundle", "eee", "trec"], default="bundle",
+                   help="bundle (default: lcrag's own files), eee (Every Eval Ever records, one JSON per reader: "
+                        "mean, 95%% interval) or trec (TREC run files per chunker x retriever and qrels of the "
+                        "retrieval stage, for trec_eval / ir_measures / ranx)")
+    p.add_argument("--organization", default="unknown",
+                   help="eee: who ran the evaluation (source_organization_name; default unknown)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..experiment.export import export
+    from pathlib import Path
 
-    for k, v in export(args.run_dir, args.out).items():
+    if args.format == "eee":
+        import functools
+
+        from ..experiment.eee_export import export_eee
+
+        fn = functools.partial(export_eee, organization=args.organization)
+    elif args.format == "trec":
+        from ..experiment.trec_export import export_trec as fn
+    else:
+        from ..experiment.export import export
+
+        fn = None
+    if fn is not None:
+        out = Path(args.out) if args.out else Path(args.run_dir) / "export" / args.format
+        paths = fn(args.run_dir, out)
+    else:
+        paths = export(args.run_dir, args.out)
+    for k, v in paths.items():
         print(f"[lcrag] {k}: {v}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from ._vocab import renamed_flag
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -18,13 +20,25 @@ def register(sub) -> None:
     p.add_argument("study", help="built-in study name (see `lcrag studies`) or study YAML file")
     p.add_argument("--out", help="run directory (default: the study's `out`, else runs/<name> next to the YAML, or "
                                  "under the working directory for a built-in study)")
-    p.add_argument("--readers", nargs="+", metavar="PROFILE", help="replace the study's readers by these profiles")
     p.add_argument("--reader", action="append", metavar="PROFILE",
-                   help="replace the study's readers by this profile (repeat for several)")
+                   help="replace the study's readers by this profile: a name (lcrag/params readers) or a profile YAML "
+                        "file (repeat for several)")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help="ask every task N times, each sample its own cache entry; prints mean, interval, flip rate "
+                        "and majority-vote accuracy per reader and condition and writes repeats.csv (study field: repeats)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="the seed sent to every endpoint reader (OpenAI / llama.cpp `seed`; recorded in the manifest), "
+                        "and the seed of --sample")
+    lim = p.add_mutually_exclusive_group()
+    lim.add_argument("--limit", type=int, metavar="N", help="run only the first N items (a first look; marked in the "
+                                                             "manifest and on every table)")
+    lim.add_argument("--sample", type=int, metavar="N", help="run only a seeded sample of N items (seed: --seed, default 0)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                    help="override a study field by its dotted key, the value read as YAML, e.g. --set tasks.params.k=[5] "
                         "or --set data.params.trials=3 (repeatable)")
-    p.add_argument("--budget-usd", type=float, help="refuse to start when the estimated cost exceeds this")
+    p.add_argument("--budget-usd", type=float,
+                   help="refuse to start when the estimated cost exceeds this; under --executor ray also the hard cap "
+                        "on actual spend shared by all workers")
     p.add_argument("--allow-over-budget", action="store_true", help="run even above the budget")
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
                    help="validate the study, build its conditions and print the plan — calls, N/A, cached calls, prompt "
@@ -41,8 +55,8 @@ def register(sub) -> None:
                         "see docs/scale_out.md)")
     p.add_argument("--address", help="Ray cluster address (e.g. auto or ray://head:10001); default: start a local Ray")
     p.add_argument("--workers", type=int, default=2, help="Ray executor: shards (workers) per reader (default 2)")
-    p.add_argument("--budget-cap-usd", type=float,
-                   help="Ray executor: hard cap on actual spend, shared by all workers (default: --budget-usd)")
+    renamed_flag(p, "--readers", "--reader PROFILE (repeat it for several readers)")
+    renamed_flag(p, "--budget-cap-usd", "--budget-usd (under --executor ray it is also the hard cap on actual spend)")
     p.add_argument("--no-prefix-order", dest="no_prefix_order", action="store_true",
                    help="send each reader's calls in task order, not grouped by shared prompt prefix (the default order "
                         "lets providers' prompt caches serve the repeated haystack; same requests either way; "
@@ -54,7 +68,7 @@ def _executor(args):
     """None for a local run, else the keyword arguments of ``lcrag.executors.ray_executor.run_tasks_ray``."""
     if args.executor != "ray":
         return None
-    return {"address": args.address, "workers": args.workers, "cap_usd": args.budget_cap_usd}
+    return {"address": args.address, "workers": args.workers, "cap_usd": args.budget_usd}
 
 
 def overrides_of(pairs: list[str]) -> dict:
@@ -71,6 +85,20 @@ def overrides_of(pairs: list[str]) -> dict:
     return out
 
 
+def control_overrides(args) -> dict:
+    """The study fields set by ``--repeats``, ``--seed``, ``--limit`` and ``--sample`` (:mod:`lcrag.experiment.runcontrols`)."""
+    out: dict = {}
+    if args.repeats is not None:
+        out["repeats"] = args.repeats
+    if args.seed is not None:
+        out["reader_seed"] = args.seed
+    if args.limit is not None:
+        out["limit"] = {"n": args.limit}
+    if args.sample is not None:
+        out["limit"] = {"n": args.sample, "sample": True, "seed": args.seed or 0}
+    return out
+
+
 def run(args) -> int:
     from ..experiment.engine import run as run_engine
 
@@ -81,8 +109,8 @@ def run(args) -> int:
 
         os.environ[ENV] = "0"
 
-    readers = [*(args.readers or []), *(args.reader or [])] or None
-    overrides = overrides_of(args.overrides)
+    readers = list(args.reader or []) or None
+    overrides = {**overrides_of(args.overrides), **control_overrides(args)}
     if args.dry_run:
         from ..experiment.plan import plan_study
         from ..plan import format_plan
@@ -111,6 +139,16 @@ def run(args) -> int:
     u = usage_table(df, ["reader", "condition"])
     print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
              "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
+    if (res.run_dir / "repeats.csv").is_file() and getattr(res.spec, "repeats", 1) > 1:  # written by this run
+        import pandas as pd
+
+        rep = pd.read_csv(res.run_dir / "repeats.csv")
+        print(f"[lcrag] {res.spec.repeats} samples per task: mean, 95 % interval over items (clustered), flip rate, "
+              f"majority vote (repeats.csv)")
+        print(rep.round(3).to_string(index=False))
+    cap = (res.manifest.get("run_controls") or {}).get("limit_caption")
+    if cap:
+        print(f"[lcrag] {cap}")
     if args.report:
         from ..experiment.report import make_report
 

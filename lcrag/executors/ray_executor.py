@@ -134,7 +134,7 @@ def run_tasks_ray(
     remote: list[Task] = []
     est_tokens, est_usd = 0, 0.0
     for t in tasks:
-        if task_id(run, t.item.id, t.condition, reader.name, t.prompt) in finished:
+        if task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) in finished:
             local.append(t)  # run_tasks skips it and returns its row
             continue
         key = task_key(t, reader)
@@ -196,7 +196,7 @@ def run_tasks_ray(
         raise LcragError(f"{len(errors)} shard(s) did not finish ({'; '.join(errors)}); their finished rows are kept "
                          f"({merged.get('rows', 0)} merged) — run again to finish the rest")
     rows = {r.task_id: r for r in read_results(results_path)}
-    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt) for t in tasks]
+    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) for t in tasks]
     return [rows[o] for o in order if o in rows]
 
 

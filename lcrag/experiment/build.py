@@ -38,6 +38,7 @@ from .contexts import lc_context, overlaps, rag_context, take_budget
 from .layouts import FILLER_SUFFIX, ORDER_SUFFIX
 from .schema import ItemSet
 from .stores import Stores
+from .trec_export import ranking_record
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Built:
     conditions: list[dict[str, Any]] = field(default_factory=list)
     routes: list[dict[str, Any]] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
+    rankings: list[dict[str, Any]] = field(default_factory=list)  # per item x chunker x retriever (.trec_export)
 
 
 def _fmt_budget(b) -> str:
@@ -181,6 +183,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
                     ranks = first_hit_ranks(ranked, si.item.evidence, contains=overlaps)
                     fck = full_coverage_k(ranks)
                     fchars = budget_chars([len(c.text) for c in ranked], fck) if fck else None
+                    built.rankings.append(ranking_record(si.item, ch.display, rt.display, ranked, overlaps))
                     for u, (ev, r) in enumerate(zip(si.item.evidence, ranks)):
                         built.ranks.append({"item_id": si.item.id, "chunker": ch.display, "retriever": rt.display,
                                             "unit": u, "label": ev.label, "doc_id": ev.doc_id, "rank": r,

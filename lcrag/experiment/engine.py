@@ -92,7 +92,8 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         out: str | Path | None = None, cache=None, progress: bool = True, log=None, readers: list | None = None,
         base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
         wait: bool = False, executor: dict | None = None, views: bool = True,
-        results_path: str | Path | None = None, data_dir: str | Path | None = None) -> StudyResult:
+        results_path: str | Path | None = None, data_dir: str | Path | None = None, limit: int | dict | None = None,
+        repeats: int | None = None) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
@@ -102,11 +103,16 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     built-in study; with ``results_path`` and no ``out``: that file's path without its suffix).
     ``results_path``: the results file (default ``<run_dir>/results.jsonl``). ``readers`` replaces
     the spec's readers. ``data_dir``: the data directory handed to the item source (default
-    :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). Other arguments: see
+    :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). ``limit`` (``N`` or ``{"n": N, "sample": True, "seed": S}``)
+    and ``repeats`` set the study fields of the same names (:mod:`.runcontrols`, :mod:`.repeats`), as a notebook's
+    parameters pass them. Other arguments: see
     :func:`lcrag.experiment.study.run_study`.
     """
     from .study import run_study
 
+    controls = {k: v for k, v in (("limit", limit), ("repeats", repeats)) if v is not None}
+    if controls:
+        overrides = {**(overrides or {}), **controls}
     src = spec_or_name_or_path
     if not isinstance(src, (StudySpec, dict)):
         p = Path(src)
@@ -122,6 +128,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
                     overrides=overrides, data_dir=data_dir)
     spec = res.spec
     out_views = compute_views(spec, res.frame) if views else {}
+    from .runcontrols import mark_tables
+
+    mark_tables(out_views, (res.manifest.get("run_controls") or {}).get("limit_caption", ""))
     return StudyResult(res.frame, out_views, res.run_dir, spec, res.manifest, res.stats, res.seconds)
 
 

@@ -101,5 +101,9 @@ def export(run_dir: str | Path, out: str | Path | None = None) -> dict[str, Path
     paths["manifest"] = dst / "manifest.json"
     paths["manifest"].write_text(json.dumps(man_out, indent=2, default=str) + "\n", encoding="utf-8")
     paths["leaderboard"] = dst / "leaderboard.csv"
-    leaderboard(man, df).to_csv(paths["leaderboard"], index=False)
+    lb = leaderboard(man, df)
+    cap = (man.get("run_controls") or {}).get("limit_caption")
+    if cap:  # a --limit / --sample run: its row is not a full-study score
+        lb["limit"] = cap
+    lb.to_csv(paths["leaderboard"], index=False)
     return paths

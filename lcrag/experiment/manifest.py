@@ -9,7 +9,9 @@ answer/evidence metrics), ``readers`` (name, label, profile fields without secre
 row counts by outcome, runner stats and every cache key used), ``created`` (UTC, time of
 this write), ``status`` (``running`` from the start of the run, ``partial`` when it was
 interrupted or failed — ``stopped`` says why — and ``complete`` at its end), ``seconds``
-(wall time), and per reader ``expected_rows`` (rows a complete run has).
+(wall time), per reader ``expected_rows`` (rows a complete run has), and ``run_controls``
+(``repeats``, ``limit`` with the kept item ids and its caption, ``reader_seed`` and the readers it was
+sent to; :mod:`.runcontrols`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ STATUSES = ("running", "partial", "complete")
 def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict[str, str], conditions: list[dict],
                    rows: list, stats: dict, status: str = "complete", expected_rows: int | None = None,
                    seconds: float | None = None, stopped: str | None = None,
-                   results_file: str = "results.jsonl") -> dict[str, Any]:
+                   results_file: str = "results.jsonl", controls: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write ``manifest.json`` (atomically) with ``status`` (see module doc) and return it."""
     cfg = prep.cfg
     readers = []
@@ -80,6 +82,8 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "metrics": {"scorers": list(cfg.scorers), "answer_metric": prep.answer_metric,
                     "evidence_metric": prep.evidence_metric},
         "readers": readers,
+        "run_controls": controls or {"repeats": 1, "limit": None, "limit_caption": "", "reader_seed": None, "seed_sent_to": [],
+                                     "seed_not_sent": {}},
         "files": {"results_jsonl": results_file, "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
     tmp = run_dir / "manifest.json.tmp"

@@ -38,9 +38,13 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     if Path(path).is_file():  # a dry run creates no cache
         cache = ResponseCache(path, mode="use")
     rows = []
-    tasks, _ = detach_conditions(built.tasks)
+    from .repeats import expand, for_reader
+    from .runcontrols import apply_limit
+
+    limited_tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None))
+    tasks, _ = detach_conditions(expand(limited_tasks, int(getattr(cfg, "repeats", 1) or 1)))
     for entry, r in zip(cfg.readers, prep.readers):
-        rows += plan_tasks(limited(tasks, cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
-    info = {"study": cfg.name, "items": len(prep.items.items), "conditions": len(built.conditions),
+        rows += plan_tasks(limited(for_reader(tasks, r), cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
+    info = {"study": cfg.name, "items": limit_rec["items_used"] if limit_rec else len(prep.items.items), "conditions": len(built.conditions),
             "prompts": len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
     return plan_frame(rows), info

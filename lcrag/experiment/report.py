@@ -57,7 +57,8 @@ COLORS = {"evidence_miss": "#666666", "retrieval_miss": "#d95f02", "reading_miss
 def data_label(man: dict) -> str:
     desc = man["study"].get("description") or ""
     items = Path(man["data"].get("items", {}).get("path", "")).name
-    return f"study {man['study']['name']} — {desc or 'items ' + items} (n={man['data']['n_items']} items)"
+    cap = (man.get("run_controls") or {}).get("limit_caption")  # a --limit / --sample run says so on every table
+    return f"study {man['study']['name']} — {desc or 'items ' + items} (n={man['data']['n_items']} items)" + (f"; {cap}" if cap else "")
 
 
 def _wide(summ: pd.DataFrame, col: str, order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -26,6 +26,7 @@ import pandas as pd
 from .. import registry
 from ..errors import InputError
 from ..llm.cache import ResponseCache, cache_key
+from ..llm.call import cache_request
 from ..runner import Task, read_results
 from ..types import ResultRow
 from .build import build
@@ -71,7 +72,7 @@ def collect(run_dir: str | Path, item: str, condition: str | None = None) -> lis
             raise InputError(rd / "results.jsonl", f"item {item!r} has no row for condition {condition!r}; "
                                                    f"conditions: {', '.join(known)}")
     order = {c["condition"]: i for i, c in enumerate(man["conditions"])}
-    rows.sort(key=lambda r: (order.get(r.condition, 1e9), r.reader, r.prompt))
+    rows.sort(key=lambda r: (order.get(r.condition, 1e9), r.reader, r.prompt, r.meta.get("sample", 0)))
     cfg, base, items = _study(man, rd)
     sub = ItemSet([si for si in items.items if si.item.id == item], items.documents, items.paths)
     tasks = {(t.condition, t.prompt): t for t in build(cfg, sub).tasks} if sub.items else {}
@@ -84,7 +85,7 @@ def collect(run_dir: str | Path, item: str, condition: str | None = None) -> lis
             messages, expects_json, label = t.build()
             s.messages = messages
             ident = runs[r.run]["identity"]
-            s.verified = cache_key({"reader": ident, "messages": messages, "expects_json": expects_json, "template": label}) == r.cache_key
+            s.verified = cache_key(cache_request(ident, messages, expects_json, label, r.meta.get("sample", 0))) == r.cache_key
         if r.cache_key and cache.contains(r.cache_key):
             hit = cache.get(r.cache_key)
             s.raw = (hit or {}).get("text", s.raw)

@@ -14,6 +14,9 @@ existing study file stays valid) with:
   the own-study scorers (:mod:`lcrag.registry`);
 * ``views`` — registered view names (or ``{name, params}``) computed on the scored rows;
 * ``paper`` — the paper section the study follows (shown by ``lcrag studies``);
+* ``repeats`` — samples per task, each its own row and cache entry (:mod:`.repeats`); ``limit`` — the
+  first N items or a seeded sample (``{n, sample: true, seed}``); ``reader_seed`` — the ``seed`` sent to
+  every endpoint reader (:mod:`.runcontrols`);
 * ``reader_limits`` — per reader (profile or reader name): ``conditions`` (only these
   condition labels) and ``trials`` (only items whose ``metadata["trial"]`` is below it), e.g.
   a slow local model on the first two trials of the LC condition.
@@ -35,6 +38,7 @@ from .. import registry
 from ..errors import ConfigError
 from ..textio import read_yaml
 from .config import DataCfg, ExampleCfg, StudyConfig, _node_line
+from .runcontrols import LimitSpec
 from .schema import loc_to_field
 
 DEFAULT_BUILDER = "lc-rag"
@@ -106,6 +110,9 @@ class StudySpec(StudyConfig):
     tasks: TasksSpec = Field(default_factory=TasksSpec)
     views: list[ViewSpec] = Field(default_factory=list)
     reader_limits: dict[str, ReaderLimit] = Field(default_factory=dict)
+    repeats: int = Field(1, ge=1)  # samples per task (lcrag.experiment.repeats)
+    limit: LimitSpec | None = None  # first N items or a seeded sample (lcrag.experiment.runcontrols)
+    reader_seed: int | None = None  # the seed sent to every endpoint reader (lcrag.experiment.runcontrols)
 
     @model_validator(mode="before")
     @classmethod
@@ -147,7 +154,8 @@ class StudySpec(StudyConfig):
 
 # fields added to the own-study config; left out of run-id hashes while at their defaults, so run
 # ids of existing study files do not change
-NEW_FIELDS = {"paper": "", "tasks": {"builder": DEFAULT_BUILDER, "params": {}, "columns": []}, "views": [], "reader_limits": {}}
+NEW_FIELDS = {"paper": "", "tasks": {"builder": DEFAULT_BUILDER, "params": {}, "columns": []}, "views": [], "reader_limits": {},
+              "repeats": 1, "limit": None, "reader_seed": None}
 
 
 def hash_doc(spec: StudyConfig) -> dict[str, Any]:

@@ -50,6 +50,9 @@ from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from .manifest import write_manifest
+from .repeats import expand as expand_repeats, for_reader
+from .trec_export import write_rankings
+from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec
@@ -171,6 +174,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)
+    rs = seeded(rs, getattr(cfg, "reader_seed", None))  # --seed: sent to every endpoint reader
     prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
                     [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
     prep.run_dir = run_dir_of(prep, out)
@@ -389,12 +393,18 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides, data_dir=data_dir)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
-                                    "cache": None, "out": None, "description": "", "hits_ks": []})
+                                    "cache": None, "out": None, "description": "", "hits_ks": [],
+                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None))
+                                       if k in type(cfg).model_fields}})
     data = data_hashes(prep)
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
     built = build_tasks(prep)
-    tasks, originals = detach_conditions(built.tasks)
+    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None))
+    repeats = int(getattr(cfg, "repeats", 1) or 1)
+    if repeats > 1 and built.routes:
+        raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")
+    tasks, originals = detach_conditions(expand_repeats(tasks, repeats))
     rdir = prep.run_dir
     rdir.mkdir(parents=True, exist_ok=True)
     results = Path(results_path).resolve() if results_path is not None else rdir / "results.jsonl"
@@ -422,14 +432,19 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     else:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items, {len(built.conditions)} conditions, "
             f"{len(tasks)} tasks x {len(prep.readers)} readers -> {shown_path(rdir)}")
+    if limit_rec or repeats > 1:
+        log(f"[lcrag] {', '.join(x for x in (limit_rec and caption(limit_rec), repeats > 1 and f'{repeats} samples per task') if x)}")
     rows, stats = [], {}
     t0 = time.monotonic()
     man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
                   results_file=os.path.relpath(results, rdir),
-                  expected_rows=len(built.tasks) + len(built.routes) * len(prep.items.items) * len(cfg.prompts))
+                  expected_rows=len(tasks) + len(built.routes) * (limit_rec["items_used"] if limit_rec else len(prep.items.items))
+                  * len(cfg.prompts),
+                  controls=manifest_record(cfg, limit_rec, prep.readers))
     with run_lock(results, wait=wait, log=log):
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
+        write_rankings(rdir / "retrieval_run.jsonl", getattr(built, "rankings", []))
         write_manifest(rdir, rows=[], stats={}, status="running", **man_kw)
         try:
             with serve_local(prep.readers, cfg.serve_local, log=log):
@@ -437,7 +452,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        got = runner(limited(tasks, cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
+                        got = runner(limited(for_reader(tasks, r), cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
                                         budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
                                         allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
                                         progress=progress, log=log, stats=st)
@@ -459,6 +474,10 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     for c in ("lines", "gold_lines"):
         out_df[c] = out_df[c].map(json.dumps)
     out_df.to_csv(rdir / "results.csv", index=False)
+    if repeats > 1:
+        from .repeats import measure_columns, summarize
+
+        summarize(df, measure_columns(rows)).to_csv(rdir / "repeats.csv", index=False)
     seconds = time.monotonic() - t0
     manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
     return StudyRun(rdir, df, manifest, stats, seconds, cfg)

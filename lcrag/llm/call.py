@@ -7,7 +7,8 @@ distractor pool (:mod:`lcrag.studies.synthetic.llm_pool`). Conventions, in one p
 
 * **Cache request and key.** ``{"reader": reader.identity(), "messages": [...], "expects_json": bool,
   "template": label}`` (:func:`cache_request`); the key is :func:`lcrag.llm.cache.cache_key` of it (sha256 of
-  the canonical JSON). The ``model`` column stored beside a response is ``identity["model"]`` (the model id,
+  the canonical JSON). A repeated sample ``s > 0`` (``repeats``, :mod:`lcrag.experiment.repeats`) adds
+  ``"sample": s``, so each sample is its own entry and sample 0 keeps the unrepeated key. The ``model`` column stored beside a response is ``identity["model"]`` (the model id,
   never a reader's display name), so ``lcrag cache stats`` counts per model.
 * **Cache modes** (:class:`lcrag.llm.cache.ResponseCache`, ``LCRAG_CACHE_MODE``): ``use`` reads then stores,
   ``refresh`` never reads and stores, ``off`` neither, ``replay`` reads only and a miss raises ``CacheMiss``.
@@ -39,9 +40,14 @@ from .tokens import profile_prompt_tokens
 
 
 def cache_request(identity: dict[str, Any], messages: list[dict[str, str]], expects_json: bool,
-                  template: str) -> dict[str, Any]:
-    """The request a response is cached under (its key is ``cache_key`` of this dict)."""
-    return {"reader": identity, "messages": messages, "expects_json": expects_json, "template": template}
+                  template: str, sample: int = 0) -> dict[str, Any]:
+    """The request a response is cached under (its key is ``cache_key`` of this dict). ``sample``: the 0-based
+    repeat index (:mod:`lcrag.experiment.repeats`); each sample above 0 is its own entry, sample 0 keeps the
+    key of an unrepeated call so existing caches stay valid."""
+    req = {"reader": identity, "messages": messages, "expects_json": expects_json, "template": template}
+    if sample:
+        req["sample"] = int(sample)
+    return req
 
 
 def needs_call(cache: ResponseCache, key: str) -> bool:
@@ -117,6 +123,12 @@ def cached_read(reader: Reader, cache: ResponseCache, request: dict[str, Any], r
     if recorded:
         store(cache, key, request, rec)
     return CachedCall(key, rec, latency_s=res.latency_s)
+
+
+def uncached_read(reader: Reader, read: ReadRequest) -> CallResult:
+    """One call that must reach the endpoint every time (``lcrag probe``, :mod:`lcrag.llm.probe`): never served
+    from the response cache and never stored in it, whatever the cache mode."""
+    return reader.read(read)
 
 
 class Budget:

@@ -2,7 +2,7 @@
 
 * ``lcrag run synthetic-two-hop`` (a subprocess, offline default reader, private cache) gives the
   same rows as ``lcrag.experiment.run`` called the way notebook 01 calls it;
-* a spec printed by ``lcrag studies show``, saved and edited (other reader, other parameters), runs;
+* a spec printed by ``lcrag studies spec``, saved and edited (other reader, other parameters), runs;
 * every built-in spec round-trips through its YAML; dotted overrides reach the validated spec;
 * bad specs raise ConfigError naming file, line and field.
 """
@@ -66,11 +66,13 @@ def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache)
     assert {c["condition"]: c["kind"] for c in man["conditions"]}["RAG-bm25-bridge"] == "RAG"
 
 
-def test_studies_show_edit_and_run(tmp_path, tmp_cache, capsys):
+def test_studies_spec_edit_and_run(tmp_path, tmp_cache, capsys):
     assert main(["studies"]) == 0
     out = capsys.readouterr().out
     assert "synthetic-two-hop" in out and "EBG §4.1" in out
-    assert main(["studies", "show", "synthetic-two-hop"]) == 0
+    assert main(["studies", "show", "synthetic-two-hop"]) == 2  # the old spelling names the new one
+    assert "lcrag studies spec NAME" in capsys.readouterr().err
+    assert main(["studies", "spec", "synthetic-two-hop"]) == 0
     text = capsys.readouterr().out
     doc = yaml.safe_load(text)
     doc["readers"] = ["extractive-single"]                      # other reader

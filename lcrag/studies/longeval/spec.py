@@ -1,6 +1,6 @@
 """The built-in study spec ``longeval`` (``longeval.yaml`` in this folder), registered with the engine.
 
-The YAML is the spec a user copies (``lcrag studies show longeval``), edits and runs
+The YAML is the spec a user copies (``lcrag studies spec longeval``), edits and runs
 (``lcrag run my_longeval.yaml``): item source ``longeval``, task builder ``longeval``, reader
 ``longeval-extractive`` (the deterministic extractive generator), the LongEval measures and views.
 It is registered as kind ``study`` by the study discovery (:mod:`lcrag.experiment.discover`), after

@@ -629,7 +629,7 @@ def lc_vs_rag_curves(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "an
 # ------------------------------------------------------------------ registration
 SPEC_PATH = Path(__file__).parent / "multihop-rag.yaml"
 """The built-in spec ``multihop-rag`` (registered from this YAML by the study discovery, :mod:`lcrag.experiment.discover`;
-what ``lcrag studies show multihop-rag`` prints)."""
+what ``lcrag studies spec multihop-rag`` prints)."""
 
 
 def _register() -> None:

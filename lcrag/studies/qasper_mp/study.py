@@ -478,7 +478,7 @@ def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: st
 # ------------------------------------------------------------------ registration
 SPEC_PATH = Path(__file__).parent / "qasper-mp.yaml"
 """The built-in spec ``qasper-mp`` (registered from this YAML by the study discovery, :mod:`lcrag.experiment.discover`;
-what ``lcrag studies show qasper-mp`` prints)."""
+what ``lcrag studies spec qasper-mp`` prints)."""
 
 
 def _register() -> None:

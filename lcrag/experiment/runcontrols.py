@@ -1,0 +1,114 @@
+"""Run controls of a study: ``limit`` (a first look on fewer items), ``reader_seed`` and their manifest record.
+
+* ``limit: N`` (``lcrag run --limit N``) keeps the first ``N`` items, in the order the study's tasks
+  list them; ``limit: {n: N, sample: true, seed: S}`` (``lcrag run --sample N --seed S``) keeps a
+  seeded uniform sample of ``N`` items (``random.Random(S).sample`` of the item ids, then in task order),
+  so the same ``S`` picks the same items on every machine. An item is an ``item_id``: every condition,
+  prompt and sample of a kept item is kept.
+* ``reader_seed: S`` (``lcrag run --seed S``) sets the ``seed`` of every reader that sends requests to an
+  endpoint that takes one (``kind: openai``: OpenAI, vLLM and llama.cpp accept it). Model-free readers have
+  no endpoint, and endpoints known to ignore the field (:data:`SEED_IGNORED`, by profile ``family``) are not
+  sent it: the manifest lists them under ``seed_not_sent`` with the reason instead of claiming a seeded run.
+  The seed enters the reader's identity, hence the cache key and run id.
+
+The limit and the seed are left out of the study's config hash (a limited run's rows are the same rows a
+full run makes, and a full run re-uses them); the manifest records both (:func:`manifest_record`), and every
+table made from a limited run carries :func:`caption` (``"limited to N of T items"``).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+#: profile families whose endpoint accepts ``seed`` but ignores it (documented by the provider)
+SEED_IGNORED = {"anthropic": "Anthropic's OpenAI-compatible endpoint ignores seed"}
+
+
+def takes_seed(reader) -> bool:
+    """Whether ``--seed`` is sent to ``reader`` (an endpoint reader whose family does not ignore it)."""
+    return reader.profile.kind == "openai" and reader.profile.family not in SEED_IGNORED
+
+
+class LimitSpec(BaseModel):
+    """``limit``: ``n`` items, the first ones or (``sample: true``) a sample seeded by ``seed``."""
+
+    model_config = ConfigDict(extra="forbid")
+    n: int = Field(gt=0)
+    sample: bool = False
+    seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, v):
+        return {"n": v} if isinstance(v, int) and not isinstance(v, bool) else v
+
+
+def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, Any] | None]:
+    """``(kept tasks, record)``; the record (None without a limit) has ``n``, ``mode`` (``first`` or
+    ``sample``), ``seed`` (sample only), ``items_total``, ``items_used`` and the kept ``item_ids``."""
+    if limit is None:
+        return list(tasks), None
+    ids = list(dict.fromkeys(t.item.id for t in tasks))
+    if limit.sample:
+        chosen = set(random.Random(limit.seed).sample(ids, min(limit.n, len(ids))))
+        keep = [i for i in ids if i in chosen]
+    else:
+        keep = ids[: limit.n]
+    kept = set(keep)
+    rec = {"n": limit.n, "mode": "sample" if limit.sample else "first", "items_total": len(ids), "items_used": len(keep),
+           "item_ids": keep}
+    if limit.sample:
+        rec["seed"] = limit.seed
+    return [t for t in tasks if t.item.id in kept], rec
+
+
+def caption(record: dict[str, Any] | None) -> str:
+    """The mark every table of a limited run carries, e.g. ``"limited to 5 of 40 items (seeded sample, seed 3)"``;
+    ``""`` for a full run."""
+    if not record:
+        return ""
+    how = f"seeded sample, seed {record['seed']}" if record.get("mode") == "sample" else "the first ones"
+    return f"limited to {record['items_used']} of {record['items_total']} items ({how})"
+
+
+def mark_tables(tables: dict, cap: str) -> None:
+    """Append ``cap`` (:func:`caption`) to the ``source`` attribute of every DataFrame in ``tables`` (what
+    :func:`lcrag.report.save_table` prints under a table); nothing for a full run."""
+    if not cap:
+        return
+    for t in tables.values():
+        if hasattr(t, "attrs") and hasattr(t, "columns"):
+            src = t.attrs.get("source") or ""
+            t.attrs["source"] = f"{src}; {cap}" if src else cap
+
+
+def seeded(readers: list, seed: int | None) -> list:
+    """``readers`` with ``seed`` set on every reader that :func:`takes_seed`; others unchanged."""
+    if seed is None:
+        return list(readers)
+    from ..llm.readers import make_reader
+
+    return [make_reader(r.profile.model_copy(update={"seed": int(seed)})) if takes_seed(r) else r for r in readers]
+
+
+def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> dict[str, Any]:
+    """The manifest's ``run_controls``: ``repeats``, ``limit`` (None: every item), ``limit_caption`` (also for the
+    older ``data.limit``, which keeps the first N items when they are loaded), ``reader_seed`` and the readers it
+    was and was not sent to."""
+    seed = getattr(cfg, "reader_seed", None)
+    data_limit = getattr(getattr(cfg, "data", None), "limit", None)  # the older data.limit: first N items at load
+    cap = caption(limit_record) or (f"limited to the first {data_limit} items of the items file (data.limit)"
+                                     if data_limit else "")
+    return {"repeats": int(getattr(cfg, "repeats", 1) or 1), "limit": limit_record, "limit_caption": cap,
+            "data_limit": data_limit,
+            "reader_seed": seed,
+            "seed_sent_to": [r.name for r in readers if seed is not None and takes_seed(r)],
+            "seed_not_sent": {r.name: SEED_IGNORED.get(r.profile.family, "no endpoint (model-free reader)")
+                              for r in readers if seed is not None and not takes_seed(r)}}
+
+
+__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "apply_limit", "caption", "manifest_record", "mark_tables", "seeded"]

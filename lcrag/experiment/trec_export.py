@@ -1,0 +1,118 @@
+"""TREC run and qrels files of a study's retrieval stage (``lcrag export RUN --format trec``).
+
+A run records, for every item x chunker x retriever, the top :data:`TOP` chunks of the ranking the RAG
+conditions were cut from and every chunk holding (part of) a gold evidence unit
+(``retrieval_run.jsonl`` in the run directory, :func:`ranking_record`; "holding" is
+:func:`lcrag.experiment.contexts.overlaps`: same document, overlapping character spans). The export writes
+the standard files that ``trec_eval``, ``ir_measures`` and ``ranx`` read:
+
+* ``run.<chunker>__<retriever>.txt`` — ``qid Q0 docid rank score tag`` per line; ``qid`` is the item id,
+  ``docid`` the chunk's id (``<doc_id>:<start>-<end>``, character offsets, half-open), ``rank`` 1-based and
+  ``score = n_chunks - rank + 1`` (strictly decreasing, so every tool sorts the ranking back as it was);
+  ``tag`` is ``<chunker>__<retriever>``;
+* ``qrels.<chunker>.txt`` — ``qid 0 docid 1`` for every chunk holding a gold unit (binary relevance).
+
+Conventions against lcrag's own retrieval measures (:mod:`lcrag.scoring.retrieval`, EBG App. D.3):
+Hits@k (any gold) is TREC ``Success@k`` and MRR@10 is ``RR@10`` always; Hits@k (all gold) is ``R@k == 1``
+and MAP@10 (``lcrag.studies.multihop_rag.authors.retrieval_metrics``: AP over the units' first-hit ranks divided
+by ``min(n units, 10)``) is ``AP@10`` when each gold unit lies in exactly one chunk (a non-overlapping chunker such as ``sentences`` with units inside one sentence). With
+overlapping chunks one unit makes several chunks relevant and the TREC values are chunk-level, not
+unit-level.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+TOP = 100
+RANKINGS_FILE = "retrieval_run.jsonl"
+
+
+def chunk_id(chunk) -> str:
+    """``<doc_id>:<start>-<end>`` (0-based, half-open character offsets): unique within a chunker."""
+    return f"{chunk.doc_id}:{chunk.start}-{chunk.end}"
+
+
+def ranking_record(item, chunker: str, retriever: str, ranked: Sequence, contains: Callable, top: int = TOP) -> dict[str, Any]:
+    """The stored ranking of one item under one chunker x retriever (module doc)."""
+    relevant = [chunk_id(c) for c in ranked if any(contains(c, ev) for ev in item.evidence)]
+    return {"item_id": item.id, "chunker": chunker, "retriever": retriever, "n_chunks": len(ranked),
+            "ranked": [chunk_id(c) for c in ranked[:top]], "relevant": relevant}
+
+
+def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
+    """``retrieval_run.jsonl`` (one ranking per line); nothing for a study without RAG."""
+    if not rankings:
+        return
+    tmp = path.with_suffix(".jsonl.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for r in rankings:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def export_trec(run_dir: str | Path, out: str | Path) -> dict[str, Path]:
+    """Write the run and qrels files of ``run_dir`` into ``out`` (module doc); returns them by name."""
+    src = Path(run_dir) / RANKINGS_FILE
+    if not src.is_file():
+        raise InputError(src, "no retrieval rankings in this run directory (a study without RAG conditions, or a run "
+                              "made before they were recorded: run it again to record them)")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[str]] = {}
+    qrels: dict[str, dict[tuple[str, str], None]] = {}
+    items = set()
+    with open(src, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            items.add(r["item_id"])
+            tag = f"{_safe(r['chunker'])}__{_safe(r['retriever'])}"
+            n = int(r["n_chunks"])
+            runs.setdefault(tag, []).extend(f"{r['item_id']} Q0 {d} {i} {n - i + 1} {tag}"
+                                            for i, d in enumerate(r["ranked"], start=1))
+            rel = qrels.setdefault(_safe(r["chunker"]), {})
+            for d in r["relevant"]:
+                rel[(r["item_id"], d)] = None
+    paths: dict[str, Path] = {}
+    for tag, lines in runs.items():
+        paths[f"run.{tag}"] = out / f"run.{tag}.txt"
+        paths[f"run.{tag}"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for ch, rel in qrels.items():
+        paths[f"qrels.{ch}"] = out / f"qrels.{ch}.txt"
+        paths[f"qrels.{ch}"].write_text("".join(f"{q} 0 {d} 1\n" for q, d in rel), encoding="utf-8")
+    return paths
+
+
+def read_run(path: str | Path) -> dict[str, dict[str, float]]:
+    """``{qid: {docid: score}}`` of a TREC run file (errors name the file and line)."""
+    out: dict[str, dict[str, float]] = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if len(parts) != 6:
+            raise InputError(path, f"expected 6 fields 'qid Q0 docid rank score tag', got {len(parts)}", line=n)
+        out.setdefault(parts[0], {})[parts[2]] = float(parts[4])
+    return out
+
+
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """``{qid: {docid: relevance}}`` of a TREC qrels file."""
+    out: dict[str, dict[str, int]] = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if len(parts) != 4:
+            raise InputError(path, f"expected 4 fields 'qid 0 docid relevance', got {len(parts)}", line=n)
+        out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+    return out
+
+
+__all__ = ["RANKINGS_FILE", "TOP", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "write_rankings"]
