@@ -47,7 +47,8 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
 from tqdm import tqdm
 
 from . import interrupts
-from .errors import BudgetExceeded, InputError
+from .atomicio import append_whole
+from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
 from .interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
@@ -193,7 +194,7 @@ class ResultsWriter:
         # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
         data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
         with self._locked():
-            os.write(self._fd, data)
+            append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.atomicio)
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_every_s:
             os.fsync(self._fd)
@@ -365,7 +366,7 @@ def _run_tasks(
                                                                    context=t.context, question=t.item.question,
                                                                    template=t.prompt),
                                key=key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
-        except RequestShapeError as e:
+        except (RequestShapeError, CacheDamaged, DiskFull) as e:  # a reply that cannot be stored stops the sweep too
             refused.append(e)
             raise
         if not call.ok:

@@ -55,13 +55,15 @@ def read_yaml(path: str | Path) -> tuple[Any, str]:
     """``(document, text)`` of a YAML parameter file; bad YAML is a ``ConfigError`` naming the file and line."""
     import yaml
 
+    from .yamlsafe import load as load_bounded  # duplicate keys, alias bombs and deep nesting are errors
+
     text = read_text(path)
     try:
-        return yaml.safe_load(text), text
+        return load_bounded(text), text
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', None) or e}",
-                          line=(mark.line + 1) if mark else None) from None
+                          line=(mark.line + 1) if mark else None, field=getattr(e, "field", None)) from None
     except ValueError as e:  # PyYAML lets a few bad escapes through as ValueError (e.g. "\\U00110000")
         raise ConfigError(path, f"invalid YAML: {e}") from None
 

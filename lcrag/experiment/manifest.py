@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..atomicio import write_atomic
 from ..version import __version__
 
 KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "rank-bm25", "sentence-transformers",
@@ -82,7 +82,5 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "readers": readers,
         "files": {"results_jsonl": results_file, "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
-    tmp = run_dir / "manifest.json.tmp"
-    tmp.write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir / "manifest.json")
+    write_atomic(run_dir / "manifest.json", json.dumps(man, indent=2, default=str) + "\n")
     return man

@@ -38,7 +38,7 @@ import pandas as pd
 
 from .. import registry
 from ..data.registry import sha256_file as file_sha256
-from ..errors import ConfigError, LcragError
+from ..errors import ConfigError, DiskFull, LcragError
 from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
@@ -49,6 +49,7 @@ from .build import build
 from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
+from ..atomicio import write_atomic
 from .manifest import write_manifest
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
@@ -449,8 +450,11 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         except BaseException as e:
             mine = set(ids.values())
             done = [x for x in read_results(results) if x.run in mine]
-            write_manifest(rdir, rows=done, stats=stats, status="partial", seconds=time.monotonic() - t0,
-                           stopped=f"{type(e).__name__}: {e}", **man_kw)
+            try:
+                write_manifest(rdir, rows=done, stats=stats, status="partial", seconds=time.monotonic() - t0,
+                               stopped=f"{type(e).__name__}: {e}", **man_kw)
+            except DiskFull:  # the stop itself is reported; a re-run rewrites the manifest
+                log(f"[lcrag] {rdir / 'manifest.json'} could not be updated (disk full): it still says 'running'")
             raise
     if not rows:
         raise LcragError("the study produced no result rows")
@@ -460,7 +464,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     out_df = df.copy()
     for c in ("lines", "gold_lines"):
         out_df[c] = out_df[c].map(json.dumps)
-    out_df.to_csv(rdir / "results.csv", index=False)
+    write_atomic(rdir / "results.csv", out_df.to_csv(index=False))
     seconds = time.monotonic() - t0
     manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
     return StudyRun(rdir, df, manifest, stats, seconds, cfg)
