@@ -43,6 +43,9 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=2, help="Ray executor: shards (workers) per reader (default 2)")
     p.add_argument("--budget-cap-usd", type=float,
                    help="Ray executor: hard cap on actual spend, shared by all workers (default: --budget-usd)")
+    p.add_argument("--resend", action="store_true",
+                   help="confirm sending again the calls this run's manifest records as cached when the response "
+                        "cache no longer holds them (missing, empty or another cache); otherwise the run stops")
     p.set_defaults(func=run)
 
 
@@ -70,6 +73,12 @@ def overrides_of(pairs: list[str]) -> dict:
 def run(args) -> int:
     from ..experiment.engine import run as run_engine
 
+    if args.resend:
+        import os
+
+        from ..experiment.respend import ENV_ALLOW_RESEND
+
+        os.environ[ENV_ALLOW_RESEND] = "1"
     readers = [*(args.readers or []), *(args.reader or [])] or None
     overrides = overrides_of(args.overrides)
     if args.dry_run:

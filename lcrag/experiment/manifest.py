@@ -84,3 +84,18 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
     }
     write_atomic(run_dir / "manifest.json", json.dumps(man, indent=2, default=str) + "\n")
     return man
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """A run's ``manifest.json``; unreadable or malformed JSON, or a document without the run's ``readers`` and
+    ``files``, is an ``InputError`` naming the file (and the line of a JSON error)."""
+    from ..errors import InputError
+    from ..textio import read_json
+
+    man = read_json(path)
+    if not isinstance(man, dict):
+        raise InputError(path, f"not a run manifest: expected a JSON object, got {type(man).__name__}")
+    for fld, typ in (("readers", list), ("files", dict)):
+        if not isinstance(man.get(fld), typ):
+            raise InputError(path, f"not a run manifest: missing or not a {typ.__name__}", field=fld)
+    return man

@@ -51,6 +51,7 @@ from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from ..atomicio import write_atomic
 from .manifest import write_manifest
+from .respend import check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec
@@ -431,6 +432,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                   results_file=os.path.relpath(results, rdir),
                   expected_rows=len(built.tasks) + len(built.routes) * len(prep.items.items) * len(cfg.prompts))
     with run_lock(results, wait=wait, log=log):
+        check_cache_kept(rdir, results, cache, prep.readers)  # a lost cache must not re-send paid calls silently
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
         write_manifest(rdir, rows=[], stats={}, status="running", **man_kw)
