@@ -99,3 +99,21 @@ def test_a_reply_that_cannot_be_stored_stops_the_sweep(tmp_path, tmp_cache, monk
         assert "responses.sqlite" in str(e.value) and "no space left" in str(e.value)
         # at most the calls already in flight (concurrency 2) went out after the failed store
         assert fs.requests <= 4 + 2
+
+
+def test_two_concurrent_runs_on_one_cache_send_each_request_once(tmp_path, tmp_cache):
+    """Two `lcrag run` processes of one study into different folders, started together on one cache."""
+    env = {**os.environ, "LCRAG_CACHE_DIR": str(tmp_cache), "LCRAG_CACHE_MODE": "use"}
+    with FaultServer(delay_s=0.3) as fs:
+        study = _study(tmp_path, fs.base_url)
+        procs = [subprocess.Popen([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(tmp_path / f"run{i}"),
+                                   "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for i in (1, 2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        assert all(p.returncode == 0 for p in procs), outs
+        assert fs.requests == N_CALLS  # 18 distinct requests, each sent once between the two runs
+    from lcrag.runner import read_results
+
+    for i in (1, 2):
+        rows = read_results(tmp_path / f"run{i}" / "results.jsonl")
+        assert len(rows) == N_CALLS and all(r.outcome == "ok" for r in rows)
