@@ -51,6 +51,8 @@ from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from ..atomicio import write_atomic
 from .manifest import write_manifest
+from .paramcheck import check as check_params
+from .paramcheck import reader_error
 from .respend import check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
@@ -155,6 +157,10 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         for i, c in enumerate(comps):
             if c.name not in registry.names(kind):
                 raise err(f"rag.{kind}s[{i}].name", f"unknown {kind} {c.name!r}; registered: {', '.join(registry.names(kind))}")
+            bad = check_params(kind, registry.get_chunker(c.name) if kind == "chunker" else registry.get_retriever(c.name),
+                               c.params)
+            if bad:  # names, types and (chunkers) values against the component's own signature
+                raise err(f"rag.{kind}s[{i}].{bad[0]}", bad[1])
             if labels.count(c.display) > 1:
                 raise err(f"rag.{kind}s[{i}]", f"duplicate {kind} label {c.display!r}; give each a distinct label")
     for i, p in enumerate(cfg.prompts):
@@ -166,9 +172,11 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     for i, entry in enumerate(cfg.readers):
         try:
             r = make_reader(entry)  # a name, {profile: NAME, field: value} or a dict (load_profile)
-        except Exception as e:  # unknown profile, missing key, a plugin reader's constructor …
+        except ConfigError as e:
+            raise reader_error(e, i, where, text, from_cli=bool(readers)) from None
+        except Exception as e:  # missing key, a plugin reader's constructor …
             msg = getattr(e, "reason", None) or (str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
-            raise err(f"readers[{i}]", msg) from None
+            raise (ConfigError("--readers", msg, field=f"[{i}]") if readers else err(f"readers[{i}]", msg)) from None
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)

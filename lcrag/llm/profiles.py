@@ -176,7 +176,8 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
         known = sorted(q.stem for q in (params_dir() / "readers").glob("*.yaml"))
         raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)}", field="reader")
     doc, text = read_yaml(p)
-    doc = doc or {}
+    if doc is None:  # an empty file is a mistake, not an OpenAI profile with every default
+        raise ConfigError(p, "empty reader profile: give at least kind and model (see params/readers/*.yaml)")
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)
