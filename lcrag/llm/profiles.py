@@ -78,6 +78,26 @@ class ReaderProfile(BaseModel):
             raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
         return v
 
+    @field_validator("base_url")
+    @classmethod
+    def _no_key_in_url(cls, v: str | None) -> str | None:
+        from .keyscan import url_problem
+
+        bad = url_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_key_in_body(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from .keyscan import body_problem
+
+        bad = body_problem(v)
+        if bad:
+            raise ValueError(f"{bad[0]}: {bad[1]}")
+        return v
+
     @field_validator("tokenizer")
     @classmethod
     def _known_tokenizer(cls, v: str) -> str:
@@ -91,6 +111,7 @@ class ReaderProfile(BaseModel):
     def _no_credentials_in_urls(cls, v: list[str]) -> list[str]:
         for u in v:
             cls._no_credentials_in_url(u)
+            cls._no_key_in_url(u)
         if len(set(v)) != len(v):
             raise ValueError("base_urls lists an endpoint twice")
         return v
