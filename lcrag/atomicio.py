@@ -53,6 +53,8 @@ def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
             view = memoryview(blob)
             while view:
                 n = os.write(fd, view)
+                if n <= 0:  # nothing more fits
+                    raise OSError(errno.ENOSPC, "No space left on device")
                 view = view[n:]
             os.fsync(fd)
         finally:
