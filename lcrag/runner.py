@@ -379,7 +379,9 @@ def _run_tasks(
         return t, tid, resp
 
     workers = max_workers or reader.profile.concurrency
-    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
+    # disable=None: tqdm stays off when stderr is no terminal, so a log file gets no \r-separated bar frames
+    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=None if progress else True,
+               desc=f"{run} · {reader.name}", unit="call")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.interrupts)
     pool, queue, inflight = DaemonPool(workers), iter(sendable), set()
     try:

@@ -82,6 +82,9 @@ def iter_jsonl(path: str | Path, *, what: str = "a JSON object") -> Iterator[tup
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(path, f"not valid JSON: {e.msg} (column {e.colno})", line=n) from None
+        except RecursionError:  # e.g. metadata nested 100,000 levels deep
+            raise InputError(path, "JSON nested too deeply to read (more than ~1,000 levels of objects/lists)",
+                             line=n) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"expected {what}, got {type(obj).__name__}", line=n)
         yield n, obj
@@ -95,3 +98,5 @@ def read_json(path: str | Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply to read (more than ~1,000 levels of objects/lists)") from None

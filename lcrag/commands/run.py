@@ -86,8 +86,11 @@ def run(args) -> int:
         from ..plan import format_plan
 
         df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides)
-        print(f"[lcrag] {args.study}: valid — {info['items']} items, {info['conditions']} conditions, {info['prompts']} "
-              f"prompts, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
+        def n(k, word):
+            return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
+
+        print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
+              f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
         return 0
     from ..runsummary import summarize

@@ -42,5 +42,5 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     for entry, r in zip(cfg.readers, prep.readers):
         rows += plan_tasks(limited(tasks, cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
     info = {"study": cfg.name, "items": len(prep.items.items), "conditions": len(built.conditions),
-            "prompts": len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
+            "prompts": len({t.prompt for t in built.tasks}) or len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
     return plan_frame(rows), info

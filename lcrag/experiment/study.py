@@ -50,6 +50,7 @@ from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from ..atomicio import write_atomic
+from ..compaction import compact
 from .manifest import write_manifest
 from .paramcheck import check as check_params
 from .paramcheck import reader_error
@@ -466,6 +467,12 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
             except DiskFull:  # the stop itself is reported; a re-run rewrites the manifest
                 log(f"[lcrag] {rdir / 'manifest.json'} could not be updated (disk full): it still says 'running'")
             raise
+        try:  # rows run again (prompt edits, retries) replace their older lines
+            before, after = compact(results)
+        except DiskFull:  # optional tidying: the rows are all there, read_results keeps the last per task
+            before = after = 0
+        if after < before:
+            log(f"[lcrag] {shown_path(results)}: {before - after} superseded rows dropped ({after} kept)")
     if not rows:
         raise LcragError("the study produced no result rows")
     df = to_frame(rows)
