@@ -101,3 +101,13 @@ def test_progress_bar_writes_no_carriage_returns_into_a_log(tmp_path, capsys):
               results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {}, cache=ResponseCache(tmp_path / "c.sqlite"),
               progress=True)
     assert "\r" not in capsys.readouterr().err  # captured stderr is no terminal
+
+
+@pytest.mark.parametrize("override, warned", [("lc.depths=[0.3]", True), ("rag.k=[3]", False)])
+def test_an_override_that_changes_no_task_is_warned(tmp_path, tmp_cache, capsys, override, warned):
+    study = tmp_path / "study.yaml"
+    study.write_text("name: t-noop\ndata: {example: {n_companies: 2, n_towns: 1}}\nlc: {budgets: [full], placement: natural}\n"
+                     "rag: {k: [2]}\nreaders: [extractive]\ncontrols: []\n")
+    assert main(["run", str(study), "--dry-run", "--set", override]) == 0
+    err = capsys.readouterr().err
+    assert ("change no task" in err) == warned
