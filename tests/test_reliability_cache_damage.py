@@ -105,7 +105,7 @@ def test_off_mode_and_model_free_reads_never_open_the_cache(tmp_path):
 def test_recover_salvages_readable_rows_and_keeps_the_damaged_file(tmp_path, shape):
     p = tmp_path / "responses.sqlite"
     SHAPES[shape](p)
-    rec = recover(p)
+    rec = recover(p, cache_key)
     assert rec.damaged.exists() and rec.damaged != p
     assert problem(p) is None
     c = ResponseCache(p, mode="use")

@@ -51,6 +51,7 @@ def run(args) -> int:
 
 def _check_or_recover(args, path) -> int:
     """``lcrag cache check`` (exit 1 when damaged) and ``lcrag cache recover`` (:mod:`lcrag.llm.cachecheck`)."""
+    from ..llm.cache import cache_key
     from ..llm.cachecheck import problem, recover
 
     bad = problem(path, full=True)
@@ -63,7 +64,7 @@ def _check_or_recover(args, path) -> int:
     if not bad:
         print(f"{path}: not damaged; nothing to recover")
         return 0
-    rec = recover(path)
+    rec = recover(path, cache_key)
     print(f"recovered {rec.salvaged} responses ({rec.method}; {rec.dropped} unreadable or altered records dropped) "
           f"into {rec.path}; the damaged file is kept as {rec.damaged}")
     return 0

@@ -162,19 +162,18 @@ def _rows_by_rowid(path: Path) -> list[tuple]:
     return rows
 
 
-def _valid(row: tuple) -> bool:
-    from .cache import cache_key
-
+def _valid(row: tuple, key_of) -> bool:
     key, _created, model, req, resp = row
     try:
-        return (isinstance(model, str) and cache_key(json.loads(req)) == key
+        return (isinstance(model, str) and key_of(json.loads(req)) == key
                 and isinstance(json.loads(resp).get("text"), str))
     except (TypeError, ValueError, AttributeError):
         return False
 
 
-def recover(path: str | Path) -> Recovered:
-    """Salvage the readable responses of a damaged cache into a new file at ``path`` (module doc)."""
+def recover(path: str | Path, key_of) -> Recovered:
+    """Salvage the readable responses of a damaged cache into a new file at ``path`` (module doc);
+    ``key_of(request)`` is the cache key function (:func:`lcrag.llm.cache.cache_key`) each record is re-checked by."""
     p = Path(path)
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     damaged = p.with_name(f"{p.name}.damaged-{stamp}")
@@ -186,7 +185,7 @@ def recover(path: str | Path) -> Recovered:
     rows, method = (None, "") if damaged.is_dir() else (_rows_by_shell(damaged), "sqlite3 .recover")
     if rows is None:
         rows, method = ([] if damaged.is_dir() else _rows_by_rowid(damaged)), "row by row"
-    good = {r[0]: r for r in rows if _valid(r)}
+    good = {r[0]: r for r in rows if _valid(r, key_of)}
     conn = open_checked(p)
     try:
         conn.execute("BEGIN")
