@@ -34,6 +34,7 @@ from ..errors import CacheDamaged
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 QUICK_CHECK_MAX_BYTES = 2 * 1024**3  # quick_check reads ~1 GB/s: at most a couple of seconds per open
+_CHECKED: set[str] = set()  # cache files this process has checked and opened
 SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, model TEXT, request TEXT, response TEXT)"
 
 
@@ -89,15 +90,18 @@ def guard(path: str | Path):
 def open_checked(path: str | Path, timeout: float = 60) -> sqlite3.Connection:
     """A connection to the cache at ``path`` after :func:`problem` (``CacheDamaged`` on damage), table created."""
     p = Path(path)
-    bad = problem(p)
-    if bad:
-        raise CacheDamaged(p, bad)
+    ident = str(p.resolve())
+    if ident not in _CHECKED:  # once per file and process: each worker thread opens its own connection
+        bad = problem(p)
+        if bad:
+            raise CacheDamaged(p, bad)
     with guard(p):
         p.parent.mkdir(parents=True, exist_ok=True)
         c = sqlitewal.connect(p, timeout=timeout, isolation_level=None)
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         c.execute(SCHEMA)
+    _CHECKED.add(ident)
     return c
 
 
