@@ -12,7 +12,7 @@ import pytest
 from lcrag.cli import main
 from lcrag.errors import CacheDamaged
 from lcrag.llm.cache import ResponseCache, cache_key
-from lcrag.llm.cachecheck import problem, recover
+from lcrag.llm.cachecheck import problem, recheck, recover
 
 
 def _filled(path, n=300):
@@ -21,6 +21,7 @@ def _filled(path, n=300):
         req = {"q": i, "pad": "x" * 400}
         c.put(cache_key(req), "m", req, {"text": f"answer {i}"})
     c._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    recheck(path)  # the damage below happens "behind this process's back", as in another process
     return c
 
 

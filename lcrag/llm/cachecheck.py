@@ -198,3 +198,8 @@ def recover(path: str | Path, key_of) -> Recovered:
     finally:
         conn.close()
     return Recovered(p, damaged, len(good), len(rows) - len(good), method)
+
+
+def recheck(path: str | Path) -> None:
+    """Check ``path`` again at its next open in this process (after it was replaced or damaged behind its back)."""
+    _CHECKED.discard(str(Path(path).resolve()))
