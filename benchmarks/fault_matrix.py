@@ -343,7 +343,7 @@ def bad_inputs(url: str) -> list[tuple[str, dict]]:
         ("deep nesting", {"study": st(extra="description: " + "[" * 5000 + "]" * 5000 + "\n")}),
         ("alias bomb in extra_body", {"study": _bomb(url)}),
         ("key in base_url query", {"study": st().replace(f'base_url: "{url}"', f'base_url: "{url}?api_key=sk-abcdefghijklmnopqrstuvwxyz"')}),
-        ("key in extra_body", {"study": st().replace("max_retries: 0}}", "max_retries: 0,\n      extra_body: {api_key: sk-abcdefghijklmnopqrstuvwxyz}}}")}),
+        ("key in extra_body", {"study": st().replace("max_retries: 0}", "max_retries: 0,\n      extra_body: {api_key: sk-abcdefghijklmnopqrstuvwxyz}}")}),
         ("unknown reader in study", {"study": st().replace("  - {name: fault", "  - no-such-reader\n  - {name: fault")}),
         ("--readers profile with a bad key", {"study": st(), "files": {"prof.yaml": "kind: openai\nmodel: m\nmax_token: 10\n"},
                                               "args": ["--readers", "prof.yaml"], "loc": "prof.yaml"}),
@@ -361,8 +361,8 @@ def bad_inputs(url: str) -> list[tuple[str, dict]]:
         ("reproduce: empty params file", {"reproduce": "", "no_line": True}),
         ("reproduce: unknown reader", {"reproduce": "notebooks:\n  \"01\":\n    readers: [extractive, no-such-reader]\n"
                                                     "    lengths: [10000]\n    trials: 1\n    dense_lengths: []\n"}),
-        ("reader inline: temperature text", {"study": st().replace("max_retries: 0}}", "max_retries: 0, temperature: hot}}")}),
-        ("reader inline: unknown field", {"study": st().replace("max_retries: 0}}", "max_retries: 0, max_token: 5}}")}),
+        ("reader inline: temperature text", {"study": st().replace("max_retries: 0}", "max_retries: 0, temperature: hot}")}),
+        ("reader inline: unknown field", {"study": st().replace("max_retries: 0}", "max_retries: 0, max_token: 5}")}),
         ("empty study file", {"study": "", "no_line": True}),
         ("prompts: unknown template", {"study": st(extra="prompts: [no-such-prompt]\n")}),
         ("reader unused by name: budget negative", {"study": st(extra="budget_usd: -1\n")}),
@@ -381,7 +381,7 @@ def try_bad(c: Case, name: str, spec: dict) -> tuple[str, str]:
         p = c.d / "study.yaml"
         p.write_text(spec["study"])
         r = c.lcrag("run", str(p), "--dry-run", *spec.get("args", []), timeout=60)
-        loc = str(c.d / spec["loc"]) if "loc" in spec else str(p)
+        loc = spec.get("loc", str(p))  # as the user named it on the command line
     err = r.stderr
     last = err.strip().splitlines()[-1][:200] if err.strip() else f"exit {r.returncode}"
     if "Traceback" in err or r.returncode == -9:

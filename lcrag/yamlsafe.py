@@ -46,17 +46,27 @@ class BoundedLoader(yaml.SafeLoader):
     def __init__(self, stream):
         super().__init__(stream)
         self._depth = 0
+        self._path: list[str] = []  # keys / [i] of the collections being composed, for the error's field
 
     def compose_node(self, parent, index):  # noqa: D401 - PyYAML hook
-        if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
-            self._depth += 1
-            try:
-                if self._depth > self.max_depth:
-                    raise YAMLLimitError(f"nesting deeper than {self.max_depth} levels", self.peek_event().start_mark)
-                return super().compose_node(parent, index)
-            finally:
-                self._depth -= 1
-        return super().compose_node(parent, index)
+        step = (f"[{index}]" if isinstance(index, int) else getattr(index, "value", None)) if parent is not None else None
+        if step is not None:
+            self._path.append(str(step))
+        try:
+            if self.check_event(yaml.MappingStartEvent, yaml.SequenceStartEvent):
+                self._depth += 1
+                try:
+                    if self._depth > self.max_depth:
+                        raise YAMLLimitError(f"nesting deeper than {self.max_depth} levels", self.peek_event().start_mark,
+                                             field=field_of(self._path[:6]) + ("…" if len(self._path) > 6 else "")
+                                             if self._path else None)
+                    return super().compose_node(parent, index)
+                finally:
+                    self._depth -= 1
+            return super().compose_node(parent, index)
+        finally:
+            if step is not None:
+                self._path.pop()
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -70,6 +80,32 @@ class BoundedLoader(yaml.SafeLoader):
                                          f"keep one", key_node.start_mark, field=key_node.value)
                 seen[k] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
+
+
+def field_of(path: list[str]) -> str | None:
+    """``["readers", "[0]", "extra_body"]`` -> ``"readers[0].extra_body"`` (None for the document itself)."""
+    out = ""
+    for p in path:
+        out += p if p.startswith("[") or not out else f".{p}"
+    return out or None
+
+
+def _path_to(root: yaml.Node, target: yaml.Node) -> str | None:
+    """Dotted field of the first way from ``root`` to ``target`` (each node visited once)."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, list[str]]] = [(root, [])]
+    while stack:
+        n, path = stack.pop()
+        if n is target:
+            return field_of(path)
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.MappingNode):
+            stack.extend((v, [*path, str(k.value)]) for k, v in reversed(n.value))
+        elif isinstance(n, yaml.SequenceNode):
+            stack.extend((v, [*path, f"[{i}]"]) for i, v in reversed(list(enumerate(n.value))))
+    return None
 
 
 def expanded_size(node: yaml.Node, limit: int = MAX_NODES) -> int:
@@ -89,7 +125,8 @@ def expanded_size(node: yaml.Node, limit: int = MAX_NODES) -> int:
             total = 1 + sum(sizes.get(id(k), 0) for k in kids)
             if total > limit:
                 raise YAMLLimitError(f"the document expands to more than {limit:,} values through its aliases "
-                                     f"(&anchor/*alias); write the values out or reduce the references", n.start_mark)
+                                     f"(&anchor/*alias); write the values out or reduce the references", n.start_mark,
+                                     field=_path_to(node, n))
             sizes[id(n)] = total
             continue
         if id(n) in open_:
