@@ -54,3 +54,39 @@ class CacheMiss(LcragError, KeyError):
 
 class BudgetExceeded(LcragError):
     """A sweep's estimated cost is above the configured cap."""
+
+
+class CacheDamaged(LcragError):
+    """The response cache file is not a readable SQLite database (truncated, overwritten, a directory …).
+
+    The message names the file and the two commands that help: ``lcrag cache check`` (what is wrong) and
+    ``lcrag cache recover`` (salvage the readable responses into a new file, keeping the damaged one beside it)."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"response cache {self.path} is damaged: {reason}. Run `lcrag cache check --db {self.path}` "
+                         f"for details and `lcrag cache recover --db {self.path}` to copy every readable response into "
+                         f"a new cache (the damaged file is kept beside it); or point LCRAG_CACHE_DIR elsewhere.")
+
+
+class DiskFull(LcragError, OSError):
+    """A write failed for lack of space: names the file, the bytes it needed and the bytes free."""
+
+    def __init__(self, path: str | Path, needed: int | None = None, free: int | None = None, what: str = ""):
+        self.path = str(path)
+        self.needed = needed
+        self.free = free
+        need = f"; needed {needed:,} bytes" if needed is not None else ""
+        have = f", {free:,} free" if free is not None else ""
+        super().__init__(f"no space left on the device of {self.path}{need}{have}{(': ' + what) if what else ''}. "
+                         f"Free some space (or move the run directory / LCRAG_CACHE_DIR) and run the same command "
+                         f"again: finished work is kept and the run resumes.")
+
+    def __str__(self) -> str:  # OSError formats its args otherwise
+        return self.args[0]
+
+
+class ResendRefused(LcragError):
+    """The run's manifest records cached calls that its response cache no longer holds (missing, empty or
+    replaced file): running would send (and pay for) them again, so the run stops unless told to re-send."""

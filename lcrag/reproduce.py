@@ -59,7 +59,8 @@ def load_profile(path: str | Path) -> Profile:
     from .yamlpos import node_line
 
     doc, text = read_yaml(path)
-    doc = doc or {}
+    if doc is None:  # an empty file would run every notebook on its defaults, silently
+        raise ConfigError(path, "empty parameter profile (see params/offline.yaml for the fields)")
     if not isinstance(doc, dict):
         raise ConfigError(path, "expected a mapping at the top level")
     if not isinstance(doc.get("notebooks") or {}, dict):
@@ -129,6 +130,9 @@ def notebook_parameters(prof: Profile, nb: Path, profile_path: str | Path, decla
         bad = set(from_file) - set(declared)
         if bad:
             raise ConfigError(pfile, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(bad))}", field=sorted(bad)[0])
+    from .reproduce_checks import check_notebook_params
+
+    check_notebook_params(profile_path, nb.name[:2], nb.name, declared, prof.notebooks.get(nb.name[:2], {}))
     unknown = set(prof.notebooks.get(nb.name[:2], {})) - set(declared)
     if unknown:
         raise ConfigError(profile_path, f"notebook {nb.name} declares no parameter(s) {', '.join(sorted(unknown))}",
@@ -166,6 +170,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     if prof.data_dir:
         os.environ["LCRAG_DATA_DIR"] = str((Path(profile_path).parent / prof.data_dir).resolve()) if not os.path.isabs(prof.data_dir) else prof.data_dir
     selected = notebooks(only)  # an unknown selection fails here, before anything starts
+    from .reproduce_checks import check_notebook_keys
+
+    check_notebook_keys(profile_path, prof.notebooks, [p.name[:2] for p in notebooks()])
     planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
     for rec in planned:
         if rec.get("skipped"):

@@ -61,6 +61,9 @@ def plan_reproduction(profile_path: str | Path, *, only: list[str] | None = None
             if not os.path.isabs(prof.data_dir) else prof.data_dir
     try:
         plans = []
+        from .reproduce_checks import check_notebook_keys
+
+        check_notebook_keys(profile_path, prof.notebooks, [p.name[:2] for p in notebooks()])
         for nb in notebooks(only):
             nn = nb.name[:2]
             declared = _defaults(nb)
@@ -72,8 +75,10 @@ def plan_reproduction(profile_path: str | Path, *, only: list[str] | None = None
                 continue
             try:
                 plans.append(planner(params))
-            except ConfigError:
-                raise  # a bad parameter or reader profile is an error, not an unplannable notebook
+            except ConfigError as e:  # a bad parameter or reader profile is an error, not an unplannable notebook
+                from .reproduce_checks import relocate_reader_error
+
+                raise relocate_reader_error(profile_path, nn, e, {**prof.defaults, **prof.notebooks.get(nn, {})}) from None
             except (InputError, FileNotFoundError) as e:  # data that is not there
                 plans.append(NotebookPlan(nn, note=f"not computed offline: {e}"))
     finally:

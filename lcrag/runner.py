@@ -47,7 +47,8 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
 from tqdm import tqdm
 
 from .runtime import interrupts
-from .errors import BudgetExceeded, InputError
+from .atomicio import append_whole
+from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
@@ -196,7 +197,7 @@ class ResultsWriter:
         # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
         data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
         with self._locked():
-            os.write(self._fd, data)
+            append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.atomicio)
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_every_s:
             os.fsync(self._fd)
@@ -396,7 +397,7 @@ def _run_tasks(
                                                                    context=t.context, question=t.item.question,
                                                                    template=t.prompt),
                                key=key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
-        except RequestShapeError as e:
+        except (RequestShapeError, CacheDamaged, DiskFull) as e:  # a reply that cannot be stored stops the sweep too
             refused.append(e)
             raise
         if not call.ok:
@@ -410,7 +411,9 @@ def _run_tasks(
 
     workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
-    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=not progress, desc=f"{run} · {reader.name}", unit="call")
+    # disable=None: tqdm stays off when stderr is no terminal, so a log file gets no \r-separated bar frames
+    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=None if progress else True,
+               desc=f"{run} · {reader.name}", unit="call")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
     # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
     keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]

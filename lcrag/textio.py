@@ -55,13 +55,15 @@ def read_yaml(path: str | Path) -> tuple[Any, str]:
     """``(document, text)`` of a YAML parameter file; bad YAML is a ``ConfigError`` naming the file and line."""
     import yaml
 
+    from .yamlsafe import load as load_bounded  # duplicate keys, alias bombs and deep nesting are errors
+
     text = read_text(path)
     try:
-        return yaml.safe_load(text), text
+        return load_bounded(text), text
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ConfigError(path, f"invalid YAML: {getattr(e, 'problem', None) or e}",
-                          line=(mark.line + 1) if mark else None) from None
+                          line=(mark.line + 1) if mark else None, field=getattr(e, "field", None)) from None
     except ValueError as e:  # PyYAML lets a few bad escapes through as ValueError (e.g. "\\U00110000")
         raise ConfigError(path, f"invalid YAML: {e}") from None
 
@@ -80,6 +82,9 @@ def iter_jsonl(path: str | Path, *, what: str = "a JSON object") -> Iterator[tup
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(path, f"not valid JSON: {e.msg} (column {e.colno})", line=n) from None
+        except RecursionError:  # e.g. metadata nested 100,000 levels deep
+            raise InputError(path, "JSON nested too deeply to read (more than ~1,000 levels of objects/lists)",
+                             line=n) from None
         if not isinstance(obj, dict):
             raise InputError(path, f"expected {what}, got {type(obj).__name__}", line=n)
         yield n, obj
@@ -93,3 +98,5 @@ def read_json(path: str | Path) -> Any:
         return json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply to read (more than ~1,000 levels of objects/lists)") from None

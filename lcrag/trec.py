@@ -99,12 +99,17 @@ class RagResponse:
                    reference_values=list(d["references"]), extra=extra, raw=d)
 
 
-def read_run(path: str | Path) -> list[RagResponse]:
-    """Read a TREC-RAG JSONL run (blank lines skipped; ids normalised to strings)."""
+def read_run(path: str | Path, *, allow_empty: bool = True) -> list[RagResponse]:
+    """Read a TREC-RAG JSONL run (blank lines skipped; ids normalised to strings).
+
+    ``allow_empty=False`` (what ``lcrag longeval validate|score`` use) makes a run without any response an
+    ``InputError`` naming the file: an empty run is a mistake, not a run that passes."""
     path = Path(path)
     out = []
     for n, d in iter_jsonl(path, what="a TREC-RAG response object"):
         out.append(RagResponse.from_dict(d, path=path, line=n))
+    if not out and not allow_empty:
+        raise InputError(path, "the run holds no responses (an empty file): nothing to validate or score")
     return out
 
 

@@ -9,7 +9,9 @@ def register(sub) -> None:
     p = sub.add_parser("cache", help="inspect, export, import or merge the response cache",
                        description="Inspect the response cache, move it to another machine as JSONL (keys re-verified on "
                                    "import), or merge cache shards written by Ray workers into it (keys re-verified).")
-    p.add_argument("action", choices=["stats", "export", "import", "merge"])
+    p.add_argument("action", choices=["stats", "export", "import", "merge", "check", "recover"],
+                   help="check: is the cache file readable (SQLite integrity check); recover: copy every readable "
+                        "response of a damaged cache into a new file, keeping the damaged one beside it")
     p.add_argument("file", nargs="*", help="JSONL file to write (export) or read (import); cache shards "
                                            "(.sqlite files or shard directories) to merge")
     p.add_argument("--db", help="cache database (default: $LCRAG_CACHE_DIR/responses.sqlite)")
@@ -19,6 +21,8 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..llm.cache import ResponseCache
 
+    if args.action in ("check", "recover"):
+        return _check_or_recover(args, ResponseCache(args.db, mode="use").path)
     cache = ResponseCache(args.db, mode="use")
     if args.action == "stats":
         print(json.dumps(cache.stats(), indent=2))
@@ -42,4 +46,25 @@ def run(args) -> int:
     else:
         n = cache.import_jsonl(args.file[0])
         print(f"imported {n} responses from {args.file[0]}")
+    return 0
+
+
+def _check_or_recover(args, path) -> int:
+    """``lcrag cache check`` (exit 1 when damaged) and ``lcrag cache recover`` (:mod:`lcrag.llm.cachecheck`)."""
+    from ..llm.cache import cache_key
+    from ..llm.cachecheck import problem, recover
+
+    bad = problem(path, full=True)
+    if args.action == "check":
+        if bad:
+            print(f"{path}: damaged: {bad}; `lcrag cache recover --db {path}` salvages the readable responses")
+            return 1
+        print(f"{path}: ok" if path.exists() else f"{path}: no cache yet")
+        return 0
+    if not bad:
+        print(f"{path}: not damaged; nothing to recover")
+        return 0
+    rec = recover(path, cache_key)
+    print(f"recovered {rec.salvaged} responses ({rec.method}; {rec.dropped} unreadable or altered records dropped) "
+          f"into {rec.path}; the damaged file is kept as {rec.damaged}")
     return 0

@@ -19,8 +19,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from pathlib import Path
+
+    from ..errors import InputError
     from ..experiment.example import write_example
 
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise InputError(args.out, "exists and is not a directory: give a directory (new or existing) for the example "
+                                   "files")
     paths = write_example(args.out, n_companies=args.companies, n_towns=args.towns, seed=args.seed, force=args.force)
     for k, v in paths.items():
         print(f"[lcrag] {k}: {v}")

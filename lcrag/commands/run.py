@@ -61,6 +61,9 @@ def register(sub) -> None:
                    help="send each reader's calls in task order, not grouped by shared prompt prefix (the default order "
                         "lets providers' prompt caches serve the repeated haystack; same requests either way; "
                         "also LCRAG_PREFIX_ORDER=0; docs/cost.md)")
+    p.add_argument("--resend", action="store_true",
+                   help="confirm sending again the calls this run's manifest records as cached when the response "
+                        "cache no longer holds them (missing, empty or another cache); otherwise the run stops")
     p.set_defaults(func=run)
 
 
@@ -102,6 +105,12 @@ def control_overrides(args) -> dict:
 def run(args) -> int:
     from ..experiment.engine import run as run_engine
 
+    if args.resend:
+        import os
+
+        from ..experiment.respend import ENV_ALLOW_RESEND
+
+        os.environ[ENV_ALLOW_RESEND] = "1"
     if getattr(args, "no_prefix_order", False):  # read by the runner, the dry run and Ray workers alike
         import os
 
@@ -116,8 +125,11 @@ def run(args) -> int:
         from ..plan import format_plan
 
         df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides)
-        print(f"[lcrag] {args.study}: valid — {info['items']} items, {info['conditions']} conditions, {info['prompts']} "
-              f"prompts, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
+        def n(k, word):
+            return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
+
+        print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
+              f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
         return 0
     from ..runsummary import summarize

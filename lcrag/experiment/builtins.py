@@ -68,8 +68,26 @@ class HybridRetriever:
         return np.asarray([i for i, _ in fused], dtype=np.int64)
 
 
-def hybrid(chunks: Sequence[Chunk], k: int = 60, **params):
+def hybrid(chunks: Sequence[Chunk], k: int = 60):
     return HybridRetriever([bm25(chunks), minilm(chunks)], k=k)
+
+
+def _bm25_class():
+    from ..retrieval.bm25 import BM25Retriever
+
+    return BM25Retriever
+
+
+def _dense_class():
+    from ..retrieval.dense import DenseRetriever
+
+    return DenseRetriever
+
+
+# the callables whose signatures the forwarded **params must fit (lcrag.experiment.paramcheck)
+bm25.params_of = _bm25_class
+dense.params_of = _dense_class
+minilm.params_of = _dense_class
 
 
 RETRIEVERS = {"bm25": bm25, "minilm": minilm, "dense": dense, "hybrid": hybrid}

@@ -18,6 +18,7 @@ when their folder is loaded (:mod:`.discover` walks ``lcrag/studies/*/`` and ``L
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,14 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         p = Path(src)
         if not (p.suffix in (".yaml", ".yml") or p.is_file()):
             src = load_spec(str(src))
+    if overrides:  # a --set that changes no task is said, not silently run (lcrag.experiment.noop)
+        from .noop import unchanged_by
+
+        same = unchanged_by(src, overrides, base_dir=base_dir, data_dir=data_dir, out=out)
+        if same:
+            (log or (lambda m: print(m, file=sys.stderr)))(
+                f"[lcrag] warning: the override(s) {', '.join(same)} change no task of this study (the same "
+                f"prompts over the same contexts are sent as without them)")
     if isinstance(src, StudySpec) and overrides:
         src = parse_spec(apply_overrides(src.to_doc(), overrides), f"<{src.name} with overrides>")
         overrides = None

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..atomicio import write_atomic
 from ..types import Outcome
 
 SECRET = re.compile(r"key|token|secret|password|authorization", re.I)
@@ -193,6 +194,4 @@ def write_html(path: Path, *, run_dir: Path, man: dict, df: pd.DataFrame, label:
     sec.append("<h2>Reader profiles</h2><pre>" + _esc(json.dumps(_profiles(man), indent=1, default=str)) + "</pre>")
     page = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>lcrag report · {_esc(man["study"]["name"])}</title>'
             f"<style>{CSS}</style><script>{JS}</script></head><body>{''.join(sec)}</body></html>")
-    path = Path(path)
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_atomic(Path(path), page)  # a full disk leaves the previous report, never a truncated one

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
 import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..atomicio import write_atomic
 from ..version import __version__
 
 KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "rank-bm25", "sentence-transformers",
@@ -86,7 +86,20 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
                                      "seed_not_sent": {}},
         "files": {"results_jsonl": results_file, "results_csv": "results.csv", "retrieval_ranks": "retrieval_ranks.csv"},
     }
-    tmp = run_dir / "manifest.json.tmp"
-    tmp.write_text(json.dumps(man, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir / "manifest.json")
+    write_atomic(run_dir / "manifest.json", json.dumps(man, indent=2, default=str) + "\n")
+    return man
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """A run's ``manifest.json``; unreadable or malformed JSON, or a document without the run's ``readers`` and
+    ``files``, is an ``InputError`` naming the file (and the line of a JSON error)."""
+    from ..errors import InputError
+    from ..textio import read_json
+
+    man = read_json(path)
+    if not isinstance(man, dict):
+        raise InputError(path, f"not a run manifest: expected a JSON object, got {type(man).__name__}")
+    for fld, typ in (("readers", list), ("files", dict)):
+        if not isinstance(man.get(fld), typ):
+            raise InputError(path, f"not a run manifest: missing or not a {typ.__name__}", field=fld)
     return man

@@ -27,6 +27,14 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
 
         source = load_spec(str(source))
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides)
+    if overrides:  # an override that changes no task is said (lcrag.experiment.noop)
+        import sys
+
+        from .noop import unchanged_by
+
+        same = unchanged_by(source, overrides, base_dir=base_dir, out=out)
+        if same:
+            print(f"[lcrag] warning: the override(s) {', '.join(same)} change no task of this study", file=sys.stderr)
     cfg = prep.cfg
     built = build_tasks(prep)
     path = resolve(prep.base, cfg.cache) if cfg.cache else None
@@ -46,5 +54,5 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     for entry, r in zip(cfg.readers, prep.readers):
         rows += plan_tasks(limited(for_reader(tasks, r), cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
     info = {"study": cfg.name, "items": limit_rec["items_used"] if limit_rec else len(prep.items.items), "conditions": len(built.conditions),
-            "prompts": len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
+            "prompts": len({t.prompt for t in built.tasks}) or len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
     return plan_frame(rows), info

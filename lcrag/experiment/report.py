@@ -44,6 +44,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..atomicio import write_atomic
 from ..plots import accuracy_vs_cost, ci_label, delta_heatmap, heatmap
 from ..report import save_figure, save_table
 from ..position import position_heatmap, position_table
@@ -330,7 +331,7 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     lines += [f"* `{v}`: " + ", ".join(sorted(p.name for p in paths.values())) for v, paths in files.items()]
     if skipped:
         lines += ["", "## Skipped", "", *(f"* {s}" for s in skipped)]
-    (out / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_atomic(out / "README.md", "\n".join(lines) + "\n")
     if html:
         from .html import write_html
 

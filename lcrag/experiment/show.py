@@ -16,7 +16,6 @@ For each result row of the item (one condition, or every condition), in conditio
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from .build import build
 from .config import resolve
 from .spec import parse_spec as parse_config
 from .schema import ItemSet, load_items
+from .manifest import read_manifest
 
 
 @dataclass
@@ -60,7 +60,7 @@ def collect(run_dir: str | Path, item: str, condition: str | None = None) -> lis
     mp = rd / "manifest.json"
     if not mp.is_file():
         raise InputError(rd, "not a run directory: manifest.json is missing")
-    man = json.loads(mp.read_text(encoding="utf-8"))
+    man = read_manifest(mp)
     runs = {r["run"]: r for r in man["readers"]}
     rows = [r for r in read_results(rd / man["files"]["results_jsonl"]) if r.run in runs and r.item_id == item]
     if not rows:

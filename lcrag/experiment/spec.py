@@ -230,8 +230,12 @@ def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any] | None) -> di
 
 def parse_value(text: str) -> Any:
     """A ``--set key=value`` value: YAML (``5``, ``[1, 2]``, ``true``, ``{a: 1}``), else the string."""
+    from ..yamlsafe import YAMLLimitError, load
+
     try:
-        return yaml.safe_load(text)
+        return load(text)
+    except YAMLLimitError as e:
+        raise ConfigError("--set", f"invalid YAML value: {e}") from None
     except yaml.YAMLError:
         return text
 

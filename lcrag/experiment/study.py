@@ -38,7 +38,7 @@ import pandas as pd
 
 from .. import registry
 from ..data.registry import sha256_file as file_sha256
-from ..errors import ConfigError, LcragError
+from ..errors import ConfigError, DiskFull, LcragError
 from ..llm.cache import ResponseCache
 from ..llm.prompts import load_prompt
 from ..llm.readers import Reader, make_reader
@@ -49,10 +49,15 @@ from .build import build
 from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
+from ..atomicio import write_atomic
+from ..compaction import compact
 from .manifest import write_manifest
 from .repeats import expand as expand_repeats, for_reader
 from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
+from .paramcheck import check as check_params
+from .paramcheck import reader_error
+from .respend import check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec
@@ -157,6 +162,10 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         for i, c in enumerate(comps):
             if c.name not in registry.names(kind):
                 raise err(f"rag.{kind}s[{i}].name", f"unknown {kind} {c.name!r}; registered: {', '.join(registry.names(kind))}")
+            bad = check_params(kind, registry.get_chunker(c.name) if kind == "chunker" else registry.get_retriever(c.name),
+                               c.params)
+            if bad:  # names, types and (chunkers) values against the component's own signature
+                raise err(f"rag.{kind}s[{i}].{bad[0]}", bad[1])
             if labels.count(c.display) > 1:
                 raise err(f"rag.{kind}s[{i}]", f"duplicate {kind} label {c.display!r}; give each a distinct label")
     for i, p in enumerate(cfg.prompts):
@@ -168,9 +177,11 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     for i, entry in enumerate(cfg.readers):
         try:
             r = make_reader(entry)  # a name, {profile: NAME, field: value} or a dict (load_profile)
-        except Exception as e:  # unknown profile, missing key, a plugin reader's constructor …
+        except ConfigError as e:
+            raise reader_error(e, i, where, text, from_cli=bool(readers)) from None
+        except Exception as e:  # missing key, a plugin reader's constructor …
             msg = getattr(e, "reason", None) or (str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
-            raise err(f"readers[{i}]", msg) from None
+            raise (ConfigError("--readers", msg, field=f"[{i}]") if readers else err(f"readers[{i}]", msg)) from None
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)
@@ -442,6 +453,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                   * len(cfg.prompts),
                   controls=manifest_record(cfg, limit_rec, prep.readers))
     with run_lock(results, wait=wait, log=log):
+        check_cache_kept(rdir, results, cache, prep.readers)  # a lost cache must not re-send paid calls silently
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)
         write_rankings(rdir / "retrieval_run.jsonl", getattr(built, "rankings", []))
@@ -462,9 +474,18 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         except BaseException as e:
             mine = set(ids.values())
             done = [x for x in read_results(results) if x.run in mine]
-            write_manifest(rdir, rows=done, stats=stats, status="partial", seconds=time.monotonic() - t0,
-                           stopped=f"{type(e).__name__}: {e}", **man_kw)
+            try:
+                write_manifest(rdir, rows=done, stats=stats, status="partial", seconds=time.monotonic() - t0,
+                               stopped=f"{type(e).__name__}: {e}", **man_kw)
+            except DiskFull:  # the stop itself is reported; a re-run rewrites the manifest
+                log(f"[lcrag] {rdir / 'manifest.json'} could not be updated (disk full): it still says 'running'")
             raise
+        try:  # rows run again (prompt edits, retries) replace their older lines
+            before, after = compact(results)
+        except DiskFull:  # optional tidying: the rows are all there, read_results keeps the last per task
+            before = after = 0
+        if after < before:
+            log(f"[lcrag] {shown_path(results)}: {before - after} superseded rows dropped ({after} kept)")
     if not rows:
         raise LcragError("the study produced no result rows")
     df = to_frame(rows)
@@ -473,7 +494,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     out_df = df.copy()
     for c in ("lines", "gold_lines"):
         out_df[c] = out_df[c].map(json.dumps)
-    out_df.to_csv(rdir / "results.csv", index=False)
+    write_atomic(rdir / "results.csv", out_df.to_csv(index=False))
     if repeats > 1:
         from .repeats import measure_columns, summarize
 

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from ..scoring.attribution import attribution_table
 from ..stats.bootstrap import paired_bootstrap_ci
 from ..scoring.retrieval import full_coverage_cdf, hits_curve
 from ..types import Outcome, ParseStatus
+from .manifest import read_manifest
 
 CORE = ["ans", "evid", "ans_evid"]
 
@@ -41,7 +41,7 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     mp = rd / "manifest.json"
     if not mp.is_file():
         raise InputError(rd, "not a run directory: manifest.json is missing (run `lcrag run study.yaml` first)")
-    man = json.loads(mp.read_text(encoding="utf-8"))
+    man = read_manifest(mp)
     runs = {r["run"] for r in man["readers"]}
     rows = [r for r in read_results(rd / man["files"]["results_jsonl"]) if r.run in runs]
     if not rows:

@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import sqlitewal
 from ..config import cache_dir
 from ..errors import CacheMiss, ConfigError, InputError
 from ..textio import iter_jsonl
+from .cachecheck import guard, open_checked
 
 MODES = ("use", "refresh", "off", "replay")
 ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
@@ -59,23 +59,17 @@ class ResponseCache:
         self.mode = mode or default_mode()
         if self.mode not in MODES:
             raise ConfigError("cache", f"unknown cache mode {self.mode!r}; choose one of {', '.join(MODES)}", field="mode")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
-        with self._conn() as c:
-            c.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, model TEXT, "
-                "request TEXT, response TEXT)"
-            )
 
     def _conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use after a damage check (``lcrag.llm.cachecheck``):
+        a cache that is off, or a run whose readers never record replies, never opens the file."""
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = sqlitewal.connect(self.path, timeout=60, isolation_level=None)
-            c.execute("PRAGMA synchronous=NORMAL")
-            c.execute("PRAGMA busy_timeout=60000")
+            c = open_checked(self.path)
             self._local.conn = c
         return c
 
@@ -83,7 +77,8 @@ class ResponseCache:
         """Stored response for ``key`` or None; in replay mode a miss raises ``CacheMiss``."""
         if self.mode in ("off", "refresh"):
             return None
-        row = self._conn().execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
+        with guard(self.path):
+            row = self._conn().execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
         with self._lock:
             if row is None:
                 self.misses += 1
@@ -97,7 +92,8 @@ class ResponseCache:
 
     def contains(self, key: str) -> bool:
         """Whether ``key`` is stored (ignores the mode; counts neither hit nor miss)."""
-        return self._conn().execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone() is not None
+        with guard(self.path):
+            return self._conn().execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone() is not None
 
     def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if self.mode in ("off", "replay"):
@@ -107,15 +103,17 @@ class ResponseCache:
             blob.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in model text (half an emoji): store it \u-escaped
             blob = json.dumps(response)
-        self._conn().execute(
-            "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-            (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), blob),
-        )
+        with guard(self.path):  # damage -> CacheDamaged, a full disk -> DiskFull: the sweep stops (lcrag.runner)
+            self._conn().execute(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
+                (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), blob),
+            )
 
     def stats(self) -> dict[str, Any]:
-        c = self._conn()
-        n = c.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-        by_model = dict(c.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall())
+        with guard(self.path):
+            c = self._conn()
+            n = c.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            by_model = dict(c.execute("SELECT model, COUNT(*) FROM responses GROUP BY model").fetchall())
         size = self.path.stat().st_size if self.path.exists() else 0
         return {"path": str(self.path), "entries": n, "by_model": by_model, "bytes": size, "mode": self.mode}
 

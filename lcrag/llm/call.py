@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import BudgetExceeded
 from .cache import ResponseCache, cache_key
+from .claims import claim
 from .client import CallResult
 from .costs import over_window, price
 from .readers import Reader, ReadRequest
@@ -116,6 +117,16 @@ def cached_read(reader: Reader, cache: ResponseCache, request: dict[str, Any], r
         hit = cache.get(key, description=description)
         if hit is not None:
             return CachedCall(key, hit, cached=True)
+    if not (recorded and cache.mode == "use"):
+        return _send(reader, cache, key, request, read, recorded)
+    with claim(cache.path, key):  # one call in flight per key across processes (lcrag.llm.claims)
+        if cache.contains(key):  # another process answered it while this one waited
+            return CachedCall(key, cache.get(key, description=description), cached=True)
+        return _send(reader, cache, key, request, read, recorded)
+
+
+def _send(reader: Reader, cache: ResponseCache, key: str, request: dict[str, Any], read: ReadRequest,
+          recorded: bool) -> CachedCall:
     res = reader.read(read)
     if not res.ok:
         return CachedCall(key, None, error=res.error, latency_s=res.latency_s)

@@ -98,6 +98,26 @@ class ReaderProfile(BaseModel):
             raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
         return v
 
+    @field_validator("base_url")
+    @classmethod
+    def _no_key_in_url(cls, v: str | None) -> str | None:
+        from .keyscan import url_problem
+
+        bad = url_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_key_in_body(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from .keyscan import body_problem
+
+        bad = body_problem(v)
+        if bad:
+            raise ValueError(f"{bad[0]}: {bad[1]}")
+        return v
+
     @field_validator("tokenizer")
     @classmethod
     def _known_tokenizer(cls, v: str) -> str:
@@ -111,6 +131,7 @@ class ReaderProfile(BaseModel):
     def _no_credentials_in_urls(cls, v: list[str]) -> list[str]:
         for u in v:
             cls._no_credentials_in_url(u)
+            cls._no_key_in_url(u)
         if len(set(v)) != len(v):
             raise ValueError("base_urls lists an endpoint twice")
         return v
@@ -209,7 +230,8 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
                              f"{Path(str(name_or_path)).name}.yaml to $LCRAG_PARAMS_DIR/readers or params/readers)",
                           field="reader")
     doc, text = read_yaml(p)
-    doc = doc or {}
+    if doc is None:  # an empty file is a mistake, not an OpenAI profile with every default
+        raise ConfigError(p, "empty reader profile: give at least kind and model (see params/readers/*.yaml)")
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)

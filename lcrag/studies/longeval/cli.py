@@ -56,7 +56,7 @@ def _cmd_validate(args) -> int:
 
     qfile = args.queries_file or data_dir(args.data_dir) / QUERIES_REL
     cands = {q.id: q.doc_ids for q in load_queries(qfile)}
-    rep = validate_run(read_run(args.run), cands, require_all_queries=args.require_all)
+    rep = validate_run(read_run(args.run, allow_empty=False), cands, require_all_queries=args.require_all)
     for i in rep.issues:
         print(f"{i.severity}: {i.query_id} {i.kind}: {i.message}")
     print(f"{rep.n_responses} responses, {len(rep.errors)} error(s): {'pass' if rep.ok else 'FAIL'}")
@@ -70,7 +70,7 @@ def _cmd_score(args) -> int:
     from .stored import inferred_gold_pairs
     from ...trec import read_run
 
-    responses = read_run(args.run)
+    responses = read_run(args.run, allow_empty=False)
     gold = load_gold_answers(args.data_dir)
     rouge = [rouge_l_f1(answer_text(r.answer), gold[r.query_id]) for r in responses if r.query_id in gold]
     pairs = inferred_gold_pairs(args.data_dir)
