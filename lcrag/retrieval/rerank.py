@@ -105,9 +105,15 @@ def cross_encoder_on_disk(model: str, cache_dir: str | None = None) -> bool:
 def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
     """The CrossEncoder ``model`` if loadable from local files, else :class:`BiEncoderReranker`.
 
-    ``model=None`` or ``"fallback"`` selects the fallback directly. The returned object's
-    ``name`` records which one is in use.
+    ``model=None`` or ``"fallback"`` selects the fallback directly; ``"endpoint:NAME"`` (or a path to a
+    reranker profile YAML under ``params/rerankers/``) selects a reranker served over HTTP
+    (:class:`lcrag.retrieval.rerank_endpoint.EndpointReranker`: vLLM's or a hosted rerank API, cached like
+    reader calls). The returned object's ``name`` records which one is in use.
     """
+    if model and model.startswith("endpoint:"):
+        from .rerank_endpoint import EndpointReranker
+
+        return EndpointReranker(model.split(":", 1)[1])
     if model and model != "fallback":
         reason = "not on disk"
         if cross_encoder_on_disk(model):
