@@ -12,7 +12,7 @@ Scores are returned in the order of the documents sent (higher = more relevant),
 :meth:`lcrag.retrieval.rerank.Reranker.rerank` sorts them like a local cross-encoder's (ties by input order).
 
 **Cached like reader calls.** One request = one query and one batch of documents (at most ``batch_size``);
-its cache request is ``{"reranker": {"model", "api"}, "query", "documents"}``, stored in the same response
+its cache request is ``{"reader": {"family": "rerank", "model", "api"}, "query", "documents"}``, stored in the same response
 cache and under the same modes as a reader call (:class:`lcrag.llm.cache.ResponseCache`: ``use``,
 ``refresh``, ``off``, ``replay`` — a replay miss raises ``CacheMiss``), so a re-run sends nothing.
 
@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from ..config import params_dir
 from ..errors import BudgetExceeded, ConfigError
 from ..textio import read_yaml
-from .rerank import Reranker
+from .base import Reranker
 
 RERANKERS_DIR = "rerankers"
 
@@ -133,7 +133,8 @@ def pair_tokens(profile: RerankerProfile, query: str, documents: Sequence[str]) 
 
 def rerank_request(profile: RerankerProfile, query: str, documents: Sequence[str]) -> dict[str, Any]:
     """The cache request of one rerank call (its key is :func:`lcrag.llm.cache.cache_key` of this dict)."""
-    return {"reranker": {"model": profile.model, "api": profile.api}, "query": query, "documents": list(documents)}
+    return {"reader": {"family": "rerank", "model": profile.model, "api": profile.api}, "query": query,
+            "documents": list(documents)}
 
 
 def parse_scores(api: str, body: dict[str, Any], n: int) -> list[float]:
@@ -207,7 +208,7 @@ class EndpointReranker(Reranker):
 
     def _score_batch(self, query: str, documents: Sequence[str]) -> list[float]:
         from ..llm.cache import cache_key
-        from ..llm.call import needs_call
+        from ..llm.call import needs_call, store
 
         request = rerank_request(self.profile, query, documents)
         key = cache_key(request)
@@ -224,7 +225,7 @@ class EndpointReranker(Reranker):
         usage = body.get("usage") or {}
         rec = {"scores": scores, "input_tokens": int(usage.get("total_tokens") or usage.get("prompt_tokens") or 0),
                "latency_s": round(time.perf_counter() - t0, 6)}
-        self.cache.put(key, self.profile.model, request, rec)
+        store(self.cache, key, request, rec)
         return scores
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
