@@ -51,25 +51,37 @@ def parse_judgment(raw: str) -> tuple[float | None, str]:
     return (float(m.group(1)) if m else None), ""
 
 
-def judge(question: str, gold: Sequence[str], prediction: str, reader: Reader, cache: ResponseCache | None = None,
-          template: str = "judge", budget: Budget | None = None) -> Judgment:
-    """Judge one prediction with ``reader`` (any profile) through the shared response cache; ``budget``
-    (a :class:`lcrag.llm.call.Budget`) refuses an uncached call over its cap."""
-    cache = cache or ResponseCache()
+def json_call(reader: Reader, cache: ResponseCache, template: str, haystack: str, question: str, *,
+              replace: dict[str, str] | None = None, budget: Budget | None = None, description: str = ""):
+    """One judge-style call through the shared cached path: the prompt ``template`` with ``{haystack}``,
+    ``{question}`` and any ``replace`` placeholders filled, the window guard (a prompt over the reader's window
+    is not sent), the spending cap and the response cache. Returns :class:`lcrag.llm.call.CachedCall` (``error``
+    set when the call failed or was over the window)."""
+    from .call import CachedCall
+
     tpl = load_prompt(template)
-    gold_txt = "\n".join(f"- {g}" for g in gold)
-    msgs = tpl.messages(gold_txt, question)
-    msgs[-1]["content"] = msgs[-1]["content"].replace("{prediction}", prediction or "")
+    msgs = tpl.messages(haystack, question)
+    for k, v in (replace or {}).items():
+        msgs[-1]["content"] = msgs[-1]["content"].replace("{" + k + "}", v)
     request = cache_request(reader.identity(), msgs, True, tpl.label)
     key = cache_key(request)
     ntok, too_long = window_reason(reader, msgs)
     if too_long:
-        return Judgment(None, "", error=too_long)
+        return CachedCall(key, None, error=too_long)
     if budget is not None and needs_call(cache, key):
         budget.charge(reader, ntok)
-    call = cached_read(reader, cache, request, ReadRequest(messages=msgs, expects_json=True, question=question,
+    return cached_read(reader, cache, request, ReadRequest(messages=msgs, expects_json=True, question=question,
                                                            template=tpl.label),
-                       key=key, description=f"judge / {question[:60]}")
+                       key=key, description=description or f"{template} / {question[:60]}")
+
+
+def judge(question: str, gold: Sequence[str], prediction: str, reader: Reader, cache: ResponseCache | None = None,
+          template: str = "judge", budget: Budget | None = None) -> Judgment:
+    """Judge one prediction with ``reader`` (any profile) through the shared response cache; ``budget``
+    (a :class:`lcrag.llm.call.Budget`) refuses an uncached call over its cap."""
+    gold_txt = "\n".join(f"- {g}" for g in gold)
+    call = json_call(reader, cache or ResponseCache(), template, gold_txt, question, replace={"prediction": prediction or ""},
+                     budget=budget, description=f"judge / {question[:60]}")
     if not call.ok:
         return Judgment(None, "", error=call.error)
     s, reason = parse_judgment(call.text)

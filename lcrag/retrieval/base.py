@@ -7,6 +7,9 @@ A retriever is built over a fixed list of chunks and implements
   ``k=None`` returns the full ranking;
 * ``rank(query)`` -> chunk indices best first (the full ranking, for coverage diagnostics).
 
+:class:`Reranker` is the interface of the reranking stage (``score(query, texts)``; ``rerank`` sorts by it, ties
+by input order); its implementations are in :mod:`.rerank` (local) and :mod:`.rerank_endpoint` (over HTTP).
+
 Ranking convention: descending score, ties broken by chunk index (the order the chunks were
 given in, e.g. line order of a haystack) — a stable sort, identical for top-k and full rankings.
 
@@ -103,3 +106,24 @@ class Retriever:
     def search(self, query: str, k: int | None = 10, candidates: Iterable[str] | None = None, **kw) -> list[tuple[Chunk, float]]:
         """Top-``k`` ``(chunk, score)`` pairs for one query, best first."""
         return self.search_batch([query], k, candidates, **kw)[0]
+
+
+class Reranker:
+    """Base: ``score(query, texts) -> array``; ``rerank(query, hits, top)`` reorders hits."""
+
+    name = "reranker"
+    is_cross_encoder = False
+
+    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def rerank(self, query: str, hits: Sequence[tuple[Chunk, float]] | Sequence[Chunk], top: int | None = None) -> list[tuple[Chunk, float]]:
+        """Hits (or chunks) re-sorted by reranker score, best first; the first ``top`` kept."""
+        chunks = [h[0] if isinstance(h, tuple) else h for h in hits]
+        if not chunks:
+            return []
+        s = np.asarray(self.score(query, [c.display_text for c in chunks]), dtype=np.float64)
+        order = np.argsort(-s, kind="stable")
+        if top is not None:
+            order = order[:top]
+        return [(chunks[i], float(s[i])) for i in order]

@@ -23,33 +23,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..types import Chunk
+from .base import Reranker
 
 log = logging.getLogger(__name__)
 
 CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 FALLBACK_NAME = "minilm-cosine (fallback, not a cross-encoder)"
-
-
-class Reranker:
-    """Base: ``score(query, texts) -> array``; ``rerank(query, hits, top)`` reorders hits."""
-
-    name = "reranker"
-    is_cross_encoder = False
-
-    def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        raise NotImplementedError
-
-    def rerank(self, query: str, hits: Sequence[tuple[Chunk, float]] | Sequence[Chunk], top: int | None = None) -> list[tuple[Chunk, float]]:
-        """Hits (or chunks) re-sorted by reranker score, best first; the first ``top`` kept."""
-        chunks = [h[0] if isinstance(h, tuple) else h for h in hits]
-        if not chunks:
-            return []
-        s = np.asarray(self.score(query, [c.display_text for c in chunks]), dtype=np.float64)
-        order = np.argsort(-s, kind="stable")
-        if top is not None:
-            order = order[:top]
-        return [(chunks[i], float(s[i])) for i in order]
 
 
 class CrossEncoderReranker(Reranker):
@@ -105,9 +84,14 @@ def cross_encoder_on_disk(model: str, cache_dir: str | None = None) -> bool:
 def make_reranker(model: str | None = CROSS_ENCODER) -> Reranker:
     """The CrossEncoder ``model`` if loadable from local files, else :class:`BiEncoderReranker`.
 
-    ``model=None`` or ``"fallback"`` selects the fallback directly. The returned object's
-    ``name`` records which one is in use.
+    ``model=None`` or ``"fallback"`` selects the fallback directly; ``"endpoint:NAME"`` (a reranker profile, :mod:`lcrag.retrieval.rerank_endpoint`) selects a reranker served over HTTP
+    (:class:`lcrag.retrieval.rerank_endpoint.EndpointReranker`: vLLM's or a hosted rerank API, cached like
+    reader calls). The returned object's ``name`` records which one is in use.
     """
+    if model and model.startswith("endpoint:"):
+        from .rerank_endpoint import EndpointReranker
+
+        return EndpointReranker(model.split(":", 1)[1])
     if model and model != "fallback":
         reason = "not on disk"
         if cross_encoder_on_disk(model):
