@@ -7,7 +7,7 @@ import json
 import math
 
 import pytest
-from scripted_chat_server import ScriptedChatServer
+from fakes.scripted_chat_server import ScriptedChatServer
 
 from lcrag.errors import BudgetExceeded
 from lcrag.llm.cache import ResponseCache

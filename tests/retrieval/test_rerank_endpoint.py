@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from rerank_server import RerankServer
+from fakes.rerank_server import RerankServer
 
 from lcrag.errors import BudgetExceeded, ConfigError
 from lcrag.llm.cache import ResponseCache
