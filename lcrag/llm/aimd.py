@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import interrupts
+from ..runtime import interrupts
 
 
 class AdaptiveLimit:
