@@ -29,7 +29,7 @@ def _study(tmp_path, base_url: str, repeats: int = 5) -> "Path":
     prof = {"name": "coin", "kind": "openai", "model": "coin-flip", "base_url": base_url, "api_key_env": None,
             "temperature": 1.0, "max_tokens": 16, "context_window": 4096, "max_retries": 0, "concurrency": 2}
     study = {"name": "coin", "data": {"items": str(items)}, "controls": [], "rag": {"enabled": False},
-             "readers": [prof], "scorers": ["contains"], "repeats": repeats, "serve_local": False}
+             "readers": [prof], "scorers": ["ans_contains"], "repeats": repeats, "serve_local": False}
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
     return path
@@ -63,7 +63,7 @@ def test_repeats_cache_entries_flip_rate_interval_and_replay(tmp_path, tmp_cache
         assert man["run_controls"]["seed_sent_to"] == ["coin"]
 
         # by hand: item means, flip rate, majority vote, clustered 95 % t interval
-        by_item = df.groupby("item_id")["contains"].apply(list)
+        by_item = df.groupby("item_id")["ans_contains"].apply(list)
         means = [sum(v) / len(v) for v in by_item]
         flips = [len(set(v)) > 1 for v in by_item]
         majority = [sum(v) * 2 > len(v) for v in by_item]
@@ -72,7 +72,7 @@ def test_repeats_cache_entries_flip_rate_interval_and_replay(tmp_path, tmp_cache
         sd = math.sqrt(sum((m - center) ** 2 for m in means) / (ITEMS - 1))
         half = stats.t.ppf(0.975, ITEMS - 1) * sd / math.sqrt(ITEMS)
         rep = pd.read_csv(out / "repeats.csv")
-        row = rep[rep["measure"] == "contains"].iloc[0]
+        row = rep[rep["measure"] == "ans_contains"].iloc[0]
         assert row["n_items"] == ITEMS and row["n_samples"] == ITEMS * 5
         assert row["mean"] == pytest.approx(center)
         assert row["ci_lo"] == pytest.approx(center - half) and row["ci_hi"] == pytest.approx(center + half)
@@ -91,7 +91,7 @@ def test_repeats_cache_entries_flip_rate_interval_and_replay(tmp_path, tmp_cache
         assert main(["run", str(study), "--out", str(out2), "--quiet", "--seed", "11"]) == 0
         assert srv.requests == sent
         again = pd.read_csv(out2 / "results.csv")
-        assert list(again["contains"]) == list(df["contains"])
+        assert list(again["ans_contains"]) == list(df["ans_contains"])
 
 
 def test_sample_zero_keeps_the_unrepeated_cache_key(tmp_path, tmp_cache):

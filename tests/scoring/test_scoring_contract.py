@@ -21,9 +21,12 @@ def test_filters_are_named_rules_with_a_reason():
     for raw in ("", None, "no json here"):
         r = filters.authors_nolima(raw)
         assert not r.usable and r.why
-    # the synthetic runner's extractor: first lazy {...}, so a nested object is unusable there but not for NoLiMa's
+    # the synthetic runner's extractor: first lazy {...}, so a nested object does not parse there (it stays in and
+    # scores 0: only an empty reply is unusable for that runner) but parses for NoLiMa's
     nested = '{"answer": "x", "lines": [1], "note": {"k": 1}}'
-    assert not filters.authors_synthetic(nested).usable and filters.authors_nolima(nested).usable
+    r = filters.authors_synthetic(nested)
+    assert (r.usable, r.answer, r.lines) == (True, None, []) and filters.authors_nolima(nested).answer == "x"
+    assert not filters.authors_synthetic("  ").usable
     assert filters.authors_nolima("thinking...\nParis", expects_json=False).as_tuple() == (True, "Paris", [])
     assert filters.longeval_evidence_answer('{"answer": [{"text": "A.", "citations": [2]}]}') == (
         [{"text": "A.", "evidence_ids": [2]}], "ok")
