@@ -56,6 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     except (LcragError, FileNotFoundError, ValueError) as e:
         print(f"lcrag {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk met outside lcrag's own writers (a lock file, a table): one message
+        from .atomicio import disk_full, is_no_space
+
+        if not is_no_space(e):
+            raise
+        where = e.filename or getattr(args, "out", None) or os.getcwd()
+        print(f"lcrag {args.command}: error: {disk_full(where, what=str(e.strerror or e))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: a message and 128 + signal number, no traceback
         status = e.exit_status if isinstance(e, RunInterrupted) else 130
         print(f"\n[lcrag] {args.command}: {e if str(e) else 'interrupted'}", file=sys.stderr)

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import sqlitewal
-from ..atomicio import disk_full, is_no_space
+from ..atomicio import disk_full, free_bytes, is_no_space
 from ..errors import CacheDamaged
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 QUICK_CHECK_MAX_BYTES = 2 * 1024**3  # quick_check reads ~1 GB/s: at most a couple of seconds per open
+LOW_SPACE_BYTES = 1 << 20  # an I/O error with less free space than this is a full disk, not damage
 _CHECKED: set[str] = set()  # cache files this process has checked and opened
 SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, model TEXT, request TEXT, response TEXT)"
 
@@ -68,6 +69,8 @@ def problem(path: str | Path, *, full: bool | None = None) -> str | None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as e:
+        if ("disk I/O" in str(e) or "unable to open" in str(e)) and (free_bytes(p) or 0) < LOW_SPACE_BYTES:
+            return None  # a full disk, not damage: the open that follows reports DiskFull (guard)
         return f"SQLite cannot read it ({e})"
     return None
 
@@ -78,9 +81,11 @@ def guard(path: str | Path):
     try:
         yield
     except sqlite3.DatabaseError as e:
-        if is_no_space(e):
-            raise disk_full(path, what="the response cache cannot store a reply") from None
         msg = str(e)
+        # SQLite says "disk I/O error" when it cannot grow its WAL or shared-memory file on a full disk
+        low = ("disk I/O" in msg or "unable to open" in msg) and (free_bytes(path) or 0) < LOW_SPACE_BYTES
+        if is_no_space(e) or low:
+            raise disk_full(path, what="the response cache cannot store a reply") from None
         if "malformed" in msg or "not a database" in msg or "disk I/O" in msg or "unable to open" in msg \
                 or "file is not" in msg:
             raise CacheDamaged(path, f"SQLite reports '{msg}'") from None
