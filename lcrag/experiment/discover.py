@@ -3,7 +3,8 @@
 Loading a folder (:func:`lcrag.studyfolders.folders`: ``lcrag/studies/*/`` and ``LCRAG_STUDIES_PATH``) imports,
 when present, its ``measures.py`` (measures it registers), then its ``study.py`` (item source, task builder,
 views it registers with :mod:`lcrag.registry`), then registers every ``*.yaml`` in the folder as a study spec
-(:func:`.spec.register_spec_file`). Study modules are found by walking folders, never through a list of names,
+(:func:`.spec.register_spec_file`) except ``paper.yaml`` (the values the paper states, :mod:`lcrag.scoreboard`).
+Study modules are found by walking folders, never through a list of names,
 so adding a benchmark is adding a folder.
 """
 
@@ -13,6 +14,8 @@ from ..studyfolders import StudyFolder, folders, import_part
 
 #: the parts a folder's load imports, in this order
 LOAD_PARTS = ("measures", "study")
+#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.scoreboard`)
+NOT_SPECS = ("paper.yaml",)
 
 
 def load(folder: StudyFolder) -> None:
@@ -22,7 +25,8 @@ def load(folder: StudyFolder) -> None:
     for part in LOAD_PARTS:
         import_part(folder, part)
     for y in sorted(folder.path.glob("*.yaml")):
-        register_spec_file(y)
+        if y.name not in NOT_SPECS:
+            register_spec_file(y)
 
 
 _LOADED: set[str] = set()
