@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ... import provenance
 from ...errors import InputError
 from ...experiment.views import load_run, status_note
 from .live import rows_frame
@@ -103,4 +104,8 @@ def load_live_runs(run_dirs: str | Path | Sequence[str | Path] | LiveRuns | None
     rows = pd.concat(parts, ignore_index=True)
     shared = rows.groupby("reader_label")["run_dir"].transform("nunique") > 1
     rows.loc[shared, "reader_label"] += " (" + rows.loc[shared, "run_dir"].map(lambda p: Path(p).name) + ")"
-    return LiveRuns(rows, tuple(dirs))
+    runs = LiveRuns(rows, tuple(dirs))
+    provenance.note("live runs (lcrag run): " + ", ".join(d.name for d in runs.dirs))
+    for label in runs.labels:  # a saved table without an explicit source names the live readers it holds
+        provenance.note_reader(label)
+    return runs
