@@ -143,11 +143,13 @@ def test_two_needle_figures_take_live_runs_beside_a_generated_source(tmp_path, t
         assert f2.loc[r, "n_lengths"] == 2
 
 
-def test_a_run_of_another_study_or_no_run_is_refused_naming_the_file(tmp_path, tmp_cache):
+def test_partial_runs_are_marked_and_other_studies_refused_naming_the_file(tmp_path, tmp_cache):
     from lcrag.studies.nolima.live_runs import load_live_runs
 
     d = _generated_run(tmp_path, "x", "X")
     man = json.loads((d / "manifest.json").read_text())
+    (d / "manifest.json").write_text(json.dumps({**man, "status": "partial", "stopped": "budget reached"}))
+    assert load_live_runs([d]).labels == ["X · live (partial) (generated needles)"]  # a stopped run says so
     man["study"]["name"] = man["study"]["config"]["tasks"]["builder"] = "synthetic-two-hop"
     (d / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(InputError, match=r"manifest.json, field 'study.config.tasks.builder'.*not a NoLiMa study"):
