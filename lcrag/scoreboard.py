@@ -44,6 +44,8 @@ import yaml
 
 #: benchmark folders under ``lcrag/studies`` that hold a ``paper.yaml`` (fixed names)
 STUDIES = ("synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval", "conditions")
+#: the file of a benchmark folder holding the values its paper states (not a study spec: study discovery skips it)
+PAPER_VALUES_FILE = "paper.yaml"
 PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp": "EBG", "conditions": "EBG",
           "longeval": "LongEval"}
 _AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
@@ -97,7 +99,7 @@ def paper_values(study: str) -> dict[str, Any]:
     """The parsed ``paper.yaml`` of ``study`` (a benchmark folder name of :data:`STUDIES`)."""
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
-    res = importlib.resources.files("lcrag.studies").joinpath(study, "paper.yaml")
+    res = importlib.resources.files("lcrag.studies").joinpath(study, PAPER_VALUES_FILE)
     try:
         text = res.read_text(encoding="utf-8")
     except FileNotFoundError as e:

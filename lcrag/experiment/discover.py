@@ -3,19 +3,20 @@
 Loading a folder (:func:`lcrag.studyfolders.folders`: ``lcrag/studies/*/`` and ``LCRAG_STUDIES_PATH``) imports,
 when present, its ``measures.py`` (measures it registers), then its ``study.py`` (item source, task builder,
 views it registers with :mod:`lcrag.registry`), then registers every ``*.yaml`` in the folder as a study spec
-(:func:`.spec.register_spec_file`) except :data:`NOT_SPECS` (``paper.yaml``: the paper's stated values, read only
-by :mod:`lcrag.scoreboard`). Study modules are found by walking folders, never through a list of names,
+(:func:`.spec.register_spec_file`) except the paper's values (:data:`lcrag.scoreboard.PAPER_VALUES_FILE`).
+Study modules are found by walking folders, never through a list of names,
 so adding a benchmark is adding a folder.
 """
 
 from __future__ import annotations
 
+from ..scoreboard import PAPER_VALUES_FILE
 from ..studyfolders import StudyFolder, folders, import_part
 
 #: the parts a folder's load imports, in this order
 LOAD_PARTS = ("measures", "study")
-#: YAML files of a study folder that are not study specs
-NOT_SPECS = ("paper.yaml",)
+#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.scoreboard` only)
+NOT_SPECS = (PAPER_VALUES_FILE,)
 
 
 def load(folder: StudyFolder) -> None:

@@ -39,9 +39,11 @@ FIG1_LENGTHS = (10_000, 20_000, 30_000, 40_000, 50_000, 100_000, 200_000, 300_00
 
 
 def _order(readers) -> list[str]:
+    """The paper's models in its order, then other readers, then live-run rows (:mod:`.live_runs`), each sorted."""
+    from .live_runs import LIVE_MARK
     from .recorded import MODEL_ORDER
     known = [m for m in MODEL_ORDER if m in set(readers)]
-    return known + sorted(set(readers) - set(known))
+    return known + sorted(set(readers) - set(known), key=lambda r: (LIVE_MARK in str(r), str(r)))
 
 
 def fig1_table(answers: pd.DataFrame) -> pd.DataFrame:
@@ -228,16 +230,20 @@ def table12(long: pd.DataFrame, panels: dict = TABLE12_PANELS, *, snap: bool = T
     ``(length, [Ans*, Ans, Δ])``, values in pp rounded to two decimals ("N/A" kept as NaN).
 
     ``long`` is :func:`fig1_table` output (``ans_ebg`` = Ans, ``ans_answer_only`` = Ans*, ``delta``).
-    The recorded LC tables store one decimal; with ``snap`` (default) each value is first put
-    back on its sixteenth (:func:`snap_sixteenths`, n = 16 cases per cell) and Δ recomputed, so
-    two decimals are meaningful (93.75 − 81.25 = 12.50, not 93.8 − 81.2 = 12.60).
+    The recorded LC tables store one decimal; with ``snap`` (default) each recorded value is first
+    put back on its sixteenth (:func:`snap_sixteenths`, n = 16 cases per cell) and Δ recomputed, so
+    two decimals are meaningful (93.75 − 81.25 = 12.50, not 93.8 − 81.2 = 12.60). Rows of live runs
+    (``run`` starting ``live:``, :mod:`.live_runs`) are exact means of their scored rows and stay as they are.
     """
     out = {}
     long = long.copy()
     if snap:
-        long["ans_ebg"] = long["ans_ebg"].map(snap_sixteenths)
-        long["ans_answer_only"] = long["ans_answer_only"].map(snap_sixteenths)
-        long["delta"] = long["ans_ebg"] - long["ans_answer_only"]
+        from .live_runs import LIVE_RUN
+
+        rec = ~long["run"].astype(str).str.startswith(LIVE_RUN) if "run" in long else pd.Series(True, index=long.index)
+        for c in ("ans_ebg", "ans_answer_only"):
+            long.loc[rec, c] = long.loc[rec, c].map(snap_sixteenths)
+        long.loc[rec, "delta"] = long.loc[rec, "ans_ebg"] - long.loc[rec, "ans_answer_only"]
     m = long.set_index(["reader", "hop", "context_length"])
     readers = _order(long["reader"].unique())
     for name, lengths in panels.items():

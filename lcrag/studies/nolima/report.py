@@ -54,18 +54,23 @@ def write_notice(out_dir: str | Path, names: Sequence[str], source: str) -> Path
 
 def lc_source(data_dir=None, *, generated_lengths: Sequence[int] = (10_000, 20_000), readers: Sequence = ("extractive",),
               results_path: str | Path = "../runs/nolima_generated.jsonl", settings: Sequence[str] = ("SN", "TN", "CTN"),
-              prompts: Sequence[str] = ("ebg", "answer_only")):
+              prompts: Sequence[str] = ("ebg", "answer_only"), live_runs=None):
     """``(kind, payload, label)``: the recorded LC frames when present, else a live run of
-    ``readers`` on lcrag's generated needles/haystacks (labelled as such)."""
+    ``readers`` on lcrag's generated needles/haystacks (labelled as such). ``live_runs``: run
+    directories of ``lcrag run nolima-lc`` whose rows :func:`lc_frame` adds beside these
+    (:mod:`.live_runs`); the label then names their readers and directories."""
+    from .live_runs import load_live_runs
+
+    runs = load_live_runs(live_runs)
     if have_recorded(data_dir):
-        return "recorded", None, RECORDED
+        return "recorded", None, runs.source(RECORDED)
     from .study import run_spec
 
     df = run_spec("nolima-lc", results_path=results_path,
                   overrides={"readers": list(readers), "data.params": {"generated": True, "lengths": list(generated_lengths)},
                              "tasks.params.settings": list(settings), "tasks.params.prompts": list(prompts)})
     labels = ", ".join(sorted(df["reader_label"].unique()))
-    return "live", df, f"live run ({labels}) on {GENERATED_NOTE}"
+    return "live", df, runs.source(f"live run ({labels}) on {GENERATED_NOTE}")
 
 
 def pp_labels(t: pd.DataFrame, fmt: str = "{:+.0f}") -> pd.DataFrame:
@@ -323,16 +328,25 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}
 
 
-def lc_frame(which: str, kind: str, live: pd.DataFrame | None, data_dir=None) -> pd.DataFrame:
+def lc_frame(which: str, kind: str, live: pd.DataFrame | None, data_dir=None, *, live_runs=None) -> pd.DataFrame:
     """The LC frame ``which`` of :func:`lc_source`'s result, recorded or live, in one layout:
     ``"answers"`` (SN Ans per prompt: ``nolima_recorded.lc_answer_frame`` / ``nolima_live.answer_frame``),
     ``"two_needle"`` (TN/CTN rows: ``two_needle_frame``) or ``"per_item"`` (SN EBG per needle and depth:
-    ``lc_per_needle_frame`` / :func:`per_item_frame`)."""
+    ``lc_per_needle_frame`` / :func:`per_item_frame`).
+
+    ``live_runs``: run directories of ``lcrag run nolima-lc`` (or a :class:`~.live_runs.LiveRuns`); their rows,
+    aggregated the same way and labelled ``"<reader label> · live"`` with ``run = "live:<run id>"``, follow the
+    recorded ones (:mod:`.live_runs`). Without it the frame is exactly the recorded (or generated) one."""
     from . import recorded as R
     from . import live as LV
+    from .live_runs import load_live_runs
 
     recorded = {"answers": R.lc_answer_frame, "two_needle": R.two_needle_frame, "per_item": R.lc_per_needle_frame}
     live_fns = {"answers": LV.answer_frame, "two_needle": LV.two_needle_frame, "per_item": per_item_frame}
     if which not in recorded:
         raise ValueError(f"which must be one of {', '.join(recorded)}, got {which!r}")
-    return recorded[which](data_dir) if kind == "recorded" else live_fns[which](live)
+    base = recorded[which](data_dir) if kind == "recorded" else live_fns[which](live)
+    runs = load_live_runs(live_runs)
+    if not runs:
+        return base
+    return pd.concat([base, live_fns[which](runs.rows)], ignore_index=True)
