@@ -89,7 +89,8 @@ def _cmd_judge(args) -> int:
     from .judging import LABEL, judge_runs
 
     _, table = judge_runs(args.runs, silver=args.silver, judge=args.judge, nugget_reader=args.nuggets,
-                          data_dir=args.data_dir, budget_usd=args.budget, human=args.human, out_dir=args.out)
+                          data_dir=args.data_dir, budget_usd=args.budget, human=args.human, out_dir=args.out,
+                          queries_file=args.queries_file, documents=args.documents)
     print(f"[lcrag] {LABEL}")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     return 0
@@ -121,6 +122,7 @@ def register(subparsers) -> None:
     j.add_argument("runs", nargs="+", help="TREC-RAG run files (variant = file name)")
     j.add_argument("--silver", default="gpt-5.4-mini", help="reader profile writing the silver references (the paper: GPT-5.4-mini)")
     j.add_argument("--judge", default="sonnet-4.5", help="reader profile of the 1-5 judge (the paper: Sonnet-4.5)")
+    j.add_argument("--documents", default=None, help="documents file or directory (with --queries-file)")
     j.add_argument("--nuggets", default=None, help="reader profile of the nugget evaluation (default: not run)")
     j.add_argument("--human", default=None, help="CSV item_id,human (item_id = <variant>/<query id>) for agreement and PPI")
     j.add_argument("--budget", type=float, default=None, help="spending cap in USD over all uncached calls")

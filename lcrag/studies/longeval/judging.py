@@ -170,17 +170,19 @@ def protocol_table(rows: pd.DataFrame, human: Mapping[str, float] | None = None,
 
 def judge_runs(runs: Sequence[str | Path], *, silver: str, judge: str, nugget_reader: str | None = None,
                data_dir: str | Path | None = None, cache: ResponseCache | None = None, budget_usd: float | None = None,
-               human: str | Path | None = None, out_dir: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+               human: str | Path | None = None, out_dir: str | Path | None = None, queries_file: str | Path | None = None,
+               documents: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The entry point (``lcrag longeval judge``, notebook 19): per-answer rows and the per-variant table for the
-    TREC-RAG run files ``runs`` against the recovered corpus of the data directory; reader profile names for
+    TREC-RAG run files ``runs`` against the recovered corpus of the data directory (or your own ``queries_file`` +
+    ``documents``, as ``lcrag longeval run`` takes them); reader profile names for
     ``silver`` / ``judge`` / ``nugget_reader``; ``human`` a CSV of ``item_id,human``. With ``out_dir`` both are
     written as ``longeval_judge_rows.csv`` and ``longeval_judge_table.csv`` (atomically; a re-run rewrites them
     from the cache)."""
     from ...atomicio import write_atomic
     from ...llm.readers import make_reader
-    from .data import load_recovered
+    from .data import load_corpus, load_recovered
 
-    corpus = load_recovered(data_dir)
+    corpus = load_corpus(queries_file, documents) if queries_file is not None else load_recovered(data_dir)
     answers = answers_from_runs(runs, corpus)
     queries = {q.id: q.text for q in corpus.queries}
     cands = {q: candidate_docs(corpus.candidates(q)) for q in {a.query_id for a in answers} if q in queries}
