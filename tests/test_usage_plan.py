@@ -160,7 +160,10 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
     assert main(["reproduce", "--params", "params/paper.yaml", "--dry-run", "--only", "01", "02", "06", "10"]) == 0
     out = capsys.readouterr().out
     assert "no notebook is executed, no reader is called" in out
-    assert "02: no reader calls" in out and "10: not computed offline" in out
+    assert "02: no reader calls" in out and "not computed offline" not in out
+    # the MultiHop-RAG files are not in the shared data directory: priced on generated data, and said so
+    assert "10: priced on generated data" in out and "lcrag data download multihop_rag" in out
+    assert any(ln.strip().startswith("10 MultiHop-RAG") for ln in out.splitlines())
     lines = [ln.split() for ln in out.splitlines() if ln.strip().startswith("01 synthetic")]
     readers = {ln[2] for ln in lines}
     assert readers == {"gpt-5", "sonnet-4.5", "gemini-3-flash"}

@@ -65,7 +65,7 @@ def dry_run(params: Path, only) -> int:
     df, plans = plan_reproduction(params, only=only)
     print(f"[lcrag] dry run of {params.name}: no notebook is executed, no reader is called")
     for p in plans:
-        if not p.rows:
+        if not p.rows or p.note:
             print(f"  {p.notebook}: {p.note}")
     print(format_plan(df, "sweep plan (per notebook, reader and condition)"))
     keys = missing_keys(df)

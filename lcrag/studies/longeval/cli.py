@@ -10,6 +10,10 @@ added to ``lcrag`` by the study discovery).
   sidecars per variant.
 * ``lcrag longeval validate RUN.jsonl [--queries-file Q]`` checks the candidate constraint and
   citation indices (exit 1 on errors).
+* ``lcrag longeval judge RUN.jsonl [...] --silver PROFILE --judge PROFILE [--nuggets PROFILE] [--human CSV]
+  [--budget USD] [--out DIR]`` runs lcrag's supplementary protocol over the runs' answers
+  (:mod:`lcrag.studies.longeval.judging`: silver reference, 1-5 judge, citation overlap, nuggets; cached) and
+  prints the per-variant table labelled as lcrag's protocol (with agreement and the PPI estimate given ``--human``).
 * ``lcrag longeval score RUN.jsonl`` prints mean ROUGE-L (organizer rule) and citation precision
   (inferred gold pairs; derived, not official) against the shared data directory.
 """
@@ -81,6 +85,17 @@ def _cmd_score(args) -> int:
     return 0
 
 
+def _cmd_judge(args) -> int:
+    from .judging import LABEL, judge_runs
+
+    _, table = judge_runs(args.runs, silver=args.silver, judge=args.judge, nugget_reader=args.nuggets,
+                          data_dir=args.data_dir, budget_usd=args.budget, human=args.human, out_dir=args.out,
+                          queries_file=args.queries_file, documents=args.documents)
+    print(f"[lcrag] {LABEL}")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    return 0
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("longeval", help="LongEval-RAG pipeline: run variants, validate and score TREC-RAG runs")
     sub = p.add_subparsers(dest="longeval_cmd", required=True)
@@ -102,3 +117,14 @@ def register(subparsers) -> None:
     s = sub.add_parser("score", parents=[common], help="ROUGE-L and citation precision of a run")
     s.add_argument("run")
     s.set_defaults(func=_cmd_score)
+    j = sub.add_parser("judge", parents=[common], help="lcrag's supplementary protocol (silver reference, 1-5 judge, "
+                                                       "nuggets) over TREC-RAG runs")
+    j.add_argument("runs", nargs="+", help="TREC-RAG run files (variant = file name)")
+    j.add_argument("--silver", default="gpt-5.4-mini", help="reader profile writing the silver references (the paper: GPT-5.4-mini)")
+    j.add_argument("--judge", default="sonnet-4.5", help="reader profile of the 1-5 judge (the paper: Sonnet-4.5)")
+    j.add_argument("--documents", default=None, help="documents file or directory (with --queries-file)")
+    j.add_argument("--nuggets", default=None, help="reader profile of the nugget evaluation (default: not run)")
+    j.add_argument("--human", default=None, help="CSV item_id,human (item_id = <variant>/<query id>) for agreement and PPI")
+    j.add_argument("--budget", type=float, default=None, help="spending cap in USD over all uncached calls")
+    j.add_argument("--out", default=None, help="directory for longeval_judge_rows.csv and longeval_judge_table.csv")
+    j.set_defaults(func=_cmd_judge)

@@ -74,9 +74,15 @@ def _hit_list(st: list[SourceLine], order: np.ndarray, scores: np.ndarray, own: 
     return df
 
 
-def rankings(data: NoLiMaData, retriever: str, lengths: Iterable[int]) -> dict[tuple[int, str], pd.DataFrame]:
-    """``{(length, q_id): hit list}`` for ``retriever`` in ``{"recorded", "bm25", "minilm"}``."""
+def rankings(data: NoLiMaData, retriever: str, lengths: Iterable[int], *, reranker=None) -> dict[tuple[int, str], pd.DataFrame]:
+    """``{(length, q_id): hit list}`` for ``retriever`` in ``{"recorded", "bm25", "minilm"}`` (or any registry
+    name), or ``"rerank"``: every line of the haystack scored by ``reranker`` (Table 14's full-ranking coverage
+    with a cross-encoder; a :func:`lcrag.retrieval.make_reranker` name such as ``"endpoint:qwen3-reranker-8b"``,
+    a reranker object, or None for the default: a local cross-encoder if on disk, else the labelled MiniLM
+    fallback)."""
     lengths = list(lengths)
+    if retriever == "rerank":
+        return rerank_rankings(data, lengths, reranker)
     if retriever == "recorded":
         root = rag_root(data.root) if data.source == "data" else None
         return load_rankings(root, lengths) if root is not None else {}
@@ -178,10 +184,38 @@ def coverage_summary(tables: dict[str, pd.DataFrame], ranks: dict[str, dict] | N
     return pd.DataFrame(rows)
 
 
-def all_coverage_tables(data: NoLiMaData, lengths: Iterable[int], dense_lengths: Iterable[int]) -> tuple[dict, dict]:
-    """``(rankings, coverage tables)`` keyed by retriever for the notebook."""
+def rerank_rankings(data: NoLiMaData, lengths: Iterable[int], reranker=None) -> dict[tuple[int, str], pd.DataFrame]:
+    """Full rankings by a reranker: each question against every line of the length's haystack (module doc of
+    :func:`rankings`); the hit lists carry the reranker's name in ``df.attrs["retriever"]``."""
+    from ...retrieval import make_reranker
+
+    if reranker is None:
+        rr = make_reranker()  # the default (a local cross-encoder if on disk, else the labelled fallback)
+    else:
+        rr = make_reranker(reranker) if isinstance(reranker, str) else reranker
+    qs = questions(data)
+    needles = dict(zip(qs.needle_id, qs.needle))
+    out = {}
+    for n in lengths:
+        st = store(data, n, needles)
+        texts = [line.text for line in st]
+        for q_id, nid, question in zip(qs.q_id, qs.needle_id, qs.question):
+            s = np.asarray(rr.score(question, texts), dtype=np.float64)
+            df = _hit_list(st, np.argsort(-s, kind="stable"), s, nid)
+            df.attrs["retriever"] = rr.name
+            out[(n, q_id)] = df
+    return out
+
+
+def all_coverage_tables(data: NoLiMaData, lengths: Iterable[int], dense_lengths: Iterable[int], *,
+                        reranker=None, rerank_lengths: Iterable[int] = ()) -> tuple[dict, dict]:
+    """``(rankings, coverage tables)`` keyed by retriever for the notebook; with ``rerank_lengths``, a
+    ``"rerank"`` entry (:func:`rerank_rankings` with ``reranker``, see :func:`rankings`) at those lengths."""
     lengths, dense_lengths = list(lengths), [n for n in dense_lengths if n in set(lengths)]
     ranks = {"recorded": rankings(data, "recorded", lengths), "bm25": rankings(data, "bm25", lengths), "minilm": rankings(data, "minilm", dense_lengths)}
+    rerank_lengths = [n for n in rerank_lengths if n in set(lengths)]
+    if rerank_lengths:
+        ranks["rerank"] = rankings(data, "rerank", rerank_lengths, reranker=reranker)
     book = "rand_book_1" if data.source == "data" else "generated"
     return ranks, {k: coverage_table(v, book=book) if v else pd.DataFrame() for k, v in ranks.items()}
 

@@ -35,17 +35,22 @@ def _bm25_order(hits, question):
     return [hits[j] for j in r.rank(question)]
 
 
-def orderings(records, data_dir=None, methods=("rerank", "bm25"), rerank_lengths=None) -> tuple[dict, pd.DataFrame, str]:
+def orderings(records, data_dir=None, methods=("rerank", "bm25"), rerank_lengths=None, *, reranker=None) -> tuple[dict, pd.DataFrame, str]:
     """``({(length, q_id, method): hits}, positions table, reranker name)`` for the recorded top-k.
 
     ``method`` ``"emb"`` is the recorded order. ``rerank_lengths`` limits the (slow, embedding
-    every line) ``"rerank"`` method to those haystack lengths (None = all). The table has one row per (length, q_id,
+    every line) ``"rerank"`` method to those haystack lengths (None = all). ``reranker``: a
+    :func:`lcrag.retrieval.make_reranker` name (``"endpoint:qwen3-reranker-8b"`` for the paper's reranker behind
+    vLLM), a reranker object, or None (the default above). The table has one row per (length, q_id,
     method) with ``needle_pos`` (1-based position of the needle line in the context) and k.
     """
     from .rankings import load_ranking, rag_root, ranking_files
     from ...retrieval import make_reranker
 
-    reranker = make_reranker() if "rerank" in methods else None
+    if "rerank" not in methods:
+        reranker = None
+    elif reranker is None or isinstance(reranker, str):
+        reranker = make_reranker() if reranker is None else make_reranker(reranker)
     files = ranking_files(rag_root(data_dir), lengths={r.context_length for r in records})
     out, rows, seen = {}, [], set()
     for r in records:
@@ -116,20 +121,23 @@ def table16(recorded_rag: pd.DataFrame, live: pd.DataFrame | None, models=("GPT-
 _SETUPS: dict = {}
 
 
-def rerank_setup(records, data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",)) -> dict:
+def rerank_setup(records, data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), reranker=None) -> dict:
     """The orderings of Table 16 and their tasks (computed once per data directory, methods and
     budgets; re-ranking embeds every retrieved line): ``bmap`` (haystack -> budget label),
-    ``orders``, ``positions``, ``reranker`` (name) and ``tasks`` (:func:`tasks`)."""
+    ``orders``, ``positions``, ``reranker`` (name) and ``tasks`` (:func:`tasks`); ``reranker`` as in
+    :func:`orderings`."""
     from ...config import data_dir as _data_dir
     from . import recorded as R
     from .rag import matched_budgets
 
-    key = (str(_data_dir(data_dir)), tuple(methods), tuple(rerank_budgets), len(records))
+    key = (str(_data_dir(data_dir)), tuple(methods), tuple(rerank_budgets), len(records),
+           reranker if reranker is None or isinstance(reranker, str) else id(reranker))
     if key not in _SETUPS:
         budgets = matched_budgets(R.read_table("topk_twohop", data_dir))
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
         rerank_lengths = [h for h, b in bmap.items() if b in set(rerank_budgets)]
-        orders, positions, name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths)
+        orders, positions, name = orderings(records, data_dir, methods=methods, rerank_lengths=rerank_lengths,
+                                            reranker=reranker)
         _SETUPS[key] = {"bmap": bmap, "orders": orders, "positions": positions, "reranker": name,
                         "tasks": tasks(records, orders, bmap)}
     return _SETUPS[key]

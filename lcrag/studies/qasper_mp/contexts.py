@@ -35,6 +35,10 @@ Follows EBG paper App. E.1 and E.4:
 * **Structured RAG** (App. E.4): retrieved paragraphs are grouped by paper (papers in order of
   their best rank), sorted by paragraph index, and any gap (abstract -> paragraph k > 0, or
   paragraph i -> j > i + 1) is marked by one ``...`` line.
+* **Protocols** (App. E.4): ``protocol="final"`` is the above (the paper's main results);
+  ``protocol="first-iteration"`` is the paper's first iteration: no ``...`` markers and every line citable
+  (title, abstract, section and chunk-header lines too; they still cannot match gold, so citing them lowers
+  Evidence-F1), to be read with the prompt without the citation-eligibility rule (``ebg_qasper_first``).
 """
 
 from __future__ import annotations
@@ -243,9 +247,23 @@ def pool_papers(q: Question, papers: dict[str, Paper], n_distractors: int = 10, 
     return pool
 
 
-def lc_context(q: Question, papers: dict[str, Paper], pool: Sequence[str]):
-    rows = [r for pid in pool for r in paper_rows(papers[pid])]
-    return _finish(rows, q, papers, "LC", {"pool": list(pool)})
+PROTOCOLS = ("final", "first-iteration")
+
+
+def _protocol_rows(rows: list[SourceLine], protocol: str) -> list[SourceLine]:
+    """Rows under ``protocol`` (module doc): unchanged for ``final``, every line citable for ``first-iteration``."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    if protocol == "final":
+        return rows
+    from dataclasses import replace
+
+    return [r if r.citable else replace(r, citable=True) for r in rows]
+
+
+def lc_context(q: Question, papers: dict[str, Paper], pool: Sequence[str], *, protocol: str = "final"):
+    rows = _protocol_rows([r for pid in pool for r in paper_rows(papers[pid])], protocol)
+    return _finish(rows, q, papers, "LC", {"pool": list(pool), "protocol": protocol})
 
 
 def paragraph_chunks(papers: dict[str, Paper], *, title_in_chunk: bool = False) -> list[Chunk]:
@@ -262,8 +280,10 @@ def paragraph_chunks(papers: dict[str, Paper], *, title_in_chunk: bool = False) 
     return out
 
 
-def rag_context(q: Question, papers: dict[str, Paper], hits: Sequence[Chunk], k: int, layout: str, condition: str):
-    """Flat (``[CHUNK r | title]`` + paragraph, rank order) or structured (per-paper XML, gaps)."""
+def rag_context(q: Question, papers: dict[str, Paper], hits: Sequence[Chunk], k: int, layout: str, condition: str, *,
+                protocol: str = "final"):
+    """Flat (``[CHUNK r | title]`` + paragraph, rank order) or structured (per-paper XML; gap markers under the
+    ``final`` protocol only, see the module doc's protocols)."""
     hits = list(hits[:k])
     if layout == "flat":
         rows = []
@@ -274,7 +294,8 @@ def rag_context(q: Question, papers: dict[str, Paper], hits: Sequence[Chunk], k:
         order: dict[str, list[int]] = {}
         for c in hits:
             order.setdefault(c.doc_id, []).append(c.metadata["para"])
-        rows = [r for pid, ks in order.items() for r in paper_rows(papers[pid], ks, gaps=True)]
+        rows = [r for pid, ks in order.items() for r in paper_rows(papers[pid], ks, gaps=protocol == "final")]
     else:
         raise ValueError(f"layout must be 'flat' or 'struct', got {layout!r}")
-    return _finish(rows, q, papers, condition, {"k": k, "chunk_ids": [c.id for c in hits]})
+    return _finish(_protocol_rows(rows, protocol), q, papers, condition,
+                   {"k": k, "chunk_ids": [c.id for c in hits], "protocol": protocol})

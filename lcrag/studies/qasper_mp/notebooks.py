@@ -1,12 +1,53 @@
-"""The QASPER-MP notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.experiment.notebooks`)."""
+"""The QASPER-MP notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.experiment.notebooks`).
+
+Notebooks 13 (Table 8: LC and flat/struct RAG@{3,10}) and 14 (Tables 9-11: the answerable/unanswerable sample
+and metadata-in-chunk) are planned from the item source and task builder the notebooks run
+(:func:`lcrag.studies.qasper_mp.study.pilot_items` / ``pilot_tasks``). Without the official dev file the tasks
+are built on generated fixture data and scaled to the requested sample (:mod:`lcrag.experiment.plan_data`, said
+in the plan). RAG contexts are counted on BM25 hits over the same paragraph index (a RAG@K prompt holds K
+paragraphs whichever retriever ranked them; the plan embeds nothing). With ``judge`` set (App. E.5) one judge
+call per reader answer is planned too (``judge`` prompt: question, every gold answer and the prediction, the
+first gold answer standing for the prediction), rows labelled ``judge:<condition>``.
+"""
 
 from __future__ import annotations
 
-from ...experiment.notebooks import Notebook, not_offline
+import tempfile
+
+from ...experiment.notebooks import Notebook, NotebookPlan, plan_readers
+from ...experiment.plan_data import generated_note, judge_sketch, missing_files, sample_weight
 
 
-_QASPER = "its contexts come from the official QASPER dev file (`lcrag data where --dataset qasper`) and retrieval over it"
+def _plan(nn: str, p: dict, **task_kw) -> NotebookPlan:
+    from .study import pilot_items, pilot_tasks
+
+    missing = [] if p.get("dev_path") else missing_files(("qasper/dev",), p.get("data_dir"))
+    counts = {k: int(v) for k, v in dict(p["counts"]).items()}
+    with tempfile.TemporaryDirectory() as d:
+        items = pilot_items(dev_path=p.get("dev_path"), authors_path=p.get("authors_path"), data_dir=p.get("data_dir"),
+                            seed=int(p.get("seed", 0)), counts=counts, fixture_dir=d)
+        tasks = pilot_tasks(items, seed=int(p.get("seed", 0)), retriever="bm25", **task_kw)
+    w = sample_weight(sum(counts.values()), len(items))
+    rows = plan_readers(tasks, p["readers"], f"{nn} QASPER-MP", weight=lambda t: w)
+    if p.get("judge"):
+        sketches = [judge_sketch("judge", "\n".join(f"- {g}" for g in t.item.answers), t.item.question,
+                                 f"judge:{t.condition}", {"prediction": (t.item.answers or ("",))[0]}) for t in tasks]
+        n_readers = len(list(p["readers"]))
+        rows += plan_readers(sketches, [p["judge"]], f"{nn} QASPER-MP judge", weight=lambda t: w * n_readers)
+    return NotebookPlan(nn, rows, note=generated_note(missing) if missing else "")
+
+
+def plan_13(p: dict) -> NotebookPlan:
+    """Table 8: LC and every layout × scope × K of the pilot sample (and its judge calls)."""
+    return _plan("13", p, ks=[int(k) for k in p["ks"]])
+
+
+def plan_14(p: dict) -> NotebookPlan:
+    """Tables 9-11: the conditions kept by the notebook, plain and title-in-chunk index (and judge calls)."""
+    return _plan("14", p, meta_in_chunk=True, keep=list(p["conditions"]))
+
+
 NOTEBOOKS = {
-    "13_qasper_mp_aggregate": Notebook(plan=not_offline("13", _QASPER)),
-    "14_qasper_mp_metadata_in_chunk": Notebook(plan=not_offline("14", _QASPER)),
+    "13_qasper_mp_aggregate": Notebook(plan=plan_13),
+    "14_qasper_mp_metadata_in_chunk": Notebook(plan=plan_14),
 }

@@ -58,6 +58,7 @@ from ..row_conditions import conditions_of, reader_labels
 PILOT_COUNTS = {"boolean": 13, "abstractive": 13, "extractive": 12, "none": 12}
 OPEN_WEIGHT_COUNTS = {"answerable": 150, "none": 50}
 PROMPT = "ebg_qasper"
+PROMPT_FIRST = "ebg_qasper_first"  # App. E.4's first iteration: no citation-eligibility rule
 
 #: The study's measures (``lcrag/studies/qasper_mp/measures.py``; module doc), in row order.
 MEASURES = ("qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal", "qasper_structural_citation_rate", "qasper_judge")
@@ -164,15 +165,27 @@ class QasperItems(list):
 
 def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
                 dev_path: str | Path | None = None, authors_path: str | Path | None = None,
-                fixture_dir: str | Path | None = None, counts: dict[str, int] | None = None) -> QasperItems:
+                fixture_dir: str | Path | None = None, counts: dict[str, int] | None = None, cues: str = "short",
+                cue_reader: str | dict | None = None, cue_budget_usd: float | None = None) -> QasperItems:
     """Item source ``qasper-mp``: :func:`load_data`, ``counts`` (default :data:`PILOT_COUNTS`)
     capped by :func:`cap_counts`, :func:`sample_questions` and :func:`build_items`; ``limit`` keeps
-    the first ``limit`` items."""
+    the first ``limit`` items. ``cues``: ``"short"`` (App. E.1, deterministic) or ``"descriptive"`` (App. E.3's
+    ablation: cues written by the reader profile ``cue_reader`` through the response cache,
+    :mod:`lcrag.studies.qasper_mp.cues`)."""
+    if cues not in ("short", "descriptive"):
+        raise ValueError(f"cues must be 'short' or 'descriptive', got {cues!r}")
+    if cues == "descriptive" and not cue_reader:
+        raise ValueError("cues: descriptive needs cue_reader (a reader profile that writes the cues)")
     data = load_data(dev_path, authors_path, data_dir=data_dir, fixture_dir=fixture_dir)
     requested = dict(counts or PILOT_COUNTS)
     used = cap_counts(data.questions, requested)
     items = build_items(data, sample_questions(data.questions, used, seed=int(seed)))
-    return QasperItems(items if limit is None else items[: int(limit)], data, requested, used)
+    out = QasperItems(items if limit is None else items[: int(limit)], data, requested, used)
+    if cues == "descriptive":
+        from .cues import with_descriptive_cues
+
+        out = with_descriptive_cues(out, cue_reader, budget_usd=cue_budget_usd)
+    return out
 
 
 def make_retriever(name: str, data: QasperData, *, title_in_chunk: bool = False):
@@ -248,10 +261,10 @@ _SUFFIXES = {"": False, "_meta": True}
 
 def _conditioned(item: Item, data: QasperData, retrievers: dict, ks: Sequence[int] = (3, 10), seed: int = 0,
                  layouts: Sequence[str] = LAYOUTS, scopes: Sequence[str] = SCOPES, include_lc: bool = True,
-                 retriever_name: str | None = None) -> list[tuple[Condition, object]]:
+                 retriever_name: str | None = None, protocol: str = "final") -> list[tuple[Condition, object]]:
     q: Question = item.metadata["question"]
     pool = pool_papers(q, data.papers, seed=seed)
-    out = [(make_condition("LC"), lc_context(q, data.papers, pool))] if include_lc else []
+    out = [(make_condition("LC"), lc_context(q, data.papers, pool, protocol=protocol))] if include_lc else []
     for suffix, ret in retrievers.items():
         if suffix not in _SUFFIXES:
             raise ValueError(f"retriever keys must be '' (plain index) or '_meta' (title in chunk), got {suffix!r}")
@@ -261,7 +274,7 @@ def _conditioned(item: Item, data: QasperData, retrievers: dict, ks: Sequence[in
                 for k in ks:
                     cond = make_condition("RAG", layout=layout, scope=scope, k=k, retriever=retriever_name,
                                           title_in_chunk=_SUFFIXES[suffix])
-                    out.append((cond, rag_context(q, data.papers, hits, k, layout, cond.label)))
+                    out.append((cond, rag_context(q, data.papers, hits, k, layout, cond.label, protocol=protocol)))
     return out
 
 
@@ -296,12 +309,19 @@ def build_tasks(items: Sequence[Item], data: QasperData, retrievers: dict | None
 
 def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = None, ks: Sequence[int] = (3, 10),
                 layouts: Sequence[str] = LAYOUTS, scopes: Sequence[str] = SCOPES, meta_in_chunk: bool = False,
-                include_lc: bool = True, keep: Sequence[str] | None = None, prompt: str = PROMPT,
-                judge: str | None = None) -> list:
+                include_lc: bool = True, keep: Sequence[str] | None = None, prompt: str | None = None,
+                judge: str | None = None, protocol: str = "final") -> list:
     """Task builder ``qasper-mp``: :func:`build_tasks` with the registry retriever ``retriever``
     (None: LC only) over the plain paragraph index and, with ``meta_in_chunk``, the title-in-chunk
     index; ``seed`` draws each question's 11-paper pool. A ``keep`` label that no condition has
-    is an error."""
+    is an error. ``protocol``: ``"final"`` (the paper's main results) or ``"first-iteration"`` (App. E.4: no
+    ``...`` markers, structural lines citable; ``prompt`` defaults to ``ebg_qasper_first``, without the
+    citation-eligibility rule; :mod:`lcrag.studies.qasper_mp.contexts`)."""
+    from .contexts import PROTOCOLS
+
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
+    prompt = prompt or (PROMPT if protocol == "final" else PROMPT_FIRST)
     data = items.data
     rets = {}
     if retriever:
@@ -309,7 +329,7 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
         if meta_in_chunk:
             rets["_meta"] = dev_retriever(data, retriever, title_in_chunk=True)
     kw = {"ks": [int(k) for k in ks], "seed": int(seed), "layouts": list(layouts), "scopes": list(scopes),
-          "include_lc": bool(include_lc)}
+          "include_lc": bool(include_lc), "protocol": protocol}
     tasks = build_tasks(items, data, rets, prompt=prompt, keep=None if keep is None else list(keep), judge=judge,
                         retriever_name=retriever, **kw)
     if keep is not None and items:
