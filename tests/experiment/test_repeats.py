@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from pathlib import Path
 
 import pandas as pd
 import pytest
