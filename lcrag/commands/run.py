@@ -124,7 +124,7 @@ def run(args) -> int:
         from ..experiment.plan import plan_study
         from ..plan import format_plan
 
-        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides)
+        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
         def n(k, word):
             return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
 
@@ -135,6 +135,7 @@ def run(args) -> int:
     from ..runsummary import summarize
 
     res = run_engine(args.study, overrides=overrides or None, out=args.out, readers=readers, progress=not args.quiet,
+                     check_overrides=True,
                      budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
                      wait=args.wait, executor=_executor(args))
     df = res.rows

@@ -94,7 +94,7 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
         wait: bool = False, executor: dict | None = None, views: bool = True,
         results_path: str | Path | None = None, data_dir: str | Path | None = None, limit: int | dict | None = None,
-        repeats: int | None = None) -> StudyResult:
+        repeats: int | None = None, check_overrides: bool = False) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
@@ -106,8 +106,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     the spec's readers. ``data_dir``: the data directory handed to the item source (default
     :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). ``limit`` (``N`` or ``{"n": N, "sample": True, "seed": S}``)
     and ``repeats`` set the study fields of the same names (:mod:`.runcontrols`, :mod:`.repeats`), as a notebook's
-    parameters pass them. Other arguments: see
-    :func:`lcrag.experiment.study.run_study`.
+    parameters pass them. ``check_overrides``: warn when the overrides change no task (:mod:`.noop`; ``lcrag run
+    --set`` sets it; it builds the tasks twice more, so a notebook's configuration is not checked). Other
+    arguments: see :func:`lcrag.experiment.study.run_study`.
     """
     from .study import run_study
 
@@ -119,7 +120,7 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         p = Path(src)
         if not (p.suffix in (".yaml", ".yml") or p.is_file()):
             src = load_spec(str(src))
-    if overrides:  # a --set that changes no task is said, not silently run (lcrag.experiment.noop)
+    if overrides and check_overrides:  # a user's --set that changes no task is said, not silently run (lcrag.experiment.noop)
         from .noop import unchanged_by
 
         same = unchanged_by(src, overrides, base_dir=base_dir, data_dir=data_dir, out=out)

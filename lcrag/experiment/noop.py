@@ -7,7 +7,10 @@ different run. :func:`unchanged_by` builds the study's tasks with and without th
 task's item, condition, prompt and messages; when every override is of a task-shaping field (``tasks``,
 ``data``, ``lc``, ``rag``, ``prompts``, ``controls``, ``route``, ``seed``) and the tasks are identical, it
 returns the overrides so the caller can warn. Other fields (readers, measures, views, budget) act after the
-tasks and are not compared. The extra builds run only when overrides are given.
+tasks and are not compared. The extra builds run only when a user's overrides are checked (``lcrag run --set``,
+its dry run; not the overrides a notebook passes as its configuration) and none of them limits the items
+(``data.limit``, ``limit``: a limit changes the tasks by definition, and building without it could mean building the
+whole data set).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ def _fingerprint(prep) -> list[tuple[str, str, str, str]]:
 def unchanged_by(source, overrides: dict[str, Any] | None, **prepare_kw: Any) -> list[str]:
     """The override keys when they are all task-shaping and leave every task as it was (module doc), else []."""
     if not overrides or not all(str(k).split(".")[0] in TASK_FIELDS for k in overrides):
+        return []
+    if any(str(k).split(".")[-1] == "limit" for k in overrides):
         return []
     from .study import prepare
 

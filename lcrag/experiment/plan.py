@@ -19,7 +19,8 @@ from .study import build_tasks, detach_conditions, limited, prepare
 
 
 def plan_study(source: str | Path | dict, *, readers: list | None = None, out: str | Path | None = None,
-               base_dir: str | Path | None = None, overrides: dict | None = None) -> tuple[pd.DataFrame, dict]:
+               base_dir: str | Path | None = None, overrides: dict | None = None,
+               check_overrides: bool = False) -> tuple[pd.DataFrame, dict]:
     """``(plan frame, info)``; info has the study name, item/condition counts and the run directory.
     ``source``: a study file, mapping, spec or built-in study name."""
     if isinstance(source, (str, Path)) and not (Path(source).suffix in (".yaml", ".yml") or Path(source).is_file()):
@@ -27,7 +28,7 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
 
         source = load_spec(str(source))
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides)
-    if overrides:  # an override that changes no task is said (lcrag.experiment.noop)
+    if overrides and check_overrides:  # a user's override that changes no task is said (lcrag.experiment.noop)
         import sys
 
         from .noop import unchanged_by
