@@ -10,6 +10,7 @@ import pytest
 from lcrag.cli import main
 from lcrag.compaction import compact
 from lcrag.errors import InputError
+from lcrag.resources import builtin_dir
 
 
 def _line(item, prompt="ebg", answer="a"):
@@ -31,7 +32,6 @@ def test_compaction_keeps_the_last_row_of_each_task(tmp_path):
 
 
 def test_prompt_edits_do_not_grow_the_results_file(tmp_path, tmp_cache, monkeypatch):
-    from lcrag.config import PROJECT_ROOT
     from lcrag.experiment.engine import run
 
     pdir = tmp_path / "prompts"
@@ -40,7 +40,7 @@ def test_prompt_edits_do_not_grow_the_results_file(tmp_path, tmp_cache, monkeypa
     study = tmp_path / "study.yaml"
     study.write_text("name: t-compact\ndata: {example: {n_companies: 2, n_towns: 1}}\nlc: {budgets: [full]}\n"
                      "rag: {k: [2]}\nreaders: [extractive]\nprompts: [ebg]\ncontrols: []\n")
-    base = (PROJECT_ROOT / "params" / "prompts" / "ebg.yaml").read_text()
+    base = (builtin_dir("prompts") / "ebg.yaml").read_text()
     for i in range(3):
         (pdir / "ebg.yaml").write_text(base.replace("provide a reference.", f"provide a reference (edit {i})."))
         res = run(study, out=tmp_path / "run", progress=False, log=lambda s: None)

@@ -231,7 +231,7 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
                           field="reader")
     doc, text = read_yaml(p)
     if doc is None:  # an empty file is a mistake, not an OpenAI profile with every default
-        raise ConfigError(p, "empty reader profile: give at least kind and model (see params/readers/*.yaml)")
+        raise ConfigError(p, "empty reader profile: give at least kind and model (see the built-in profiles in lcrag/resources/readers/)")
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)
