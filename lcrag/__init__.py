@@ -122,6 +122,19 @@ _API: dict[str, str] = {
     "nolima_fig5_tables": "lcrag.studies.nolima.figures:fig5_tables",
     "nolima_fig7_table": "lcrag.studies.nolima.figures:fig7_table",
     "nolima_fig7_heat": "lcrag.studies.nolima.figures:fig7_heat",
+    # notebooks 04-08: two-needle citation, TN vs CTN, RAG vs LC, re-ordering, needle similarity
+    "nolima_fig2_table": "lcrag.studies.nolima.figures:fig2_table",
+    "nolima_fig2_paper_gap": "lcrag.studies.nolima.figures:fig2_paper_gap",
+    "nolima_fig3_table": "lcrag.studies.nolima.figures:fig3_table",
+    "nolima_paired_bars": "lcrag.studies.nolima.report:paired_bars",
+    "nolima_rag_vs_lc": "lcrag.studies.nolima.report:rag_vs_lc_inputs",
+    "nolima_fig11_table": "lcrag.studies.nolima.figures:fig11_table",
+    "nolima_fig12_table": "lcrag.studies.nolima.figures:fig12_table",
+    "nolima_wide": "lcrag.studies.nolima.figures:wide",
+    "nolima_ci_labels": "lcrag.studies.nolima.report:ci_labels",
+    "nolima_table16": "lcrag.studies.nolima.report:run_table16",
+    "nolima_sensitivity": "lcrag.studies.nolima.sensitivity:sensitivity_inputs",
+    "nolima_similarity_summary": "lcrag.studies.nolima.sensitivity:similarity_summary",
 }
 
 __all__ = [
@@ -141,6 +154,9 @@ __all__ = [
     "nolima_title", "nolima_write_notice", "nolima_cot_inputs", "nolima_effective_lengths", "nolima_fig1_heat",
     "nolima_fig1_table", "nolima_fig5_tables", "nolima_fig7_heat", "nolima_fig7_table", "nolima_lc_frame",
     "nolima_lc_source", "nolima_pp_heatmap", "nolima_table12", "nolima_table12_flat",
+    "nolima_ci_labels", "nolima_fig11_table", "nolima_fig12_table", "nolima_fig2_paper_gap", "nolima_fig2_table",
+    "nolima_fig3_table", "nolima_paired_bars", "nolima_rag_vs_lc", "nolima_sensitivity", "nolima_similarity_summary",
+    "nolima_table16", "nolima_wide",
 ]
 
 
