@@ -23,7 +23,7 @@ NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("*.ipynb"))
 MAX_LINES = 15
 FORBIDDEN = {ast.FunctionDef: "def", ast.AsyncFunctionDef: "async def", ast.ClassDef: "class"}
 #: notebooks in the short-document pattern (module doc)
-DOCUMENTS = ("01_", "02_", "03_", "04_", "05_", "06_", "08_", "09_")
+DOCUMENTS = ("01_", "02_", "03_", "04_", "05_", "06_", "07_", "08_", "09_")
 
 
 def _source(cell) -> str:
