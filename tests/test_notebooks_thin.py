@@ -24,7 +24,7 @@ NOTEBOOKS = sorted((PROJECT_ROOT / "notebooks").glob("*.ipynb"))
 MAX_LINES = 15
 FORBIDDEN = {ast.FunctionDef: "def", ast.AsyncFunctionDef: "async def", ast.ClassDef: "class"}
 #: notebooks in the short-document pattern (module doc)
-DOCUMENTS = ("01_", "02_", "03_", "09_", "10_", "11_", "13_", "14_")
+DOCUMENTS = ("01_", "02_", "03_", "09_", "10_", "11_", "12_", "13_", "14_")
 
 
 def _source(cell) -> str:
