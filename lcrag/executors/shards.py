@@ -25,6 +25,7 @@ number of workers used before or later.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -149,8 +150,11 @@ def merge_shards(results_path: str | Path, cache: ResponseCache) -> dict[str, in
     results = sorted(d.glob("results-*.jsonl"))
     out = {"shards": len(results), "cache_records": merge_caches(caches, cache) if cache.mode != "off" else 0,
            "rows": merge_results(results, results_path)}
-    for p in sorted(d.iterdir()):
-        p.unlink()
+    for p in sorted(d.iterdir()):  # shard files, and a shard cache's claim locks (lcrag.llm.claims: a folder)
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
     d.rmdir()
     return out
 
