@@ -26,7 +26,7 @@ FORBIDDEN = {ast.FunctionDef: "def", ast.AsyncFunctionDef: "async def", ast.Clas
 #: the study folders' modules, which a notebook showing that study may import (tests/test_architecture.py)
 STUDIES = "lcrag.studies."
 #: notebooks in the short-document pattern (module doc)
-DOCUMENTS = ("01_", "02_", "03_", "09_", "15_", "16_", "17_", "18_", "20_")
+DOCUMENTS = ("01_", "02_", "03_", "09_", "15_", "16_", "17_", "18_", "19_", "20_")
 
 
 def _source(cell) -> str:
