@@ -101,6 +101,7 @@ class ConditionsResult:
     k_sweep: pd.DataFrame
     route: pd.DataFrame
     files: dict[str, Any] = field(default_factory=dict)
+    figure: Any = None  # the saved k-sweep figure (closed; a notebook displays it inline), None without out_dir
 
 
 def run_conditions(run_dir: str | Path, readers: list, *, out_dir: str | Path | None = None, name: str = "20_conditions",
@@ -123,5 +124,6 @@ def run_conditions(run_dir: str | Path, readers: list, *, out_dir: str | Path | 
         res.files["table"] = save_table(res.table, name, out_dir, float_format="%.3f", source=label)
         fig = k_sweep_figure(res.k_sweep, title=f"Accuracy and retriever recall vs k, per chunk order\n{label}")
         res.files["k_sweep"] = save_figure(fig, f"{name}_k_sweep", out_dir)
+        res.figure = fig
         plt.close(fig)
     return res
