@@ -45,7 +45,8 @@ def superseded(lines: list[bytes]) -> list[bytes]:
             continue
         try:
             d = json.loads(raw)
-            tid = task_id(d["run"], d["item_id"], d["condition"], d["reader"], d["prompt"])
+            tid = task_id(d["run"], d["item_id"], d["condition"], d["reader"], d["prompt"],
+                          (d.get("meta") or {}).get("sample", 0))  # a repeated item's samples are rows of their own
         except (ValueError, KeyError, TypeError):
             tid = f"\0line{i}"  # not a row lcrag wrote: kept where it is, read_results reports it
         last[tid] = i

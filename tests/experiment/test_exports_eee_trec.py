@@ -65,10 +65,10 @@ def test_eee_validates_against_the_published_schema_and_round_trips(run_dir):
     df = pd.read_csv(run_dir / "results.csv")
     ok = df[df["outcome"] == "ok"]
     for cond, g in ok.groupby("condition"):
-        for m in ("contains", "evid_strict"):
+        for m in ("ans_contains", "evid_exact_set"):
             assert got[f"{cond}|ebg|{m}"]["score"] == pytest.approx(g[m].mean())
-    lo, hi = got["oracle|ebg|contains"]["lower"], got["oracle|ebg|contains"]["upper"]
-    assert lo <= got["oracle|ebg|contains"]["score"] <= hi
+    lo, hi = got["oracle|ebg|ans_contains"]["lower"], got["oracle|ebg|ans_contains"]["upper"]
+    assert lo <= got["oracle|ebg|ans_contains"]["score"] <= hi
     bad = dict(rec, model_info={"name": "x"})                      # the schema is really checked
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, json.loads(SCHEMA.read_text()))

@@ -115,7 +115,7 @@ def test_rate_limited_run_finishes_and_reports_its_429_share(tmp_path, tmp_cache
 def test_a_call_waiting_at_the_gate_is_not_sent_once_the_run_stops():
     import signal
 
-    from lcrag import interrupts
+    from lcrag.runtime import interrupts
 
     g = AdaptiveLimit(1, 1, 4, clock=Clock())
     token = g.acquire()
