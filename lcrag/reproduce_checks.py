@@ -59,6 +59,19 @@ def check_notebook_keys(path: str | Path, keys, prefixes) -> None:
                               field=f"notebooks.{k}")
 
 
+def _literal_default(spec: Any) -> Any:
+    """A declared parameter's default value: papermill's inspection gives ``{"default": "<source text>", ...}``
+    (read as a Python literal; ``None`` when it is an expression), a plain value is taken as it is."""
+    if isinstance(spec, dict) and "default" in spec and "inferred_type_name" in spec:
+        import ast
+
+        try:
+            return ast.literal_eval(str(spec["default"]))
+        except (ValueError, SyntaxError):
+            return None
+    return spec
+
+
 def _type_problem(default: Any, value: Any) -> str | None:
     if default is None or value is None:
         return None
@@ -88,9 +101,10 @@ def check_notebook_params(path: str | Path, nn: str, nb_name: str, declared: dic
         if k not in declared:
             raise ConfigError(path, f"notebook {nb_name} declares no parameter {k!r}; it declares "
                                     f"{', '.join(sorted(declared))}", line=line, field=f"notebooks.{nn}.{k}")
-        bad = _type_problem(declared[k], v)
+        default = _literal_default(declared[k])
+        bad = _type_problem(default, v)
         if bad:
-            raise ConfigError(path, f"{bad} (the notebook's default is {declared[k]!r}), got {v!r}", line=line,
+            raise ConfigError(path, f"{bad} (the notebook's default is {default!r}), got {v!r}", line=line,
                               field=f"notebooks.{nn}.{k}")
 
 

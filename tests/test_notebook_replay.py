@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 
 def _execute(out, tmp_path, **params):
-    base = dict(lengths=[5000, 10000], trials=3, readers=["extractive"], conditions=["LC"], dense_lengths=[],
+    base = dict(lengths=[5000, 10000], trials=3, readers=["extractive"], conditions=["LC", "RAG-bm25-single"], dense_lengths=[],
                 results_path=str(tmp_path / "results.jsonl"), out_dir=str(tmp_path / "fig"))
     base.update(params)
     pm.execute_notebook(str(NB), str(out), parameters=base, cwd=str(NB.parent), progress_bar=False, kernel_name="python3")
