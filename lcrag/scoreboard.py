@@ -309,7 +309,8 @@ def md_table(df: pd.DataFrame, cols: Iterable[str]) -> str:
 def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Path = "") -> str:
     """The scoreboard as Markdown: counts per paper, then every cell and every effect."""
     head = ["# Reproduction scoreboard", "",
-            f"Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables of `{figures}`. "
+            "Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables in this folder"
+            f"{' (' + Path(figures).name + '/)' if figures else ''}. "
             "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
             "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
             "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), ""]
