@@ -43,9 +43,9 @@ def test_replay_regenerates_and_changed_prompt_fails(tmp_path, monkeypatch):
     with FaultServer() as srv:
         reader = _served_reader(tmp_path, srv)
         _execute(executed, tmp_path, readers=["extractive", reader])
-        assert srv.requests == 12
+        assert srv.requests == 24
     entries = ResponseCache(tmp_path / "cache" / "responses.sqlite").stats()["entries"]
-    assert entries == 12  # 2 lengths x 3 trials x 2 prompts of the served reader, all recorded; none of the extractive
+    assert entries == 24  # 2 lengths x 3 trials x 2 conditions x 2 prompts of the served reader, all recorded; none of the extractive
 
     # replay with the server gone: fresh results file, cache read-only; nbval compares every stored output
     (tmp_path / "results.jsonl").unlink()
