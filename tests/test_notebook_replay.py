@@ -50,7 +50,12 @@ def test_replay_regenerates_and_changed_prompt_fails(tmp_path, monkeypatch):
     # replay with the server gone: fresh results file, cache read-only; nbval compares every stored output
     (tmp_path / "results.jsonl").unlink()
     env = {**__import__("os").environ, "LCRAG_CACHE_MODE": "replay"}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval", "-p", "no:cacheprovider", str(executed)],
+    # the run's own log lines ([lcrag] pre-flight counts, run paths) say what was sent and differ between a
+    # recording and its replay by design; every result (tables, figures, printed values) is compared
+    sanitize = tmp_path / "sanitize.cfg"
+    sanitize.write_text("[lcrag log lines]\nregex: \\[lcrag\\][^\\n]*\\n?\nreplace: \n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-sanitize-with", str(sanitize),
+                        "-p", "no:cacheprovider", str(executed)],
                        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:]
     assert ResponseCache(tmp_path / "cache" / "responses.sqlite").stats()["entries"] == entries
