@@ -63,10 +63,14 @@ def _run(cmd, **kw) -> subprocess.CompletedProcess:
 
 
 def _dependency_dirs() -> list[str]:
-    """The test interpreter's site-packages directories (where the dependencies are), never the checkout."""
+    """The test interpreter's site-packages directories (where the dependencies are), never the checkout itself.
+
+    A virtual environment inside the checkout (``make install``'s ``.venv``) is kept: its ``site-packages`` holds
+    the dependencies, and only the editable install's ``.pth`` there points back to the sources, which a path line
+    in another ``.pth`` does not process."""
     dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    root = str(PROJECT_ROOT.resolve())
-    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir() and not str(Path(d).resolve()).startswith(root)]
+    root = PROJECT_ROOT.resolve()
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir() and Path(d).resolve() != root]
 
 
 @pytest.fixture(scope="module")
