@@ -20,6 +20,20 @@ import seaborn as sns  # noqa: E402
 sns.set_theme(context="paper", style="white", font_scale=1.05)
 
 
+#: Panel and legend labels for the display columns of the MultiHop-RAG and QASPER-MP tables (the papers'
+#: headers, EBG App. D–E). Labels only: the tables keep their column names; an unknown name is shown as is.
+PANEL_LABELS = {
+    "ans_star": "Ans* (answer-only)", "ans": "Ans (EBG)", "evid_recall": "Evid recall",
+    "evid_strict": "Evid strict (all gold cited)", "joint": "Ans+Evid (joint)",
+    "answer_f1": "Answer-F1", "evidence_f1": "Evidence-F1", "judge": "LLM judge",
+}
+
+
+def panel_label(name: str) -> str:
+    """The paper's header for a display column (:data:`PANEL_LABELS`), else ``name``."""
+    return PANEL_LABELS.get(name, name)
+
+
 def fmt_length(n: int | float) -> str:
     """Character length as 10K / 1M labels."""
     n = int(n)
@@ -229,17 +243,17 @@ def attribution_bars(table: pd.DataFrame, title: str, classes=None):
 def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
     """Grouped bars per reader of Ans* (answer-only), Ans (EBG), Evid recall, Evid strict and Joint
     (the columns of ``lcrag.studies.multihop_rag.study.table_answer_only_vs_ebg``; Table 3 structure)."""
-    metrics = [("ans_star", "Ans* (answer-only)"), ("ans", "Ans (EBG)"), ("evid_recall", "Evid recall"),
-               ("evid_strict", "Evid strict"), ("joint", "Joint")]
-    fig, ax = plt.subplots(figsize=(1.8 + 2.2 * len(table3), 3.4))
+    metrics = [(m, panel_label(m)) for m in ("ans_star", "ans", "evid_recall", "evid_strict", "joint")]
+    fig, ax = plt.subplots(figsize=(4.0 + 2.2 * len(table3), 3.4))
     x = np.arange(len(table3))
     w = 0.8 / len(metrics)
     for i, (m, lab) in enumerate(metrics):
-        ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab)
+        bars = ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab)
+        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a 0.00 bar reads as a zero, not as missing
     ax.set_xticks(x, table3["reader"])
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.1)
     ax.set_ylabel("accuracy")
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
@@ -282,7 +296,7 @@ def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
             lc = g[g["mode"] == "LC"]
             if len(lc):
                 ax.axhline(float(lc["value"].iloc[0]), color="k", lw=1, ls=":", label=f"{reader} LC")
-        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=m)
+        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=panel_label(m))
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -294,13 +308,14 @@ def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
     refusal rate, answerable vs unanswerable (``qasper_mp.table_answerability``; Tables 9–10)."""
     score = table9["score"].iloc[0]
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
-    for ax, col, sub in ((axes[0], score, f"{score} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
+    for ax, col, sub in ((axes[0], score, f"{panel_label(score)} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
         for r, g in table9.groupby("reader"):
             x = np.arange(len(g))
-            ax.bar(x - 0.2, g[f"{col}_answerable"], 0.4, label=f"{r} · answerable")
-            ax.bar(x + 0.2, g[f"{col}_unanswerable"], 0.4, label=f"{r} · unanswerable")
+            for dx, split in ((-0.2, "answerable"), (0.2, "unanswerable")):
+                bars = ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}")
+                ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a 0.00 bar reads as a zero, not as missing
             ax.set_xticks(x, g["condition"], rotation=45, ha="right", fontsize=7)
-        ax.set(ylim=(0, 1.02), title=sub)
+        ax.set(ylim=(0, 1.12), title=sub)
         ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -320,9 +335,10 @@ def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k
     axes[0].legend(fontsize=7)
     col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("refusal"))
     for r, g in table11.groupby("reader"):
-        axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r)
+        bars = axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r)
+        axes[1].bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
         axes[1].set_xticks(np.arange(len(g)), g["condition"], fontsize=8)
-    axes[1].set(ylim=(0, 1.02), title=f"{col.removesuffix(' (answerable)')}, answerable subset")
+    axes[1].set(ylim=(0, 1.02), title=f"{panel_label(col.removesuffix(' (answerable)'))}, answerable subset")
     axes[1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
