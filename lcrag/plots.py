@@ -343,3 +343,43 @@ def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# ------------------------------------------------------------------ LongEval-RAG (tables of runs x measures)
+def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title: str = "", best: str = "max"):
+    """One horizontal-bar panel per measure column of ``table`` (rows: runs or variants named by ``label``, in the
+    table's order, top to bottom), each bar's value printed and the best run of each measure (``best``: ``"max"``
+    or ``"min"``) drawn dark. Every measure keeps its own axis: the LongEval tables mix scales (ROUGE-L 0–1, average
+    grade 0–4, TFC1 −1–1). A missing value leaves its bar out and is printed ``n/a``."""
+    if best not in ("max", "min"):
+        raise ValueError(f"best must be 'max' or 'min', got {best!r}")
+    missing = [m for m in [label, *metrics] if m not in table.columns]
+    if missing:
+        raise ValueError(f"metric_panels: no column {missing} in the table (columns: {list(table.columns)})")
+    names = table[label].astype(str).tolist()
+    y = np.arange(len(names))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.3 * len(metrics) + 1.8, 0.32 * len(names) + 1.3),
+                             sharey=True, squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float)
+        ok = ~np.isnan(v)
+        top = (np.nanmax(v) if best == "max" else np.nanmin(v)) if ok.any() else np.nan
+        colors = ["#1f3b73" if ok[i] and v[i] == top else "#9db4d9" for i in range(len(v))]
+        ax.barh(y[ok], v[ok], color=[c for c, o in zip(colors, ok) if o], height=0.7)
+        lo, hi = (min(0.0, np.nanmin(v)), max(0.0, np.nanmax(v))) if ok.any() else (0.0, 1.0)
+        pad = 0.28 * ((hi - lo) or 1.0)
+        ax.set_xlim(lo - (pad if lo < 0 else 0), hi + pad)
+        for i in range(len(v)):
+            x = v[i] if ok[i] else 0.0
+            neg = bool(ok[i] and v[i] < 0)
+            ax.text(x, y[i], (f"{v[i]:.3f} " if neg else f" {v[i]:.3f}") if ok[i] else " n/a", va="center",
+                    ha="right" if neg else "left", fontsize=7)
+        ax.axvline(0, color="k", lw=0.6)
+        ax.set_title(m, fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].set_yticks(y, names, fontsize=8)
+    axes[0][0].invert_yaxis()
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from lcrag.plots import delta_heatmap, heatmap  # noqa: E402
@@ -61,3 +62,22 @@ def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
     plt.close(fig)
     assert titles == ["Ans* (answer-only)", "Evid strict (all gold cited)", "Ans+Evid (joint)", "n_facts_unlocated"]
     assert panel_label("answer_f1") == "Answer-F1" and panel_label("unknown") == "unknown"
+
+
+def test_metric_panels_draw_one_panel_per_measure_and_mark_the_best_run():
+    """LongEval tables (notebooks 17–19): a panel per measure, values printed, the best bar dark, n/a printed."""
+    from matplotlib.colors import to_hex
+
+    from lcrag.plots import metric_panels
+
+    t = pd.DataFrame({"run": ["a", "b", "c"], "ROUGE-L": [0.1, 0.3, 0.2], "TFC1": [-0.5, 0.2, np.nan]})
+    fig = metric_panels(t, label="run", metrics=["ROUGE-L", "TFC1"], title="t")
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["ROUGE-L", "TFC1"]
+    dark = [[to_hex(p.get_facecolor()) for p in ax.patches] for ax in axes]
+    assert dark[0] == ["#9db4d9", "#1f3b73", "#9db4d9"] and dark[1] == ["#9db4d9", "#1f3b73"]  # c's n/a: no bar
+    assert [tx.get_text().strip() for tx in axes[1].texts] == ["-0.500", "0.200", "n/a"]
+    assert [tl.get_text() for tl in axes[0].get_yticklabels()] == ["a", "b", "c"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"no column \['Nugget'\]"):
+        metric_panels(t, label="run", metrics=["Nugget"])
