@@ -128,7 +128,8 @@ def plan_frame(rows: Iterable[PlanRow]) -> pd.DataFrame:
 
 
 def format_plan(df: pd.DataFrame, title: str = "") -> str:
-    """The plan as text: per study, reader and condition, then totals per reader and overall."""
+    """The plan as text: per study, reader and condition, then totals per study (when there are several), per
+    reader and overall."""
     if df.empty:
         return f"{title}\n(no reader calls)" if title else "(no reader calls)"
     cols = ["study", "reader", "condition", "calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input", "usd_max",
@@ -136,14 +137,15 @@ def format_plan(df: pd.DataFrame, title: str = "") -> str:
     show = df[[c for c in cols if c in df.columns]].copy()
     if show["study"].eq("").all():
         show = show.drop(columns="study")
-    tot = df.groupby("reader", sort=False)[[c for c in ("calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input",
-                                                        "usd_max", "cache_read_tokens", "usd_input_cached", "usd_input_batch")
-                                             if c in df.columns]].sum()
+    sums = [c for c in ("calls", "n_na", "cached", "prompt_tokens", "max_output_tokens", "usd_input", "usd_max",
+                        "cache_read_tokens", "usd_input_cached", "usd_input_batch") if c in df.columns]
     lines = [title] if title else []
     lines.append(show.to_string(index=False))
+    if df["study"].nunique() > 1:  # a sweep over several studies (notebooks): their totals
+        lines += ["", "per study:", df.groupby("study", sort=False)[sums].sum().to_string()]
     lines.append("")
     lines.append("per reader:")
-    lines.append(tot.to_string())
+    lines.append(df.groupby("reader", sort=False)[sums].sum().to_string())
     lines.append(f"TOTAL: {int(df['calls'].sum()):,} calls, {int(df['n_na'].sum()):,} N/A, {int(df['prompt_tokens'].sum()):,} "
                  f"prompt tokens, estimated ${df['usd_input'].sum():,.2f} input, at most ${df['usd_max'].sum():,.2f} "
                  "with every output budget used (upper bound)")

@@ -34,6 +34,11 @@ def panel_label(name: str) -> str:
     return PANEL_LABELS.get(name, name)
 
 
+def _print_values(ax, bars, fontsize: float = 6) -> None:
+    """Each bar's value above it (two decimals), so a 0.00 bar reads as a zero, not as missing."""
+    ax.bar_label(bars, fmt="%.2f", fontsize=fontsize, padding=1)
+
+
 def fmt_length(n: int | float) -> str:
     """Character length as 10K / 1M labels."""
     n = int(n)
@@ -248,8 +253,7 @@ def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
     x = np.arange(len(table3))
     w = 0.8 / len(metrics)
     for i, (m, lab) in enumerate(metrics):
-        bars = ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab)
-        ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a 0.00 bar reads as a zero, not as missing
+        _print_values(ax, ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab))
     ax.set_xticks(x, table3["reader"])
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("accuracy")
@@ -312,8 +316,7 @@ def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
         for r, g in table9.groupby("reader"):
             x = np.arange(len(g))
             for dx, split in ((-0.2, "answerable"), (0.2, "unanswerable")):
-                bars = ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}")
-                ax.bar_label(bars, fmt="%.2f", fontsize=6, padding=1)  # a 0.00 bar reads as a zero, not as missing
+                _print_values(ax, ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}"))
             ax.set_xticks(x, g["condition"], rotation=45, ha="right", fontsize=7)
         ax.set(ylim=(0, 1.12), title=sub)
         ax.legend(fontsize=7)
@@ -335,8 +338,7 @@ def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k
     axes[0].legend(fontsize=7)
     col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("refusal"))
     for r, g in table11.groupby("reader"):
-        bars = axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r)
-        axes[1].bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
+        _print_values(axes[1], axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r), fontsize=7)
         axes[1].set_xticks(np.arange(len(g)), g["condition"], fontsize=8)
     axes[1].set(ylim=(0, 1.02), title=f"{panel_label(col.removesuffix(' (answerable)'))}, answerable subset")
     axes[1].legend(fontsize=7)
@@ -364,8 +366,7 @@ def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title:
         v = pd.to_numeric(table[m], errors="coerce").to_numpy(dtype=float)
         ok = ~np.isnan(v)
         top = (np.nanmax(v) if best == "max" else np.nanmin(v)) if ok.any() else np.nan
-        colors = ["#1f3b73" if ok[i] and v[i] == top else "#9db4d9" for i in range(len(v))]
-        ax.barh(y[ok], v[ok], color=[c for c, o in zip(colors, ok) if o], height=0.7)
+        ax.barh(y[ok], v[ok], color=np.where(v[ok] == top, "#1f3b73", "#9db4d9"), height=0.7)
         lo, hi = (min(0.0, np.nanmin(v)), max(0.0, np.nanmax(v))) if ok.any() else (0.0, 1.0)
         pad = 0.28 * ((hi - lo) or 1.0)
         ax.set_xlim(lo - (pad if lo < 0 else 0), hi + pad)

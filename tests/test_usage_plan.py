@@ -141,7 +141,10 @@ def test_plan_tasks_counts_and_prices(tmp_path, tmp_cache):
     by = {r.condition: r for r in plan_tasks(tasks, small)}
     assert by["LC-b"].n_na == 2 and by["LC-b"].calls == 0 and by["LC-a"].n_na == 0
     text = format_plan(plan_frame(rows))
-    assert "TOTAL: 5 calls" in text and "o200k_base" in text
+    assert "TOTAL: 5 calls" in text and "o200k_base" in text and "per study:" not in text
+    two = format_plan(plan_frame(rows + plan_tasks(tasks[:3], prof, study="t")))
+    per_study = two.split("per study:")[1].split("per reader:")[0].split()
+    assert per_study[per_study.index("s") + 1] == "5" and per_study[per_study.index("t") + 1] == "3"  # calls per study
 
 
 def test_run_dry_run_prints_the_plan_and_sends_nothing(tmp_path, tmp_cache, capsys):
@@ -164,7 +167,8 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
     # the MultiHop-RAG files are not in the shared data directory: priced on generated data, and said so
     assert "10: priced on generated data" in out and "lcrag data download multihop_rag" in out
     assert any(ln.strip().startswith("10 MultiHop-RAG") for ln in out.splitlines())
-    lines = [ln.split() for ln in out.splitlines() if ln.strip().startswith("01 synthetic")]
+    rows = out.split("per study:")[0]  # the plan's rows (the per-study totals below repeat the study names)
+    lines = [ln.split() for ln in rows.splitlines() if ln.strip().startswith("01 synthetic")]
     readers = {ln[2] for ln in lines}
     assert readers == {"gpt-5", "sonnet-4.5", "gemini-3-flash"}
     # 15 lengths x 100 trials x 2 prompts per reader, sent or N/A
