@@ -134,6 +134,33 @@ def test_multihop_measures_authors_rule_vs_all_facts():
     assert s(_mtask(part, "answer_only_json"), r) == {"multihop_ans": 1.0}  # evidence not asked
 
 
+def test_every_multihop_measure_reads_the_first_json_object_of_a_two_object_reply():
+    """One reply per study: a raw reply holding two JSON objects is read once, by the study's filter (the
+    authors' first object), for the answer, the located and the all-facts measures alike. The runner's own
+    parse (last object) cites line 17 and answers Google; with the one fact at line 12 every evidence measure
+    and both joints must be 1."""
+    raw = '{"lines":[12],"answer":"Acme"}\n{"lines":[17],"answer":"Google"}'
+    one = Context("", (), (12,), metadata={"fact_lines": [12]})
+    q = Query(0, "q?", "Acme", "inference_query", (Fact("A", "x"),))
+    t = Task(item=q.to_item(), context=one, prompt="ebg", condition="LC")
+    got = measures.scorer(mh.MEASURES)(t, Response(answer="Google", lines=[17], raw=raw))
+    assert got == {"multihop_ans": 1.0, "multihop_evid_all_located": 1.0, "multihop_evid_recall_located": 1.0,
+                   "multihop_ans_evid": 1.0, "multihop_evid_all_facts": 1.0, "multihop_evid_recall_all_facts": 1.0,
+                   "multihop_ans_evid_all_facts": 1.0, "multihop_facts_unlocated": 0.0}
+
+
+def test_within_a_study_every_family_measure_uses_the_same_reply_filter():
+    """A study's measures built from scorer families all read the reply through one filter (the study's)."""
+    measures.load_all()
+    filters: dict[str, set] = {}
+    for name in registry.names("measure"):
+        m = measures.get(name)
+        params = getattr(m.fn, "params", None) or {}
+        if "reply" in params and m.origin.startswith("lcrag.studies."):
+            filters.setdefault(m.origin, set()).add(params["reply"])
+    assert filters and all(len(v) == 1 for v in filters.values()), filters
+
+
 def test_qasper_measures_match_the_display_scorer(q_items):
     it = q_items[0]
     lc = qm.conditions_for(it, q_items.data, {})[0]

@@ -63,7 +63,7 @@ measure("multihop_evid_all_located", kind="evidence", label="Evid strict", secti
 measure("multihop_evid_all_facts", kind="evidence", label="Evid strict (all facts)", section="EBG App. D.4", doc=(
     "1 if every gold fact has its line in the context and every such line is cited (extras allowed), else 0 "
     "(an unlocated fact counts as uncited). No value on answer-only prompts."))(
-    f.evidence("all_gold", gold=located, missing=unlocated, applies=ebg))
+    f.evidence("all_gold", gold=located, missing=unlocated, reply=reply, applies=ebg))
 measure("multihop_evid_recall_located", kind="evidence", label="Evid recall", section=S, doc=(
     "Cited gold lines / gold lines of the located facts (extras allowed); 0 when no fact is located "
     "(authors' rule). No value on answer-only prompts."))(
@@ -71,7 +71,7 @@ measure("multihop_evid_recall_located", kind="evidence", label="Evid recall", se
 measure("multihop_evid_recall_all_facts", kind="evidence", label="Evid recall (all facts)", section="EBG App. D.4",
         doc=("Cited gold lines / (gold lines of the located facts + unlocated facts); 0 when no fact is "
              "located. No value on answer-only prompts."))(
-    f.evidence("recall", gold=located, missing=unlocated, applies=ebg))
+    f.evidence("recall", gold=located, missing=unlocated, reply=reply, applies=ebg))
 measure("multihop_ans_evid", kind="joint", label="Joint", section=S, doc=(
     "1 iff ``multihop_ans`` is 1 and ``multihop_evid_all_located`` is 1, else 0 (tables show it as "
     "\"joint\"). No value on answer-only prompts."))(f.joint("multihop_ans", "multihop_evid_all_located", lookup=get))
