@@ -44,9 +44,8 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: FileLock per row
     fcntl = None
-from tqdm import tqdm
-
 from .runtime import interrupts
+from .runtime.progress import Progress
 from .atomicio import append_whole
 from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
@@ -411,9 +410,9 @@ def _run_tasks(
 
     workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
-    # disable=None: tqdm stays off when stderr is no terminal, so a log file gets no \r-separated bar frames
-    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=None if progress else True,
-               desc=f"{run} · {reader.name}", unit="call")
+    # a live bar on a terminal, a widget in a notebook, a plain line every ~30 s or N calls elsewhere (log files, CI)
+    bar = Progress(len(tasks), initial=stats.skipped + stats.na, enabled=progress and bool(sendable),
+                   desc=f"{run} · {reader.name}")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
     # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
     keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
@@ -449,8 +448,8 @@ def _run_tasks(
                         row.scorer_version = sver
                     writer.append(row)
                     rows[tid] = row
-                    bar.update(1)
-                    bar.set_postfix(done=stats.done, cached=stats.cached, failed=stats.failed, spend=f"${stats.spend_usd:.2f}")
+                    bar.update(1, cached=bool(resp.cached) and resp.outcome != Outcome.ERROR,
+                               failed=resp.outcome == Outcome.ERROR, usd=stats.spend_usd - bar.spend)
                 if stop.requested and not stop.announced:
                     stop.announced = True
                     log(f"\n[lcrag] {interrupts.signal_name(stop.signum)}: sending no new calls; waiting up to "
