@@ -59,7 +59,7 @@ from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
 from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price
-from .llm.tokens import profile_prompt_tokens
+from .llm.tokens import profile_prompt_tokens, profile_tokenizer
 from .provenance import note_reader
 from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
 from .runtime.runlock import run_lock
@@ -488,7 +488,7 @@ def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metric
               "raw": resp.raw[:2000]},
         prompt_tokens=resp.input_tokens, completion_tokens=resp.output_tokens, reasoning_tokens=resp.reasoning_tokens,
         cost_usd=round(_call_usd(reader, resp), 8), latency_s=round(resp.latency_s, 6),
-        cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=reader.profile.tokenizer,
+        cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=profile_tokenizer(reader.profile).name,
         context_chars=t.context.n_chars, reasoning=resp.reasoning[:4000],
         prompt_cached_tokens=resp.cached_tokens, prompt_cache_write_tokens=resp.cache_write_tokens,
     )
