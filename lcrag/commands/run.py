@@ -30,8 +30,11 @@ def register(sub) -> None:
                    help="the seed sent to every endpoint reader (OpenAI / llama.cpp `seed`; recorded in the manifest), "
                         "and the seed of --sample")
     lim = p.add_mutually_exclusive_group()
-    lim.add_argument("--limit", type=int, metavar="N", help="run only the first N items (a first look; marked in the "
-                                                             "manifest and on every table)")
+    lim.add_argument("--limit", type=int, metavar="N",
+                     help="a first look: run the first N items of each cell of the study's design (each haystack "
+                          "length, condition set or stratum; marked in the manifest and on every table)")
+    lim.add_argument("--limit-first", type=int, metavar="N", dest="limit_first",
+                     help="run only the first N items of the whole study, whatever their cells")
     lim.add_argument("--sample", type=int, metavar="N", help="run only a seeded sample of N items (seed: --seed, default 0)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                    help="override a study field by its dotted key, the value read as YAML, e.g. --set tasks.params.k=[5] "
@@ -97,6 +100,8 @@ def control_overrides(args) -> dict:
         out["reader_seed"] = args.seed
     if args.limit is not None:
         out["limit"] = {"n": args.limit}
+    if getattr(args, "limit_first", None) is not None:
+        out["limit"] = {"n": args.limit_first, "per": "study"}
     if args.sample is not None:
         out["limit"] = {"n": args.sample, "sample": True, "seed": args.seed or 0}
     return out
