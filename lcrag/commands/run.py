@@ -129,7 +129,10 @@ def run(args) -> int:
         from ..experiment.plan import plan_study
         from ..plan import format_plan
 
-        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
+        from ..llm.client import planning
+
+        with planning():  # nothing is sent: no API key needed
+            df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
         def n(k, word):
             return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
 

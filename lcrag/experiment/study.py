@@ -443,6 +443,13 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     else:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items, {len(built.conditions)} conditions, "
             f"{len(tasks)} tasks x {len(prep.readers)} readers -> {shown_path(rdir)}")
+    if repeats > 1:  # repeats of a deterministic endpoint spend calls and measure nothing: say so
+        from ..llm.probe import repeats_warning
+
+        for r in prep.readers:
+            warn = repeats_warning(r.profile, repeats)
+            if warn:
+                log(warn)
     if limit_rec or repeats > 1:
         log(f"[lcrag] {', '.join(x for x in (limit_rec and caption(limit_rec), repeats > 1 and f'{repeats} samples per task') if x)}")
     rows, stats = [], {}
