@@ -131,7 +131,10 @@ def _lookup(table: dict, name: str, what: str):
     try:
         return table[name]
     except KeyError:
-        raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}") from None
+        from .suggest import did_you_mean
+
+        raise KeyError(f"unknown {what} {name!r}{did_you_mean(str(name), table)}; registered: "
+                       f"{', '.join(sorted(table))}") from None
 
 
 def get_retriever(name: str) -> Callable[..., Any]:

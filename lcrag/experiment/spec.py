@@ -189,7 +189,12 @@ def parse_spec(doc: dict[str, Any], source: str | Path = "<study>", text: str | 
         fld = _yaml_field(loc_to_field(e.get("loc", ())) or None, doc)
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         if e.get("type") == "extra_forbidden":
-            msg = "unknown field (see params/study_example.yaml and docs/architecture.md for the accepted fields)"
+            from ..suggest import did_you_mean, model_field_names
+
+            parts = (fld or "").split(".")
+            prefix = ".".join(parts[:-1]) + "." if len(parts) > 1 else ""
+            hint = did_you_mean(fld, [prefix + f for f in model_field_names(StudySpec, parts[:-1])]) if fld else ""
+            msg = f"unknown field{hint} (see params/study_example.yaml and docs/architecture.md for the accepted fields)"
         raise ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld) from None
 
 

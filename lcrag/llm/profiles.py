@@ -225,8 +225,11 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if p.suffix not in (".yaml", ".yml") and not p.is_file():  # a name (names may hold dots: gpt-4.1, sonnet-4.5)
         p = resources.locate("readers", str(name_or_path)) or resources.user_dir("readers") / f"{name_or_path}.yaml"
     if not p.is_file():
+        from ..suggest import did_you_mean
+
         known = resources.names("readers")
-        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)} (add "
+        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}{did_you_mean(str(name_or_path), known)}; known "
+                             f"readers: {', '.join(known)} (`lcrag readers` lists them; add "
                              f"{Path(str(name_or_path)).name}.yaml to $LCRAG_PARAMS_DIR/readers or params/readers)",
                           field="reader")
     doc, text = read_yaml(p)
