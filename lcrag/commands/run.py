@@ -23,6 +23,13 @@ def register(sub) -> None:
     p.add_argument("--reader", action="append", metavar="PROFILE",
                    help="replace the study's readers by this profile: a name (lcrag/params readers) or a profile YAML "
                         "file (repeat for several)")
+    p.add_argument("--base-url", dest="base_url", metavar="URL",
+                   help="an OpenAI-compatible endpoint to read with (with --model): a reader profile is made on the fly "
+                        "and saved beside the run as reader-NAME.yaml (edit it to add prices, a tokenizer, a window)")
+    p.add_argument("--model", metavar="NAME", help="the model name the endpoint serves (with --base-url)")
+    p.add_argument("--api-key-env", dest="api_key_env", metavar="VAR",
+                   help="with --base-url: the environment variable holding the key (default OPENAI_API_KEY; none for "
+                        "a loopback endpoint)")
     p.add_argument("--repeats", type=int, metavar="N",
                    help="ask every task N times, each sample its own cache entry; prints mean, interval, flip rate "
                         "and majority-vote accuracy per reader and condition and writes repeats.csv (study field: repeats)")
@@ -107,6 +114,36 @@ def control_overrides(args) -> dict:
     return out
 
 
+def profile_of_flags(base_url: str | None, model: str | None, api_key_env: str | None = None) -> dict | None:
+    """The reader profile ``--base-url URL --model NAME`` stands for (None without them): kind ``openai``, the
+    model's last path part as its name, the key's variable (none for a loopback endpoint). Validated."""
+    import re
+
+    from ..errors import ConfigError
+    from ..llm.profiles import is_loopback, profile_from_dict
+
+    if base_url is None and model is None:
+        return None
+    if not base_url or not model:
+        raise ConfigError("--base-url/--model", "give both: --base-url URL --model NAME (the model the endpoint serves)")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", model.rstrip("/").split("/")[-1]).strip("-.") or "model"
+    doc = {"name": name, "kind": "openai", "label": f"{model} at {base_url}", "model": model, "base_url": base_url,
+           "api_key_env": api_key_env or (None if is_loopback(base_url) else "OPENAI_API_KEY")}
+    profile_from_dict(doc, source="--base-url/--model")
+    return doc
+
+
+def _save_profile(doc: dict, run_dir) -> None:
+    import yaml
+
+    from ..atomicio import write_atomic
+
+    path = run_dir / f"reader-{doc['name']}.yaml"
+    write_atomic(path, "# made by `lcrag run --base-url ... --model ...`; run again with --reader " + str(path) + "\n"
+                 + yaml.safe_dump(doc, sort_keys=False))
+    print(f"[lcrag] reader profile saved: {path}")
+
+
 def run(args) -> int:
     from ..experiment.engine import run as run_engine
 
@@ -124,6 +161,10 @@ def run(args) -> int:
         os.environ[ENV] = "0"
 
     readers = list(args.reader or []) or None
+    made = profile_of_flags(getattr(args, "base_url", None), getattr(args, "model", None),
+                            getattr(args, "api_key_env", None))
+    if made is not None:
+        readers = (readers or []) + [made]
     overrides = {**overrides_of(args.overrides), **control_overrides(args)}
     if args.dry_run:
         from ..experiment.plan import plan_study
@@ -146,6 +187,8 @@ def run(args) -> int:
                      check_overrides=True,
                      budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
                      wait=args.wait, executor=_executor(args))
+    if made is not None:
+        _save_profile(made, res.run_dir)
     df = res.rows
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
