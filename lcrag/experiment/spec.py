@@ -226,11 +226,24 @@ def set_dotted(doc: dict[str, Any], key: str, value: Any, source: str | Path = "
 
 
 def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """A deep copy of ``doc`` with dotted-key ``overrides`` applied (e.g. ``{"tasks.params.k": [5]}``)."""
+    """A deep copy of ``doc`` with dotted-key ``overrides`` applied (e.g. ``{"tasks.params.k": [5]}``).
+
+    A string value written as a YAML list or mapping (``"['gpt-4o', 'extractive']"``, what papermill's ``-p readers
+    '[...]'`` hands a notebook) is read as that list or mapping (:func:`listlike`)."""
     out = copy.deepcopy(doc)
     for k, v in (overrides or {}).items():
-        set_dotted(out, str(k), copy.deepcopy(v))
+        set_dotted(out, str(k), copy.deepcopy(listlike(v)))
     return out
+
+
+def listlike(v: Any) -> Any:
+    """``v``, or the list / mapping a string ``v`` spells in YAML (``"[a, b]"``, ``"{a: 1}"``); other values as they
+    are. Papermill's ``-p NAME VALUE`` passes a list parameter as such a string."""
+    if isinstance(v, str) and v.strip()[:1] in ("[", "{"):
+        got = parse_value(v.strip())
+        if isinstance(got, (list, dict)):
+            return got
+    return v
 
 
 def parse_value(text: str) -> Any:

@@ -46,3 +46,14 @@ def test_synthetic_title_shows_the_trials_that_ran():
     assert views.trials_text(s.assign(n=[3, 5], n_answer_only=[3, 5])) == "3–5 trials/length"
     fig = views.heatmaps_figure(s, trials=20)
     assert "needles=lcrag, 5 of 20 trials/length, seed 0" in fig._suptitle.get_text()
+
+
+def test_list_parameters_given_as_strings_are_read_as_yaml_lists():
+    """papermill's ``-p readers '[...]'`` hands the notebook a string."""
+    from lcrag.experiment.spec import apply_overrides, parse_spec
+    from lcrag.experiment.engine import load_spec
+
+    doc = load_spec("synthetic-two-hop").to_doc()
+    spec = parse_spec(apply_overrides(doc, {"readers": "['extractive', 'gpt-4o']", "seed": "3"}))
+    assert [r if isinstance(r, str) else r.get("profile", r.get("name")) for r in spec.readers] == ["extractive", "gpt-4o"]
+    assert apply_overrides({}, {"a": "[not yaml"})["a"] == "[not yaml"
