@@ -203,10 +203,13 @@ def run(args) -> int:
     u = usage_table(df, ["reader", "condition"])
     print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
              "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
+    from ..llm.extractive import scope_warning
     from ..usage import estimate_vs_reported
 
     for line in estimate_vs_reported(df):
         print(line)
+    for line in scope_warning(df):
+        print(line, file=sys.stderr)
     if (res.run_dir / "repeats.csv").is_file() and getattr(res.spec, "repeats", 1) > 1:  # written by this run
         import pandas as pd
 
