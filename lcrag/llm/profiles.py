@@ -19,7 +19,9 @@ Tokenizer (``tokenizer``): ``o200k_base`` / ``o200k_harmony`` / ``cl100k_base`` 
 ``hf:PATH`` (a local ``tokenizer.json`` read with the ``tokenizers`` library; a relative
 PATH is relative to the profile file), or ``chars`` / ``chars:R`` (R characters per token, a
 labelled approximation). Used by the window guard and the pre-flight estimate
-(``lcrag.llm.tokens``).
+(``lcrag.llm.tokens``). An ``openai`` profile that sets no ``tokenizer`` counts with its server's own tokenizer
+(llama.cpp, llama-cpp-python and vLLM expose one; chat template included: :mod:`lcrag.llm.servertokens`), else
+with ``cl100k_base``, labelled an approximation, and a warning names the field.
 """
 
 from __future__ import annotations

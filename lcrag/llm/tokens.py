@@ -193,12 +193,13 @@ def profile_tokenizer(profile) -> Tokenizer:
     key = (profile.name, str(profile._source))
     if key not in _WARNED:
         _WARNED.add(key)
-        import warnings
+        import sys
 
-        warnings.warn(f"reader profile {profile.name} ({profile._source}) sets no `tokenizer:` and its server offers no "
-                      f"tokenize route: prompt lengths (window guard, cost estimate) are a {profile.tokenizer} "
-                      "approximation; set `tokenizer:` in the profile (hf:PATH/tokenizer.json for an open-weight "
-                      "model, chars:R for a closed one)", UserWarning, stacklevel=2)
+        src = Path(str(profile._source)).name  # the file's name only: no machine path in a log or notebook
+        print(f"[lcrag] warning: reader profile {profile.name} ({src}) sets no `tokenizer:` and its server offers no "
+              f"tokenize route: prompt lengths (window guard, cost estimate) are a {profile.tokenizer} approximation; "
+              "set `tokenizer:` in the profile (hf:PATH/tokenizer.json for an open-weight model, chars:R for a closed "
+              "one)", file=sys.stderr)
     return Tokenizer(base.name, f"{base.label} — approximation: profile sets no tokenizer", False, base._count)
 
 
