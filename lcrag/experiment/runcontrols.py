@@ -2,9 +2,10 @@
 
 * ``limit: N`` (``lcrag run --limit N``) keeps the first ``N`` items *of each cell of the study's design*, in
   the order the study's tasks list them. An item's cell is its design metadata (:data:`DESIGN_KEYS`: ``stratum``,
-  ``cell``, ``length`` — whichever the item source sets) together with the set of conditions its tasks run under: the synthetic study's items of one haystack length
-  form one cell, so ``--limit 5`` runs 5 trials at every length, not 5 at the first length. A study whose items all
-  run under every condition has one cell: the first ``N`` items. ``limit: {n: N, per: study}``
+  ``cell``, ``length`` — whichever the item source sets), else the set of conditions its tasks run under: the
+  synthetic study's items of one haystack length form one cell, so ``--limit 5`` runs 5 trials at every length,
+  not 5 at the first length. A study whose items all run under every condition has one cell: the first ``N``
+  items. ``limit: {n: N, per: study}``
   (``lcrag run --limit-first N``) keeps the first ``N`` items of the whole study, whatever their cells;
   ``limit: {n: N, sample: true, seed: S}`` (``lcrag run --sample N --seed S``) keeps a
   seeded uniform sample of ``N`` items (``random.Random(S).sample`` of the item ids, then in task order),
@@ -58,14 +59,15 @@ DESIGN_KEYS = ("stratum", "cell", "length")
 
 
 def cells(tasks: list) -> dict[str, tuple]:
-    """Each item id's cell of the design: ``(its DESIGN_KEYS metadata, sorted condition labels of its tasks)``."""
+    """Each item id's cell of the design: its :data:`DESIGN_KEYS` metadata when the item source sets any (the
+    synthetic sweep's ``length``), else the sorted condition labels of its tasks."""
     conds: dict[str, set] = {}
     strata: dict[str, tuple] = {}
     for t in tasks:
         conds.setdefault(t.item.id, set()).add(str(t.condition))
         md = getattr(t.item, "metadata", None) or {}
         strata.setdefault(t.item.id, tuple(str(md.get(k, "")) for k in DESIGN_KEYS))
-    return {i: (strata[i], tuple(sorted(c))) for i, c in conds.items()}
+    return {i: (strata[i],) if any(strata[i]) else (tuple(sorted(c)),) for i, c in conds.items()}
 
 
 def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, Any] | None]:
