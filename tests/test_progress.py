@@ -84,3 +84,26 @@ def test_loading_minilm_prints_no_weight_loading_bar():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "loaded" in out.stdout, out.stderr[-2000:]
     assert "Loading weights" not in out.stderr and "%|" not in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_notebook_kernel_gets_the_widget_bar_and_no_tqdm_warning(tmp_path):
+    pytest.importorskip("ipywidgets", reason="the notebooks extra installs ipywidgets")
+    import nbformat
+    import papermill as pm
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from lcrag.runtime.progress import Progress, choose_mode\n"
+        "mode = choose_mode()\n"
+        "p = Progress(3, desc='nb')\n"
+        "for _ in range(3):\n    p.update(cached=True)\n"
+        "p.close()\n"
+        "print('mode', mode, p.mode)")]
+    src, out = tmp_path / "p.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nb, src)
+    pm.execute_notebook(str(src), str(out), cwd=str(tmp_path), progress_bar=False, kernel_name="python3")
+    text = out.read_text()
+    assert "mode notebook notebook" in text
+    assert "TqdmWarning" not in text and "IProgress" not in text and "site-packages" not in text
+    assert "application/vnd.jupyter.widget-view+json" in text  # tqdm's widget bar
