@@ -40,3 +40,16 @@ def test_measure_and_registry_typos_suggest(tmp_path, capsys, tmp_cache):
                                      "measures": ["ans_contain"], "serve_local": False}))
     assert main(["run", str(study), "--dry-run"]) != 0
     assert "unknown measure 'ans_contain' — did you mean 'ans_contains'" in capsys.readouterr().err
+
+
+def test_study_prompt_and_condition_typos_suggest(capsys, tmp_cache):
+    from lcrag.errors import ConfigError
+    from lcrag.llm.prompts import load_prompt
+    from lcrag.studies.synthetic.trials import SyntheticConfig
+
+    assert main(["run", "synthetic-twohop", "--dry-run"]) != 0
+    assert "did you mean 'synthetic-two-hop'?" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="did you mean 'ebg'"):
+        load_prompt("EBG ")
+    with pytest.raises(ValueError, match="did you mean 'oracle'"):
+        SyntheticConfig(conditions=("orcale",)).validate()

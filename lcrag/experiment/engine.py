@@ -77,7 +77,10 @@ def load_spec(name_or_path: str | Path | StudySpec | dict) -> StudySpec:
     try:
         return lookup("study", str(name_or_path))
     except KeyError:
-        raise ConfigError(str(name_or_path), "neither a study file nor a built-in study; built-in: "
+        from ..suggest import did_you_mean
+
+        raise ConfigError(str(name_or_path), "neither a study file nor a built-in study"
+                          + did_you_mean(str(name_or_path), builtin_names()) + "; built-in: "
                           + ", ".join(builtin_names())) from None
 
 
