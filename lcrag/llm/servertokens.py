@@ -29,7 +29,6 @@ import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 PLACEHOLDER = "x"
 
@@ -186,14 +185,36 @@ def detect(base_url: str, model: str, headers: dict[str, str] | None = None, tim
     return c
 
 
-@lru_cache(maxsize=64)
+#: seconds a "no tokenize route" answer is trusted before the endpoint is asked again (a local server may be
+#: started later in the same process: a plan before ``lcrag serve``, a notebook's run after its dry run)
+NEGATIVE_TTL_S = 30.0
+_FOUND: dict[tuple, ServerCounter] = {}
+_MISSED: dict[tuple, float] = {}
+_DETECT_LOCK = threading.Lock()
+
+
 def _detect_cached(base_url: str, model: str, key_env: str | None) -> ServerCounter | None:
-    key = os.environ.get(key_env or "", "") if key_env else ""
-    return detect(base_url, model, {"Authorization": f"Bearer {key}"} if key else {})
+    import time
+
+    k = (base_url, model, key_env)
+    with _DETECT_LOCK:
+        if k in _FOUND:
+            return _FOUND[k]
+        if time.monotonic() - _MISSED.get(k, float("-inf")) < NEGATIVE_TTL_S:
+            return None
+        key = os.environ.get(key_env or "", "") if key_env else ""
+        got = detect(base_url, model, {"Authorization": f"Bearer {key}"} if key else {})
+        if got is None:
+            _MISSED[k] = time.monotonic()
+        else:
+            _FOUND[k] = got
+            _MISSED.pop(k, None)
+        return got
 
 
 def counter_for(profile) -> ServerCounter | None:
-    """The server counter of a reader profile's (first) endpoint, detected once per process."""
+    """The server counter of a reader profile's (first) endpoint: detected once per process (a server without a
+    tokenize route is asked again after :data:`NEGATIVE_TTL_S`)."""
     url = profile.base_url or (profile.base_urls[0] if profile.base_urls else None)
     if not url:
         return None
@@ -202,7 +223,9 @@ def counter_for(profile) -> ServerCounter | None:
 
 def forget() -> None:
     """Drop the detected counters (a server restarted on another port or model)."""
-    _detect_cached.cache_clear()
+    with _DETECT_LOCK:
+        _FOUND.clear()
+        _MISSED.clear()
 
 
 __all__: list[str] = ["ServerCounter", "counter_for", "detect", "forget", "server_root"]
