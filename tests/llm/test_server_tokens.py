@@ -66,3 +66,26 @@ def test_server_tokenizer_estimate_within_2_percent_of_reported_prompt_tokens(tm
     assert abs(cl - rep) > 0.02 * rep
     line = estimate_vs_reported(to_frame(rows))[0]
     assert "server:llama-cpp-python" in line and "off by" not in line
+
+
+@pytest.mark.parametrize("flavour", ["vllm", "llama-cpp-python", "llama.cpp"])
+def test_each_tokenize_route_gives_the_reported_prompt_tokens_template_included(flavour, tmp_path):
+    from fakes.tokenizing_server import TokenizingServer, render
+    from lcrag.llm.servertokens import forget
+
+    forget()
+    tasks = build_tasks(SyntheticConfig(lengths=[600], trials=2, prompts=["ebg", "answer_only"]))
+    with TokenizingServer(flavour) as srv:
+        reader = make_reader(srv.profile())
+        tok = profile_tokenizer(reader.profile)
+        assert tok.exact and tok.name == f"server:{flavour}"
+        rows = run_tasks(tasks, reader, run="t", results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {},
+                         cache=ResponseCache(tmp_path / "c.sqlite"), progress=False)
+        # the single-message shape (no system prompt: the template adds its own) is counted too
+        one = [{"role": "user", "content": "How many tokens are in this short question?"}]
+        assert profile_prompt_tokens(reader.profile, one) == len(render(one).split()) + 1
+    assert len(rows) == 4 and all(r.outcome == "ok" for r in rows)
+    assert [r.prompt_tokens_own for r in rows] == [r.prompt_tokens for r in rows]
+    # calibration asked the chat endpoint only where the server has no template route (llama-cpp-python)
+    calib = [b for b in srv.chat_requests if b.get("max_tokens") == 1]
+    assert (len(calib) > 0) == (flavour == "llama-cpp-python")
