@@ -57,3 +57,11 @@ def test_list_parameters_given_as_strings_are_read_as_yaml_lists():
     spec = parse_spec(apply_overrides(doc, {"readers": "['extractive', 'gpt-4o']", "seed": "3"}))
     assert [r if isinstance(r, str) else r.get("profile", r.get("name")) for r in spec.readers] == ["extractive", "gpt-4o"]
     assert apply_overrides({}, {"a": "[not yaml"})["a"] == "[not yaml"
+
+
+def test_notebook_01_mapping_parameters_as_strings():
+    from lcrag.studies.synthetic.study import overrides
+
+    o = overrides(readers="['extractive']", reader_trials="{smollm2-local: 1}",
+                  reader_conditions="{smollm2-local: [LC]}")
+    assert o["reader_limits"] == {"smollm2-local": {"trials": 1, "conditions": ["LC"]}}
