@@ -55,7 +55,7 @@ def test_repeats_on_an_endpoint_probe_found_identical_warn_and_say_where_it_ran(
         prof = _profile(tmp_path, srv.base_url)
         study = _study(tmp_path, prof, 3)
         assert main(["run", str(study), "--out", str(tmp_path / "before"), "--quiet"]) == 0
-        assert "warning" not in capsys.readouterr().err              # temperature 1, never probed: no warning
+        assert "--repeats" not in capsys.readouterr().err            # temperature 1, never probed: no warning
         assert main(["probe", str(prof), "--n", "3"]) == 0
         capsys.readouterr()
         assert main(["run", str(study), "--out", str(tmp_path / "after"), "--quiet"]) == 0
@@ -71,6 +71,9 @@ def test_repeats_at_temperature_zero_warn_and_point_to_probe(tmp_path, capsys):
         assert main(["run", str(_study(tmp_path, prof, 2)), "--out", str(tmp_path / "run"), "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "--repeats 2 at temperature 0" in err and "`lcrag probe loop` tells whether this endpoint varies" in err
+    # the dry run, where the spend is decided, says it too
+    assert main(["run", str(_study(tmp_path, prof, 2)), "--out", str(tmp_path / "plan"), "--dry-run"]) == 0
+    assert "--repeats 2 at temperature 0" in capsys.readouterr().err
 
 
 def test_probe_fails_when_nothing_answers(tmp_path, capsys):
