@@ -107,3 +107,29 @@ def test_a_notebook_kernel_gets_the_widget_bar_and_no_tqdm_warning(tmp_path):
     assert "mode notebook notebook" in text
     assert "TqdmWarning" not in text and "IProgress" not in text and "site-packages" not in text
     assert "application/vnd.jupyter.widget-view+json" in text  # tqdm's widget bar
+
+
+def test_lcrag_run_in_a_pipe_prints_progress_lines(tmp_path):
+    """``lcrag run`` as under nohup / CI: standard error is a pipe, not a terminal."""
+    import json
+    import os
+
+    import yaml
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What colour is car {i}?", "answers": ["red"],
+                                         "documents": [{"id": f"d{i}", "text": f"The car {i} is red."}],
+                                         "evidence": [{"doc_id": f"d{i}", "text": f"The car {i} is red."}]}) + "\n"
+                             for i in range(6)))
+    study = tmp_path / "s.yaml"
+    study.write_text(yaml.safe_dump({"name": "pipe", "data": {"items": str(items)}, "readers": ["extractive"],
+                                     "rag": {"enabled": False}, "scorers": ["ans_contains"], "serve_local": False}))
+    env = {**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache"), "LCRAG_PROGRESS_EVERY_N": "4"}
+    env.pop("LCRAG_PROGRESS", None)
+    out = subprocess.run([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(tmp_path / "run")],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = re.findall(r"\[lcrag\] pipe@\w+ · extractive: (\d+)/(\d+) calls .* cache hits .* spent · (?:ETA|done)",
+                       out.stderr)
+    assert lines and lines[-1][0] == lines[-1][1], out.stderr[-2000:]
+    assert "\r" not in out.stderr
