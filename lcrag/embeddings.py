@@ -111,11 +111,24 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def quiet_hf_loading() -> None:
+    """Turn off the Hugging Face libraries' own progress bars (``Loading weights: 0%|``, hub downloads): a local
+    model loads in a second, and in a log file or an executed notebook each bar is noise with raw ``\\r`` frames."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except Exception:  # transformers absent or without the switch: nothing to silence
+        pass
+
+
 @functools.lru_cache(maxsize=1)
 def load_minilm():
-    """The offline all-MiniLM-L6-v2 SentenceTransformer (CPU), loaded once per process."""
+    """The offline all-MiniLM-L6-v2 SentenceTransformer (CPU), loaded once per process, without progress bars."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    quiet_hf_loading()
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(minilm_path()), device="cpu")

@@ -131,7 +131,11 @@ def _lookup(table: dict, name: str, what: str):
     try:
         return table[name]
     except KeyError:
-        raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}") from None
+        import difflib  # the registry imports no lcrag module: the "did you mean" of lcrag.suggest, inline
+
+        close = difflib.get_close_matches(str(name), [str(k) for k in table], n=2, cutoff=0.6)
+        hint = f" — did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise KeyError(f"unknown {what} {name!r}{hint}; registered: {', '.join(sorted(table))}") from None
 
 
 def get_retriever(name: str) -> Callable[..., Any]:

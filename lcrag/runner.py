@@ -44,9 +44,8 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: FileLock per row
     fcntl = None
-from tqdm import tqdm
-
 from .runtime import interrupts
+from .runtime.progress import Progress
 from .atomicio import append_whole
 from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
@@ -60,7 +59,7 @@ from .llm.prompts import load_prompt
 from .llm.readers import Reader, ReadRequest
 from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price
-from .llm.tokens import profile_prompt_tokens
+from .llm.tokens import profile_prompt_tokens, profile_tokenizer
 from .provenance import note_reader
 from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
 from .runtime.runlock import run_lock
@@ -411,9 +410,9 @@ def _run_tasks(
 
     workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
-    # disable=None: tqdm stays off when stderr is no terminal, so a log file gets no \r-separated bar frames
-    bar = tqdm(total=len(tasks), initial=stats.skipped + stats.na, disable=None if progress else True,
-               desc=f"{run} · {reader.name}", unit="call")
+    # a live bar on a terminal, a widget in a notebook, a plain line every ~30 s or N calls elsewhere (log files, CI)
+    bar = Progress(len(tasks), initial=stats.skipped + stats.na, enabled=progress and bool(sendable),
+                   desc=f"{run} · {reader.name}")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
     # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
     keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
@@ -449,8 +448,8 @@ def _run_tasks(
                         row.scorer_version = sver
                     writer.append(row)
                     rows[tid] = row
-                    bar.update(1)
-                    bar.set_postfix(done=stats.done, cached=stats.cached, failed=stats.failed, spend=f"${stats.spend_usd:.2f}")
+                    bar.update(1, cached=bool(resp.cached) and resp.outcome != Outcome.ERROR,
+                               failed=resp.outcome == Outcome.ERROR, usd=stats.spend_usd - bar.spend)
                 if stop.requested and not stop.announced:
                     stop.announced = True
                     log(f"\n[lcrag] {interrupts.signal_name(stop.signum)}: sending no new calls; waiting up to "
@@ -489,7 +488,7 @@ def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metric
               "raw": resp.raw[:2000]},
         prompt_tokens=resp.input_tokens, completion_tokens=resp.output_tokens, reasoning_tokens=resp.reasoning_tokens,
         cost_usd=round(_call_usd(reader, resp), 8), latency_s=round(resp.latency_s, 6),
-        cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=reader.profile.tokenizer,
+        cached=resp.cached, prompt_tokens_own=resp.prompt_tokens_own, tokenizer=profile_tokenizer(reader.profile).name,
         context_chars=t.context.n_chars, reasoning=resp.reasoning[:4000],
         prompt_cached_tokens=resp.cached_tokens, prompt_cache_write_tokens=resp.cache_write_tokens,
     )

@@ -78,3 +78,25 @@ def usage_table(df: pd.DataFrame, by: Sequence[str] = ("reader", "condition")) -
         )
         out.append(rec)
     return pd.DataFrame(out, columns=list(by) + COLUMNS)
+
+
+def estimate_vs_reported(df: pd.DataFrame, warn_share: float = 0.05) -> list[str]:
+    """One line per reader: prompt tokens estimated before sending (``prompt_tokens_own``, the reader's tokenizer
+    and chat template) against the prompt tokens the endpoint reported, summed over the ``ok`` rows that have both.
+
+    The difference is relative to the reported count; above ``warn_share`` the line says the window guard and the
+    cost estimate are off by that much and names the profile field that fixes it (``tokenizer:``)."""
+    d = with_usage_defaults(df)
+    d = d[(d["outcome"] == Outcome.OK) & (d["prompt_tokens"].astype(float) > 0) & (d["prompt_tokens_own"].astype(float) >= 0)]
+    out = []
+    for reader, g in d.groupby("reader", sort=False):
+        est, rep = int(g["prompt_tokens_own"].astype(float).sum()), int(g["prompt_tokens"].astype(float).sum())
+        diff = (est - rep) / rep
+        toks = ", ".join(sorted({str(t) for t in g["tokenizer"] if str(t)})) or "unknown tokenizer"
+        line = (f"[lcrag] {reader}: prompt tokens estimated {est:,} ({toks}), reported by the endpoint {rep:,} "
+                f"({diff:+.1%}, {len(g)} calls)")
+        if abs(diff) > warn_share:
+            line += (f" — the window guard and cost estimate are off by {abs(diff):.0%}; set `tokenizer:` in the "
+                     "reader profile to the model's own")
+        out.append(line)
+    return out

@@ -34,6 +34,10 @@ def run(args) -> int:
             profile = profile.model_copy(update={"base_url": srv.base_url})
         res = probe(make_reader(profile), n=args.n, prompt=args.prompt or DEFAULT_PROMPT)
     print(res.report())
+    if res.verdict != "failed" and args.prompt is None:  # what `lcrag run --repeats` reports for this endpoint
+        from ..llm.probe import record
+
+        record(load_profile(args.reader, **over), res)
     from ..experiment.runcontrols import SEED_IGNORED
 
     if profile.seed is not None and profile.family in SEED_IGNORED:

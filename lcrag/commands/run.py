@@ -23,6 +23,13 @@ def register(sub) -> None:
     p.add_argument("--reader", action="append", metavar="PROFILE",
                    help="replace the study's readers by this profile: a name (lcrag/params readers) or a profile YAML "
                         "file (repeat for several)")
+    p.add_argument("--base-url", dest="base_url", metavar="URL",
+                   help="an OpenAI-compatible endpoint to read with (with --model): a reader profile is made on the fly "
+                        "and saved beside the run as reader-NAME.yaml (edit it to add prices, a tokenizer, a window)")
+    p.add_argument("--model", metavar="NAME", help="the model name the endpoint serves (with --base-url)")
+    p.add_argument("--api-key-env", dest="api_key_env", metavar="VAR",
+                   help="with --base-url: the environment variable holding the key (default OPENAI_API_KEY; none for "
+                        "a loopback endpoint)")
     p.add_argument("--repeats", type=int, metavar="N",
                    help="ask every task N times, each sample its own cache entry; prints mean, interval, flip rate "
                         "and majority-vote accuracy per reader and condition and writes repeats.csv (study field: repeats)")
@@ -30,8 +37,11 @@ def register(sub) -> None:
                    help="the seed sent to every endpoint reader (OpenAI / llama.cpp `seed`; recorded in the manifest), "
                         "and the seed of --sample")
     lim = p.add_mutually_exclusive_group()
-    lim.add_argument("--limit", type=int, metavar="N", help="run only the first N items (a first look; marked in the "
-                                                             "manifest and on every table)")
+    lim.add_argument("--limit", type=int, metavar="N",
+                     help="a first look: run the first N items of each cell of the study's design (each haystack "
+                          "length, condition set or stratum; marked in the manifest and on every table)")
+    lim.add_argument("--limit-first", type=int, metavar="N", dest="limit_first",
+                     help="run only the first N items of the whole study, whatever their cells")
     lim.add_argument("--sample", type=int, metavar="N", help="run only a seeded sample of N items (seed: --seed, default 0)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                    help="override a study field by its dotted key, the value read as YAML, e.g. --set tasks.params.k=[5] "
@@ -97,9 +107,41 @@ def control_overrides(args) -> dict:
         out["reader_seed"] = args.seed
     if args.limit is not None:
         out["limit"] = {"n": args.limit}
+    if getattr(args, "limit_first", None) is not None:
+        out["limit"] = {"n": args.limit_first, "per": "study"}
     if args.sample is not None:
         out["limit"] = {"n": args.sample, "sample": True, "seed": args.seed or 0}
     return out
+
+
+def profile_of_flags(base_url: str | None, model: str | None, api_key_env: str | None = None) -> dict | None:
+    """The reader profile ``--base-url URL --model NAME`` stands for (None without them): kind ``openai``, the
+    model's last path part as its name, the key's variable (none for a loopback endpoint). Validated."""
+    import re
+
+    from ..errors import ConfigError
+    from ..llm.profiles import is_loopback, profile_from_dict
+
+    if base_url is None and model is None:
+        return None
+    if not base_url or not model:
+        raise ConfigError("--base-url/--model", "give both: --base-url URL --model NAME (the model the endpoint serves)")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", model.rstrip("/").split("/")[-1]).strip("-.") or "model"
+    doc = {"name": name, "kind": "openai", "label": f"{model} at {base_url}", "model": model, "base_url": base_url,
+           "api_key_env": api_key_env or (None if is_loopback(base_url) else "OPENAI_API_KEY")}
+    profile_from_dict(doc, source="--base-url/--model")
+    return doc
+
+
+def _save_profile(doc: dict, run_dir) -> None:
+    import yaml
+
+    from ..atomicio import write_atomic
+
+    path = run_dir / f"reader-{doc['name']}.yaml"
+    write_atomic(path, "# made by `lcrag run --base-url ... --model ...`; run again with --reader " + str(path) + "\n"
+                 + yaml.safe_dump(doc, sort_keys=False))
+    print(f"[lcrag] reader profile saved: {path}")
 
 
 def run(args) -> int:
@@ -119,12 +161,19 @@ def run(args) -> int:
         os.environ[ENV] = "0"
 
     readers = list(args.reader or []) or None
+    made = profile_of_flags(getattr(args, "base_url", None), getattr(args, "model", None),
+                            getattr(args, "api_key_env", None))
+    if made is not None:
+        readers = (readers or []) + [made]
     overrides = {**overrides_of(args.overrides), **control_overrides(args)}
     if args.dry_run:
         from ..experiment.plan import plan_study
         from ..plan import format_plan
 
-        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
+        from ..llm.client import planning
+
+        with planning():  # nothing is sent: no API key needed
+            df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
         def n(k, word):
             return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
 
@@ -138,6 +187,8 @@ def run(args) -> int:
                      check_overrides=True,
                      budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
                      wait=args.wait, executor=_executor(args))
+    if made is not None:
+        _save_profile(made, res.run_dir)
     df = res.rows
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
@@ -152,6 +203,13 @@ def run(args) -> int:
     u = usage_table(df, ["reader", "condition"])
     print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
              "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
+    from ..llm.extractive import scope_warning
+    from ..usage import estimate_vs_reported
+
+    for line in estimate_vs_reported(df):
+        print(line)
+    for line in scope_warning(df):
+        print(line, file=sys.stderr)
     if (res.run_dir / "repeats.csv").is_file() and getattr(res.spec, "repeats", 1) > 1:  # written by this run
         import pandas as pd
 

@@ -103,14 +103,19 @@ def get(key: str) -> DataFile:
     try:
         return _REGISTRY[key]
     except KeyError:
-        raise KeyError(f"unknown data file {key!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        from ..suggest import did_you_mean
+
+        raise KeyError(f"unknown data file {key!r}{did_you_mean(key, _REGISTRY)}; known: "
+                       f"{', '.join(sorted(_REGISTRY))}") from None
 
 
 def files(dataset: str | None = None) -> list[DataFile]:
     """Registered entries, optionally of one dataset, in registration order."""
     _catalog()
     if dataset is not None and dataset not in _DATASETS:
-        raise KeyError(f"unknown dataset {dataset!r}; known: {', '.join(_DATASETS)}")
+        from ..suggest import did_you_mean
+
+        raise KeyError(f"unknown dataset {dataset!r}{did_you_mean(dataset, _DATASETS)}; known: {', '.join(_DATASETS)}")
     return [e for e in _REGISTRY.values() if dataset is None or e.dataset == dataset]
 
 

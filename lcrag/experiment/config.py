@@ -196,7 +196,12 @@ def parse_config(doc: dict[str, Any], source: str | Path = "<study>", text: str 
         fld = loc_to_field(e.get("loc", ())) or None
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         if e.get("type") == "extra_forbidden":
-            msg = "unknown field (see params/study_example.yaml for the accepted fields)"
+            from ..suggest import did_you_mean, model_field_names
+
+            parts = (fld or "").split(".")
+            prefix = ".".join(parts[:-1]) + "." if len(parts) > 1 else ""
+            hint = did_you_mean(fld, [prefix + f for f in model_field_names(StudyConfig, parts[:-1])]) if fld else ""
+            msg = f"unknown field{hint} (see params/study_example.yaml for the accepted fields)"
         raise ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld) from None
 
 

@@ -77,7 +77,10 @@ def load_spec(name_or_path: str | Path | StudySpec | dict) -> StudySpec:
     try:
         return lookup("study", str(name_or_path))
     except KeyError:
-        raise ConfigError(str(name_or_path), "neither a study file nor a built-in study; built-in: "
+        from ..suggest import did_you_mean
+
+        raise ConfigError(str(name_or_path), "neither a study file nor a built-in study"
+                          + did_you_mean(str(name_or_path), builtin_names()) + "; built-in: "
                           + ", ".join(builtin_names())) from None
 
 
@@ -110,8 +113,13 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     --set`` sets it; it builds the tasks twice more, so a notebook's configuration is not checked). Other
     arguments: see :func:`lcrag.experiment.study.run_study`.
     """
+    from .spec import listlike
     from .study import run_study
 
+    readers = listlike(readers) if isinstance(readers, str) else readers  # papermill -p readers '[...]'
+    if isinstance(readers, str):
+        readers = [readers]
+    limit = listlike(limit)
     controls = {k: v for k, v in (("limit", limit), ("repeats", repeats)) if v is not None}
     if controls:
         overrides = {**(overrides or {}), **controls}

@@ -115,7 +115,7 @@ def reader_error(e, i: int, study: Any, text: str | None, *, from_cli: bool) -> 
         return e
     sub = f".{e.field}" if getattr(e, "field", None) and e.field != "reader" else ""
     if from_cli:
-        return ConfigError("--readers", e.reason, field=f"[{i}]{sub}")
+        return ConfigError("--reader", e.reason, field=f"[{i}]{sub}")
     fld = f"readers[{i}]{sub}"
     line = (node_line(text, fld) or node_line(text, f"readers[{i}]")) if text else None
     return ConfigError(study, e.reason, line=line, field=fld)

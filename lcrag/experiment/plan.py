@@ -37,6 +37,15 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
         if same:
             print(f"[lcrag] warning: the override(s) {', '.join(same)} change no task of this study", file=sys.stderr)
     cfg = prep.cfg
+    if int(getattr(cfg, "repeats", 1) or 1) > 1:  # the plan is where a user decides to spend the repeats
+        import sys
+
+        from ..llm.probe import repeats_warning
+
+        for r in prep.readers:
+            warn = repeats_warning(r.profile, int(cfg.repeats))
+            if warn:
+                print(warn, file=sys.stderr)
     built = build_tasks(prep)
     path = resolve(prep.base, cfg.cache) if cfg.cache else None
     cache = None

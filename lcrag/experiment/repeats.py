@@ -20,7 +20,10 @@ errors when several scores come from one question):
 * ``se`` — the standard error of the mean of the item means, ``sd(item means, ddof=1) / sqrt(n_items)``:
   the items are the clusters, so the interval covers both the spread across items and across samples
   (an item's mean over its samples carries the sample noise);
-* ``ci_lo``/``ci_hi`` — ``mean of item means ± t_{0.975, n_items-1} · se`` (95 %; Student's t);
+* ``ci_lo``/``ci_hi`` — ``mean of item means ± t_{0.975, n_items-1} · se`` (95 %; Student's t), clipped to the
+  measure's range: [0, 1] when every value of the measure lies in it (the papers' shares and scores), else the
+  range of the values seen; ``ci_note`` says when the interval was clipped and flags an interval over fewer than
+  :data:`MIN_ITEMS` items (with n = 2, t_{0.975, 1} = 12.7: the interval says almost nothing);
 * ``flip_rate`` — the share of items whose samples do not all score the same (an answer that flips
   between right and wrong across samples); ``minority_share`` per item is the share of its samples
   that disagree with its majority score;
@@ -41,6 +44,7 @@ import pandas as pd
 from ..errors import ConfigError
 
 GROUP = ("reader", "condition", "prompt")
+MIN_ITEMS = 5  # fewer items: the interval is flagged as too wide to mean anything
 
 
 def expand(tasks: list, repeats: int) -> list:
@@ -99,6 +103,9 @@ def summarize(df: pd.DataFrame, measures: Sequence[str], by: Sequence[str] = GRO
     for m in measures:
         if m not in df:
             continue
+        vals = pd.to_numeric(df[m], errors="coerce").dropna()
+        lo_b, hi_b = (0.0, 1.0) if len(vals) and vals.between(0.0, 1.0).all() else (
+            (float(vals.min()), float(vals.max())) if len(vals) else (float("-inf"), float("inf")))
         items = per_item(df, m, by)
         for k, g in items.groupby(list(by), sort=False):
             n = len(g)
@@ -106,9 +113,17 @@ def summarize(df: pd.DataFrame, measures: Sequence[str], by: Sequence[str] = GRO
             center = float(means.mean())
             se = float(means.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
             half = _t975(n - 1) * se if n > 1 else float("nan")
+            lo, hi = center - half, center + half
+            notes = []
+            if n < MIN_ITEMS:
+                notes.append(f"n={n} items: too few for a meaningful interval")
+            if not math.isnan(half) and (lo < lo_b or hi > hi_b):
+                notes.append(f"clipped to [{lo_b:g}, {hi_b:g}]")
+                lo, hi = max(lo, lo_b), min(hi, hi_b)
             out.append({**dict(zip(by, k)), "measure": m, "n_items": n, "n_samples": int(g["n_samples"].sum()), "mean": center,
-                        "se": se, "ci_lo": center - half, "ci_hi": center + half,
-                        "flip_rate": float(g["flips"].mean()), "majority_acc": float(g["majority"].mean())})
+                        "se": se, "ci_lo": lo, "ci_hi": hi,
+                        "flip_rate": float(g["flips"].mean()), "majority_acc": float(g["majority"].mean()),
+                        "ci_note": "; ".join(notes)})
     return pd.DataFrame(out)
 
 
@@ -122,4 +137,4 @@ def measure_columns(rows) -> list[str]:
     return list(seen)
 
 
-__all__ = ["GROUP", "expand", "for_reader", "measure_columns", "per_item", "sample_column", "summarize"]
+__all__ = ["GROUP", "MIN_ITEMS", "expand", "for_reader", "measure_columns", "per_item", "sample_column", "summarize"]

@@ -1,7 +1,13 @@
 """Run controls of a study: ``limit`` (a first look on fewer items), ``reader_seed`` and their manifest record.
 
-* ``limit: N`` (``lcrag run --limit N``) keeps the first ``N`` items, in the order the study's tasks
-  list them; ``limit: {n: N, sample: true, seed: S}`` (``lcrag run --sample N --seed S``) keeps a
+* ``limit: N`` (``lcrag run --limit N``) keeps the first ``N`` items *of each cell of the study's design*, in
+  the order the study's tasks list them. An item's cell is its design metadata (:data:`DESIGN_KEYS`: ``stratum``,
+  ``cell``, ``length`` — whichever the item source sets), else the set of conditions its tasks run under: the
+  synthetic study's items of one haystack length form one cell, so ``--limit 5`` runs 5 trials at every length,
+  not 5 at the first length. A study whose items all run under every condition has one cell: the first ``N``
+  items. ``limit: {n: N, per: study}``
+  (``lcrag run --limit-first N``) keeps the first ``N`` items of the whole study, whatever their cells;
+  ``limit: {n: N, sample: true, seed: S}`` (``lcrag run --sample N --seed S``) keeps a
   seeded uniform sample of ``N`` items (``random.Random(S).sample`` of the item ids, then in task order),
   so the same ``S`` picks the same items on every machine. An item is an ``item_id``: every condition,
   prompt and sample of a kept item is kept.
@@ -19,7 +25,7 @@ table made from a limited run carries :func:`caption` (``"limited to N of T item
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -40,6 +46,7 @@ class LimitSpec(BaseModel):
     n: int = Field(gt=0)
     sample: bool = False
     seed: int = 0
+    per: Literal["cell", "study"] = "cell"
 
     @model_validator(mode="before")
     @classmethod
@@ -47,19 +54,48 @@ class LimitSpec(BaseModel):
         return {"n": v} if isinstance(v, int) and not isinstance(v, bool) else v
 
 
+#: item metadata keys that place an item in a cell of the study's design (a stratum, a haystack length)
+DESIGN_KEYS = ("stratum", "cell", "length")
+
+
+def cells(tasks: list) -> dict[str, tuple]:
+    """Each item id's cell of the design: its :data:`DESIGN_KEYS` metadata when the item source sets any (the
+    synthetic sweep's ``length``), else the sorted condition labels of its tasks."""
+    conds: dict[str, set] = {}
+    strata: dict[str, tuple] = {}
+    for t in tasks:
+        conds.setdefault(t.item.id, set()).add(str(t.condition))
+        md = getattr(t.item, "metadata", None) or {}
+        strata.setdefault(t.item.id, tuple(str(md.get(k, "")) for k in DESIGN_KEYS))
+    return {i: (strata[i],) if any(strata[i]) else (tuple(sorted(c)),) for i, c in conds.items()}
+
+
 def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, Any] | None]:
-    """``(kept tasks, record)``; the record (None without a limit) has ``n``, ``mode`` (``first`` or
-    ``sample``), ``seed`` (sample only), ``items_total``, ``items_used`` and the kept ``item_ids``."""
+    """``(kept tasks, record)``; the record (None without a limit) has ``n``, ``mode`` (``first``, ``per_cell``
+    or ``sample``), ``seed`` (sample only), ``cells`` (the design's cells), ``items_total``, ``items_used`` and the
+    kept ``item_ids``."""
     if limit is None:
         return list(tasks), None
     ids = list(dict.fromkeys(t.item.id for t in tasks))
+    of = cells(tasks)
+    n_cells = len(set(of.values()))
     if limit.sample:
         chosen = set(random.Random(limit.seed).sample(ids, min(limit.n, len(ids))))
         keep = [i for i in ids if i in chosen]
+        mode = "sample"
+    elif limit.per == "cell" and n_cells > 1:
+        taken: dict[tuple, int] = {}
+        keep = []
+        for i in ids:
+            if taken.get(of[i], 0) < limit.n:
+                taken[of[i]] = taken.get(of[i], 0) + 1
+                keep.append(i)
+        mode = "per_cell"
     else:
         keep = ids[: limit.n]
+        mode = "first"
     kept = set(keep)
-    rec = {"n": limit.n, "mode": "sample" if limit.sample else "first", "items_total": len(ids), "items_used": len(keep),
+    rec = {"n": limit.n, "mode": mode, "cells": n_cells, "items_total": len(ids), "items_used": len(keep),
            "item_ids": keep}
     if limit.sample:
         rec["seed"] = limit.seed
@@ -67,11 +103,16 @@ def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, A
 
 
 def caption(record: dict[str, Any] | None) -> str:
-    """The mark every table of a limited run carries, e.g. ``"limited to 5 of 40 items (seeded sample, seed 3)"``;
-    ``""`` for a full run."""
+    """The mark every table of a limited run carries, e.g. ``"limited to 5 of 40 items (seeded sample, seed 3)"``,
+    ``"limited to 35 of 700 items (the first 5 of each of 7 design cells)"``; ``""`` for a full run."""
     if not record:
         return ""
-    how = f"seeded sample, seed {record['seed']}" if record.get("mode") == "sample" else "the first ones"
+    if record.get("mode") == "sample":
+        how = f"seeded sample, seed {record['seed']}"
+    elif record.get("mode") == "per_cell":
+        how = f"the first {record['n']} of each of {record['cells']} design cells"
+    else:
+        how = "the first ones"
     return f"limited to {record['items_used']} of {record['items_total']} items ({how})"
 
 
@@ -111,4 +152,4 @@ def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> 
                               for r in readers if seed is not None and not takes_seed(r)}}
 
 
-__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "apply_limit", "caption", "manifest_record", "mark_tables", "seeded"]
+__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "apply_limit", "caption", "cells", "DESIGN_KEYS", "manifest_record", "mark_tables", "seeded"]

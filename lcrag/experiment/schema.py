@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError
-from ..textio import iter_jsonl
+from ..textio import iter_jsonl, iter_lines
 from ..types import Document, Evidence, Item
 
 
@@ -183,6 +183,83 @@ def _evidence(rec: EvidenceRecord, doc: Document, path: Path, line: int, where: 
     return Evidence(doc_id=doc.id, text=doc.text[span[0]:span[1]], start=span[0], end=span[1], label=rec.label)
 
 
+#: errors of an items file reported together (the rest are counted, not listed)
+MAX_ERRORS = 20
+
+
+def _jsonl_each(path: Path) -> Iterator[tuple[int, dict | InputError]]:
+    """``(line, object)`` of each non-blank line, or ``(line, InputError)`` for a line that is no JSON object: the
+    reading goes on, so every bad line is reported."""
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    for n, line in iter_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            yield n, InputError(path, f"not valid JSON: {e.msg} (column {e.colno})", line=n)
+            continue
+        except RecursionError:
+            yield n, InputError(path, "JSON nested too deeply to read (more than ~1,000 levels of objects/lists)", line=n)
+            continue
+        yield n, obj if isinstance(obj, dict) else InputError(path, f"expected a JSON object, got {type(obj).__name__}",
+                                                              line=n)
+
+
+def _all_errors(path: Path, errors: list[InputError]) -> InputError:
+    """One ``InputError`` for every error of the file: the first's line and field, the others listed under it."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    more = errors[1:MAX_ERRORS]
+    lines = [f"  line {e.line}" + (f", field '{e.field}'" if e.field else "") + f": {e.reason}" for e in more]
+    extra = (f"\n  … and more (the first {MAX_ERRORS} errors are shown; fix these and run again)"
+             if len(errors) > MAX_ERRORS else "")
+    n = min(len(errors), MAX_ERRORS)
+    return InputError(path, f"{first.reason}\n{n - 1} more error(s) in this file:\n" + "\n".join(lines) + extra,
+                      line=first.line, field=first.field)
+
+
+def _item(obj: dict, path: Path, i: int, docs: dict[str, Document], corpus_ids: tuple, inline_line: dict[str, int],
+          seen: dict[str, int]) -> StudyItem:
+    """One validated item of line ``i`` (documents it defines inline join ``docs``)."""
+    rec = _parse(ItemRecord, obj, path, i)
+    if rec.id in seen:
+        raise InputError(path, f"duplicate item id {rec.id!r} (first on line {seen[rec.id]})", line=i, field="id")
+    seen[rec.id] = i
+    order: list[str] = []
+    for j, d in enumerate(rec.documents):
+        known = docs.get(d.id)
+        if known is not None and known.text != d.text:
+            where = f"line {inline_line[d.id]}" if d.id in inline_line else "the corpus"
+            raise InputError(path, f"document id {d.id!r} is already defined with a different text ({where})",
+                             line=i, field=f"documents[{j}].id")
+        if known is None:
+            docs[d.id], inline_line[d.id] = _doc(d), i
+        order.append(d.id)
+    for j, did in enumerate(rec.doc_ids):
+        if did not in docs:
+            raise InputError(path, f"unknown document id {did!r} (not in the corpus or inline documents)", line=i,
+                             field=f"doc_ids[{j}]")
+        order.append(did)
+    if not order:
+        if not corpus_ids:
+            raise InputError(path, "item has no documents: give documents, doc_ids, or a corpus file", line=i,
+                             field="documents")
+        order = list(corpus_ids)
+    order = list(dict.fromkeys(order))
+    members = set(order)
+    ev = []
+    for j, e in enumerate(rec.evidence):
+        if e.doc_id not in members:
+            raise InputError(path, f"evidence document {e.doc_id!r} is not among the item's documents", line=i,
+                             field=f"evidence[{j}].doc_id")
+        ev.append(_evidence(e, docs[e.doc_id], path, i, f"evidence[{j}]"))
+    item = Item(id=rec.id, question=rec.question, answers=tuple(rec.answers), evidence=tuple(ev), metadata=dict(rec.metadata))
+    return StudyItem(item, tuple(order), i)
+
+
 def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None = None, *, limit: int | None = None) -> ItemSet:
     """Validate and load an items JSONL file (see module doc), with an optional corpus.
 
@@ -202,41 +279,18 @@ def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None
     inline_line: dict[str, int] = {}
     items: list[StudyItem] = []
     seen: dict[str, int] = {}
-    for i, obj in _jsonl(path):
-        rec = _parse(ItemRecord, obj, path, i)
-        if rec.id in seen:
-            raise InputError(path, f"duplicate item id {rec.id!r} (first on line {seen[rec.id]})", line=i, field="id")
-        seen[rec.id] = i
-        order: list[str] = []
-        for j, d in enumerate(rec.documents):
-            known = docs.get(d.id)
-            if known is not None and known.text != d.text:
-                where = f"line {inline_line[d.id]}" if d.id in inline_line else "the corpus"
-                raise InputError(path, f"document id {d.id!r} is already defined with a different text ({where})",
-                                 line=i, field=f"documents[{j}].id")
-            if known is None:
-                docs[d.id], inline_line[d.id] = _doc(d), i
-            order.append(d.id)
-        for j, did in enumerate(rec.doc_ids):
-            if did not in docs:
-                raise InputError(path, f"unknown document id {did!r} (not in the corpus or inline documents)", line=i,
-                                 field=f"doc_ids[{j}]")
-            order.append(did)
-        if not order:
-            if not corpus_ids:
-                raise InputError(path, "item has no documents: give documents, doc_ids, or a corpus file", line=i,
-                                 field="documents")
-            order = list(corpus_ids)
-        order = list(dict.fromkeys(order))
-        members = set(order)
-        ev = []
-        for j, e in enumerate(rec.evidence):
-            if e.doc_id not in members:
-                raise InputError(path, f"evidence document {e.doc_id!r} is not among the item's documents", line=i,
-                                 field=f"evidence[{j}].doc_id")
-            ev.append(_evidence(e, docs[e.doc_id], path, i, f"evidence[{j}]"))
-        item = Item(id=rec.id, question=rec.question, answers=tuple(rec.answers), evidence=tuple(ev), metadata=dict(rec.metadata))
-        items.append(StudyItem(item, tuple(order), i))
+    errors: list[InputError] = []
+    for i, obj in _jsonl_each(path):
+        try:
+            if isinstance(obj, InputError):
+                raise obj
+            items.append(_item(obj, path, i, docs, corpus_ids, inline_line, seen))
+        except InputError as e:
+            errors.append(e)
+            if len(errors) > MAX_ERRORS:
+                break
+    if errors:
+        raise _all_errors(path, errors)
     if not items:
         raise InputError(path, "no items (the file is empty)")
     if limit is not None:

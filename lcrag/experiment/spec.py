@@ -189,7 +189,12 @@ def parse_spec(doc: dict[str, Any], source: str | Path = "<study>", text: str | 
         fld = _yaml_field(loc_to_field(e.get("loc", ())) or None, doc)
         msg = e.get("msg", "invalid value").removeprefix("Value error, ")
         if e.get("type") == "extra_forbidden":
-            msg = "unknown field (see params/study_example.yaml and docs/architecture.md for the accepted fields)"
+            from ..suggest import did_you_mean, model_field_names
+
+            parts = (fld or "").split(".")
+            prefix = ".".join(parts[:-1]) + "." if len(parts) > 1 else ""
+            hint = did_you_mean(fld, [prefix + f for f in model_field_names(StudySpec, parts[:-1])]) if fld else ""
+            msg = f"unknown field{hint} (see params/study_example.yaml and docs/architecture.md for the accepted fields)"
         raise ConfigError(source, msg, line=_node_line(text, fld) if text else None, field=fld) from None
 
 
@@ -221,11 +226,24 @@ def set_dotted(doc: dict[str, Any], key: str, value: Any, source: str | Path = "
 
 
 def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """A deep copy of ``doc`` with dotted-key ``overrides`` applied (e.g. ``{"tasks.params.k": [5]}``)."""
+    """A deep copy of ``doc`` with dotted-key ``overrides`` applied (e.g. ``{"tasks.params.k": [5]}``).
+
+    A string value written as a YAML list or mapping (``"['gpt-4o', 'extractive']"``, what papermill's ``-p readers
+    '[...]'`` hands a notebook) is read as that list or mapping (:func:`listlike`)."""
     out = copy.deepcopy(doc)
     for k, v in (overrides or {}).items():
-        set_dotted(out, str(k), copy.deepcopy(v))
+        set_dotted(out, str(k), copy.deepcopy(listlike(v)))
     return out
+
+
+def listlike(v: Any) -> Any:
+    """``v``, or the list / mapping a string ``v`` spells in YAML (``"[a, b]"``, ``"{a: 1}"``); other values as they
+    are. Papermill's ``-p NAME VALUE`` passes a list parameter as such a string."""
+    if isinstance(v, str) and v.strip()[:1] in ("[", "{"):
+        got = parse_value(v.strip())
+        if isinstance(got, (list, dict)):
+            return got
+    return v
 
 
 def parse_value(text: str) -> Any:

@@ -127,7 +127,10 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if (msg := measures.renamed_message(n)) and n not in known:
             raise err(f"{mfield}[{i}]", msg)
         if n not in known:
-            raise err(f"{mfield}[{i}]", f"unknown measure {n!r}; registered: {', '.join(sorted(known))}")
+            from ..suggest import did_you_mean
+
+            raise err(f"{mfield}[{i}]", f"unknown measure {n!r}{did_you_mean(n, known)}; registered: "
+                                        f"{', '.join(sorted(known))}")
     for fld in ("answer_metric", "evidence_metric"):
         n = getattr(cfg, fld, None)
         if n and (msg := measures.renamed_message(n)) and n not in known:
@@ -181,7 +184,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             raise reader_error(e, i, where, text, from_cli=bool(readers)) from None
         except Exception as e:  # missing key, a plugin reader's constructor …
             msg = getattr(e, "reason", None) or (str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
-            raise (ConfigError("--readers", msg, field=f"[{i}]") if readers else err(f"readers[{i}]", msg)) from None
+            raise (ConfigError("--reader", msg, field=f"[{i}]") if readers else err(f"readers[{i}]", msg)) from None
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)
@@ -443,6 +446,13 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     else:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items, {len(built.conditions)} conditions, "
             f"{len(tasks)} tasks x {len(prep.readers)} readers -> {shown_path(rdir)}")
+    if repeats > 1:  # repeats of a deterministic endpoint spend calls and measure nothing: say so
+        from ..llm.probe import repeats_warning
+
+        for r in prep.readers:
+            warn = repeats_warning(r.profile, repeats)
+            if warn:
+                log(warn)
     if limit_rec or repeats > 1:
         log(f"[lcrag] {', '.join(x for x in (limit_rec and caption(limit_rec), repeats > 1 and f'{repeats} samples per task') if x)}")
     rows, stats = [], {}

@@ -20,6 +20,8 @@ as a failed call.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import random
 import threading
@@ -58,14 +60,30 @@ class CallResult:
     retry_after_s: float = 0.0  # a 429/503's Retry-After (seconds; 0 when absent)
 
 
+_PLANNING = contextvars.ContextVar("lcrag_planning", default=False)
+
+
+@contextlib.contextmanager
+def planning():
+    """Inside: readers are built to plan (a dry run sends nothing), so a missing API key is no error."""
+    tok = _PLANNING.set(True)
+    try:
+        yield
+    finally:
+        _PLANNING.reset(tok)
+
+
 def resolve_api_key(profile: ReaderProfile) -> str:
-    """The key from the environment, or a placeholder for loopback servers that need none."""
+    """The key from the environment, or a placeholder for loopback servers that need none (and for a dry run,
+    :func:`planning`, which sends nothing)."""
     key = os.environ.get(profile.api_key_env) if profile.api_key_env else None
     if key:
         return key
     urls = list(getattr(profile, "base_urls", None) or []) or [profile.base_url]
     if all(is_loopback(u) for u in urls):
         return "sk-no-key-needed-for-local-server"
+    if _PLANNING.get():
+        return "sk-dry-run-sends-nothing"
     from pathlib import Path
 
     from ..yamlpos import node_line

@@ -9,10 +9,21 @@ Two hops of lexical matching over the context's citable lines:
 With ``passes=1`` (the **single-pass** baseline) hop 2 is simply the next-best line for the
 question alone (top lines for the question, no bridge expansion).
 
-It cites those lines (at most ``cite_k``) and answers with the entity or number found in the
-cited lines that is not in the question and not shared between the hops (the bridge entity);
-failing that, the first such entity of hop 1; failing that, "NA". It is a weak,
-honest floor: it cannot make world-knowledge inferences (NoLiMa two-hop) and never paraphrases.
+It cites those lines (at most ``cite_k``) and answers:
+
+* two lines cited: the entity or number of the cited lines that is not in the question and not shared between
+  the hops (the bridge entity) — hop 2's first, else hop 1's;
+* otherwise (one line cited, e.g. an oracle context of the gold line alone, or no such entity): from hop 1, the
+  line that matches the question best — its first entity or number not in the question, else its longest run of
+  words that are not the question's (:func:`residual`: "The car of Alice is red." answers "What colour is the
+  car of Alice?" with "red"), so a single-hop question over its gold line is answered;
+* "NA" when hop 1 has neither.
+
+Scope: the entity chaining is built for two-hop questions; over a long context a single-hop question's second
+cited line is usually unrelated, and its entity is the answer given. ``lcrag run`` warns when the baseline's
+oracle score says it cannot answer a study's questions (:func:`scope_warning`).
+
+It is a weak, honest floor: it cannot make world-knowledge inferences (NoLiMa two-hop) and never paraphrases.
 """
 
 from __future__ import annotations
@@ -57,6 +68,63 @@ def entities(text: str) -> list[str]:
             words = words[1:]
         if words:
             out.append(" ".join(words).rstrip("."))
+    return out
+
+
+def _plain(tok: str) -> str:
+    """A token without a possessive ``'s`` (``alice's`` → ``alice``)."""
+    return re.sub(r"['’]s$", "", tok)
+
+
+def residual(text: str, question: str) -> str | None:
+    """The longest run of ``text``'s words that are not the question's (stopwords inside a run kept, at its ends
+    dropped; a possessive ``'s`` ignored when comparing): what the line says beyond the question. None when every
+    content word of the line is in the question."""
+    qset = {_plain(t) for t in tokens(question)}
+    words = list(_TOKEN.finditer(text))
+    best: tuple[int, int, int] | None = None  # (content words, start index, end index)
+    start, content = None, 0
+    for i, m in enumerate(words + [None]):
+        low = m.group(0).lower() if m else ""
+        in_q = m is None or _plain(low) in qset
+        if in_q:
+            if start is not None and content and (best is None or content > best[0]):
+                best = (content, start, last)
+            start, content = None, 0
+            continue
+        if low in STOPWORDS:
+            continue
+        if start is None:
+            start = i
+        last, content = i, content + 1
+    if best is None:
+        return None
+    _, a, b = best
+    return text[words[a].start():words[b].end()]
+
+
+def scope_warning(rows, *, threshold: float = 0.5) -> list[str]:
+    """Warnings for the model-free extractive readers whose answer score on the oracle condition (the gold lines
+    only) is below ``threshold``: the baseline cannot answer this study's questions, so its LC and RAG scores say
+    nothing about retrieval. ``rows``: a results frame (``reader``, ``condition``, ``outcome``, ``meta.reader_label``
+    and an answer measure column)."""
+    import pandas as pd
+
+    if not isinstance(rows, pd.DataFrame) or rows.empty or "condition" not in rows:
+        return []
+    label = rows.get("meta.reader_label", rows["reader"]).astype(str)
+    ans = next((c for c in ("ans", "ans_contains", "synthetic_ans", "ans_em", "ans_f1") if c in rows), None)
+    if ans is None:
+        return []
+    oracle = rows[(rows["condition"].astype(str).str.contains("oracle", case=False)) & (rows["outcome"] == "ok")
+                  & label.str.contains("extractive", case=False)]
+    out = []
+    for reader, g in oracle.groupby("reader", sort=False):
+        v = pd.to_numeric(g[ans], errors="coerce").dropna()
+        if len(v) and v.mean() < threshold:
+            out.append(f"[lcrag] warning: {reader}: the extractive baseline scores {ans} {v.mean():.2f} on the oracle "
+                       f"condition (the gold lines alone, n={len(v)}): it chains entities of two lines and cannot "
+                       "answer most of this study's questions, so its LC and RAG scores say little about retrieval")
     return out
 
 
@@ -165,7 +233,7 @@ def extract(lines: Sequence[Line] | LineIndex, question: str, cite_k: int = 2, p
         shared = {e.lower() for e in e1} & {e.lower() for e in e2}
         cand = fresh(e2, shared) or fresh(e1, shared)
         answer = cand[0] if cand else None
-    if answer is None:
+    if answer is None:  # one line cited (or no entity left): hop 1 is the line that answers the question
         cand = fresh(e1, set())
-        answer = cand[0] if cand else "NA"
+        answer = cand[0] if cand else (residual(by_num[h1].text, question) or "NA")
     return answer, cited[:cite_k]

@@ -65,6 +65,73 @@ class ProbeResult:
         return "\n".join(lines)
 
 
+PROBES_FILE = "probes.json"
+
+
+def _endpoint_key(profile) -> str:
+    url = profile.base_url or (profile.base_urls[0] if profile.base_urls else "")
+    seed = "none" if profile.seed is None else profile.seed
+    return f"{profile.kind}|{url}|{profile.model}|temperature={profile.temperature:g}|seed={seed}"
+
+
+def record(profile, res: ProbeResult, path=None) -> None:
+    """Keep ``res``'s verdict for this endpoint, model and decoding in ``<cache dir>/probes.json`` (what
+    :func:`recorded` reads back when a run asks for repeats)."""
+    import datetime
+    import json
+    from pathlib import Path
+
+    from ..atomicio import write_atomic
+    from ..config import cache_dir
+
+    path = Path(path) if path else cache_dir() / PROBES_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError:
+        doc = {}
+    doc[_endpoint_key(profile)] = {"verdict": res.verdict, "n": res.n, "distinct": res.distinct,
+                                   "replies": len(res.replies), "url": profile.base_url or "", "reader": res.reader,
+                                   "at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True))
+
+
+def recorded(profile, path=None) -> dict | None:
+    """The last probe's verdict for this endpoint, model and decoding (:func:`record`), or None."""
+    import json
+    from pathlib import Path
+
+    from ..config import cache_dir
+
+    path = Path(path) if path else cache_dir() / PROBES_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except ValueError:
+        return None
+    return doc.get(_endpoint_key(profile))
+
+
+def repeats_warning(profile, repeats: int, path=None) -> str | None:
+    """A warning for ``repeats`` > 1 on a reader that is probably deterministic: temperature 0, or a probe that
+    found identical replies. Says what ``lcrag probe`` found and where it ran, or that it has not run."""
+    if repeats <= 1 or profile.kind != "openai":
+        return None
+    rec = recorded(profile, path)
+    if rec and rec["verdict"] == "varies":
+        return None
+    if profile.temperature > 0 and not (rec and rec["verdict"] == "identical"):
+        return None
+    extra = repeats - 1
+    head = (f"[lcrag] warning: {profile.name}: --repeats {repeats} at temperature {profile.temperature:g}"
+            f"{'' if profile.seed is None else f', seed {profile.seed}'} — ")
+    if rec and rec["verdict"] == "identical":
+        return (head + f"`lcrag probe` found identical replies ({rec['replies']} of {rec['n']}) at {rec['url']} on "
+                f"{rec['at']}: the {extra} extra sample(s) per task will most likely repeat the first, costing calls "
+                "and measuring no variation")
+    where = f" (last probe at {rec['url']} on {rec['at']}: {rec['verdict']})" if rec else ""
+    return (head + f"a deterministic endpoint repeats itself, so the {extra} extra sample(s) per task may measure no "
+            f"variation; `lcrag probe {profile.name}` tells whether this endpoint varies{where}")
+
+
 def probe(reader: Reader, n: int = 5, prompt: str = DEFAULT_PROMPT) -> ProbeResult:
     """Send ``prompt`` (one user message) ``n`` times to ``reader`` and collect the replies (module doc)."""
     if n < 2:
@@ -77,4 +144,4 @@ def probe(reader: Reader, n: int = 5, prompt: str = DEFAULT_PROMPT) -> ProbeResu
     return res
 
 
-__all__ = ["DEFAULT_PROMPT", "ProbeResult", "probe"]
+__all__ = ["DEFAULT_PROMPT", "ProbeResult", "probe", "record", "recorded", "repeats_warning"]

@@ -19,7 +19,9 @@ Tokenizer (``tokenizer``): ``o200k_base`` / ``o200k_harmony`` / ``cl100k_base`` 
 ``hf:PATH`` (a local ``tokenizer.json`` read with the ``tokenizers`` library; a relative
 PATH is relative to the profile file), or ``chars`` / ``chars:R`` (R characters per token, a
 labelled approximation). Used by the window guard and the pre-flight estimate
-(``lcrag.llm.tokens``).
+(``lcrag.llm.tokens``). An ``openai`` profile that sets no ``tokenizer`` counts with its server's own tokenizer
+(llama.cpp, llama-cpp-python and vLLM expose one; chat template included: :mod:`lcrag.llm.servertokens`), else
+with ``cl100k_base``, labelled an approximation, and a warning names the field.
 """
 
 from __future__ import annotations
@@ -225,8 +227,11 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if p.suffix not in (".yaml", ".yml") and not p.is_file():  # a name (names may hold dots: gpt-4.1, sonnet-4.5)
         p = resources.locate("readers", str(name_or_path)) or resources.user_dir("readers") / f"{name_or_path}.yaml"
     if not p.is_file():
+        from ..suggest import did_you_mean
+
         known = resources.names("readers")
-        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}; known readers: {', '.join(known)} (add "
+        raise ConfigError(p, f"unknown reader {str(name_or_path)!r}{did_you_mean(str(name_or_path), known)}; known "
+                             f"readers: {', '.join(known)} (`lcrag readers` lists them; add "
                              f"{Path(str(name_or_path)).name}.yaml to $LCRAG_PARAMS_DIR/readers or params/readers)",
                           field="reader")
     doc, text = read_yaml(p)

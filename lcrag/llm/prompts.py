@@ -66,7 +66,10 @@ def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None
     p = resources.locate("prompts", name, directory)
     if p is None:
         known = resources.names("prompts", directory)
-        raise ConfigError(resources.user_dir("prompts"), f"unknown prompt template {name!r}; known: {', '.join(known)} "
+        from ..suggest import did_you_mean
+
+        raise ConfigError(resources.user_dir("prompts"), f"unknown prompt template {name!r}{did_you_mean(name, known)}; "
+                          f"known: {', '.join(known)} "
                           f"(add {name}.yaml to this folder or to $LCRAG_PARAMS_DIR/prompts)", field="prompt")
     doc, text = read_yaml(p)
     if not isinstance(doc, dict):

@@ -155,9 +155,52 @@ def get_tokenizer(spec: str = "cl100k_base", source: str | None = None) -> Token
     raise AssertionError(spec)  # pragma: no cover - check_spec covers every form
 
 
+def names_tokenizer(profile) -> bool:
+    """True when the profile sets ``tokenizer:`` itself (or is model-free): no server is asked."""
+    return profile.kind != "openai" or "tokenizer" in profile.model_fields_set
+
+
+_WARNED: set[tuple[str, str]] = set()
+_SERVER_TOKS: dict[int, Tokenizer] = {}
+
+
+def _server_counter(profile):
+    if names_tokenizer(profile):
+        return None
+    from .servertokens import counter_for
+
+    return counter_for(profile)
+
+
 def profile_tokenizer(profile) -> Tokenizer:
-    """The tokenizer a reader profile names (``hf:`` paths resolved against the profile file)."""
-    return get_tokenizer(profile.tokenizer, profile._source if profile.tokenizer.startswith("hf:") else None)
+    """The tokenizer a reader profile names (``hf:`` paths resolved against the profile file).
+
+    A profile of an OpenAI-compatible endpoint that sets no ``tokenizer:`` counts with its server's own tokenizer
+    where the server offers a tokenize route (:mod:`lcrag.llm.servertokens`); else with ``cl100k_base``, labelled
+    as an approximation, and a warning names the field to set."""
+    if names_tokenizer(profile):
+        return get_tokenizer(profile.tokenizer, profile._source if profile.tokenizer.startswith("hf:") else None)
+    counter = _server_counter(profile)
+    if counter is not None:
+        with _LOCK:
+            tok = _SERVER_TOKS.get(id(counter))
+            if tok is None:
+                tok = _SERVER_TOKS[id(counter)] = Tokenizer(f"server:{counter.route}",
+                                                            f"the server's own tokenizer ({counter.url})", True,
+                                                            counter.count_text)
+        return tok
+    base = get_tokenizer(profile.tokenizer)
+    key = (profile.name, str(profile._source))
+    if key not in _WARNED:
+        _WARNED.add(key)
+        import sys
+
+        src = Path(str(profile._source)).name  # the file's name only: no machine path in a log or notebook
+        print(f"[lcrag] warning: reader profile {profile.name} ({src}) sets no `tokenizer:` and its server offers no "
+              f"tokenize route: prompt lengths (window guard, cost estimate) are a {profile.tokenizer} approximation; "
+              "set `tokenizer:` in the profile (hf:PATH/tokenizer.json for an open-weight model, chars:R for a closed "
+              "one)", file=sys.stderr)
+    return Tokenizer(base.name, f"{base.label} — approximation: profile sets no tokenizer", False, base._count)
 
 
 def count_text(text: str, tokenizer: Tokenizer | None = None) -> int:
@@ -172,7 +215,13 @@ def count_messages(messages: list[dict[str, str]], tokenizer: Tokenizer | None =
 
 
 def profile_prompt_tokens(profile, messages: list[dict[str, str]]) -> int:
-    """Prompt tokens of ``messages`` for this reader: its tokenizer and its chat-template overhead."""
+    """Prompt tokens of ``messages`` for this reader: its tokenizer and its chat-template overhead (measured on the
+    server when the server's tokenizer counts, :mod:`lcrag.llm.servertokens`)."""
+    counter = _server_counter(profile)
+    if counter is not None:
+        tok = profile_tokenizer(profile)
+        roles = tuple(str(m.get("role", "user")) for m in messages)
+        return sum(tok.count(m.get("content") or "") for m in messages) + counter.overhead(roles)
     return count_messages(messages, profile_tokenizer(profile), per_message=profile.template_tokens_per_message,
                           reply=profile.template_tokens_reply)
 

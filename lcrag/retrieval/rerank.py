@@ -38,6 +38,9 @@ class CrossEncoderReranker(Reranker):
 
     def __init__(self, model: str = CROSS_ENCODER, *, batch_size: int = 32):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from ..embeddings import quiet_hf_loading
+
+        quiet_hf_loading()
         from sentence_transformers import CrossEncoder
 
         self.model = CrossEncoder(model, device="cpu", local_files_only=True)

@@ -193,3 +193,18 @@ def test_notebook_api_takes_limit_and_repeats(tmp_path, tmp_cache):
                              limit={"n": 2, "sample": True, "seed": 1}, repeats=2)
         assert srv.requests == 4 and res.rows["item_id"].nunique() == 2
         assert res.manifest["run_controls"]["limit"]["mode"] == "sample" and res.manifest["run_controls"]["repeats"] == 2
+
+
+def test_interval_is_clipped_to_the_measures_range_and_flagged_when_n_is_small():
+    # two items, means 0.0 and 1.0: the t interval (t_{0.975,1} = 12.7) would be [-5.85, 6.85]
+    df = pd.DataFrame({"reader": "r", "condition": "c", "prompt": "p", "item_id": ["a", "a", "b", "b"],
+                       "meta.sample": [0, 1, 0, 1], "outcome": "ok", "m": [0.0, 0.0, 1.0, 1.0]})
+    s = summarize(df, ["m"]).iloc[0]
+    assert (s["ci_lo"], s["ci_hi"]) == (0.0, 1.0)
+    assert "n=2 items: too few" in s["ci_note"] and "clipped to [0, 1]" in s["ci_note"]
+    # a measure outside [0, 1] is clipped to the values seen
+    s2 = summarize(df.assign(m=[0.0, 0.0, 30.0, 30.0]), ["m"]).iloc[0]
+    assert (s2["ci_lo"], s2["ci_hi"]) == (0.0, 30.0)
+    wide = pd.concat([df.assign(item_id=df["item_id"] + str(i)) for i in range(4)])  # 8 items
+    s3 = summarize(wide, ["m"]).iloc[0]
+    assert s3["ci_note"] == "" and 0.0 < s3["ci_lo"] < s3["ci_hi"] < 1.0

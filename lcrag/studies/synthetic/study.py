@@ -120,6 +120,9 @@ def overrides(*, lengths=None, trials=None, readers=None, reader_trials=None, re
     for k, v in (("readers", readers), ("seed", seed), ("budget_usd", budget_usd)):
         if v is not None:
             out[k] = _plain(v)
+    from ...experiment.spec import listlike  # papermill -p passes a mapping parameter as its YAML text
+
+    reader_trials, reader_conditions = listlike(reader_trials), listlike(reader_conditions)
     limits: dict[str, dict[str, Any]] = {}
     for name, n in dict(reader_trials or {}).items():
         limits.setdefault(name, {})["trials"] = int(n)

@@ -135,7 +135,10 @@ class SyntheticConfig:
             raise ValueError(f"trials must be positive, got {self.trials}")
         bad = [c for c in self.conditions if c not in ALL_CONDITIONS]
         if bad or not self.conditions:
-            raise ValueError(f"unknown conditions {bad or self.conditions}; choose from {', '.join(ALL_CONDITIONS)}")
+            from ...suggest import did_you_mean
+
+            hint = did_you_mean(bad[0], ALL_CONDITIONS) if bad else ""
+            raise ValueError(f"unknown conditions {bad or self.conditions}{hint}; choose from {', '.join(ALL_CONDITIONS)}")
         if int(self.rag_budget) <= 0:
             raise ValueError(f"rag_budget must be a positive character count, got {self.rag_budget}")
         if self.stopping_rule not in STOPPING_RULES:

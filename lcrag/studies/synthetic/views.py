@@ -31,8 +31,31 @@ def _height(summary: pd.DataFrame, per: float = 0.6) -> float:
     return 1.2 + per * summary["reader_label"].nunique()
 
 
+def trials_ran(summary: pd.DataFrame, cond: str = "LC") -> tuple[int, int] | None:
+    """Fewest and most trials that ran per reader x length of condition ``cond`` (usable replies of either prompt,
+    the summary's ``n`` / ``n_answer_only``); None when the summary has no counts."""
+    s = summary[summary["condition"] == cond]
+    cols = [c for c in ("n", "n_answer_only") if c in s]
+    if s.empty or not cols:
+        return None
+    per = s[cols].fillna(0).max(axis=1).astype(int)
+    return int(per.min()), int(per.max())
+
+
+def trials_text(summary: pd.DataFrame, trials: int | None = None) -> str:
+    """``"20 trials/length"`` from the counts that ran (a range when they differ), ``"5 of 20 trials/length"`` when
+    fewer ran than the study declares (``trials``)."""
+    got = trials_ran(summary)
+    if got is None:
+        return f"{trials} trials/length" if trials else "trials/length unknown"
+    lo, hi = got
+    ran = str(hi) if lo == hi else f"{lo}–{hi}"
+    return f"{ran} of {trials} trials/length" if trials and hi < trials else f"{ran} trials/length"
+
+
 def heatmaps_figure(summary: pd.DataFrame, *, needles: str = "lcrag", trials: int | None = None, seed: int = 0):
-    """Ans* (answer-only), Ans (EBG) and their difference per reader x length, LC condition."""
+    """Ans* (answer-only), Ans (EBG) and their difference per reader x length, LC condition. The title's trial
+    count is what ran (:func:`trials_text`), ``trials`` the number the study declares."""
     fig, axes = plt.subplots(1, 3, figsize=(15, _height(summary)))
     heatmap(wide(summary, "ans_star"), title="Ans* (answer-only), LC", ax=axes[0])
     heatmap(wide(summary, "ans"), title="Ans (EBG), LC", ax=axes[1])
@@ -40,7 +63,7 @@ def heatmaps_figure(summary: pd.DataFrame, *, needles: str = "lcrag", trials: in
                   limit=1.0)
     axes[1].set_yticklabels([])
     axes[2].set_yticklabels([])
-    fig.suptitle(f"Synthetic two-hop (lcrag genre-matched pool, needles={needles}, {trials} trials/length, seed {seed})",
+    fig.suptitle(f"Synthetic two-hop (lcrag genre-matched pool, needles={needles}, {trials_text(summary, trials)}, seed {seed})",
                  y=1.02)
     fig.tight_layout()
     return fig
