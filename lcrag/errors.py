@@ -87,6 +87,11 @@ class DiskFull(LcragError, OSError):
         return self.args[0]
 
 
+class CacheNeedsDecision(LcragError):
+    """A run's response cache file is zero-length or unreadable: the run stops until told to recover it or to
+    start afresh (``lcrag run --cache-recover`` / ``--cache-fresh``), never re-spending silently."""
+
+
 class ResendRefused(LcragError):
     """The run's manifest records cached calls that its response cache no longer holds (missing, empty or
     replaced file): running would send (and pay for) them again, so the run stops unless told to re-send."""

@@ -57,7 +57,7 @@ from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
 from .paramcheck import reader_error
-from .respend import check_cache_kept
+from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec
@@ -453,6 +453,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                   * len(cfg.prompts),
                   controls=manifest_record(cfg, limit_rec, prep.readers))
     with run_lock(results, wait=wait, log=log):
+        check_cache_file(cache, prep.readers, log=log, run_dir=rdir)  # a zero-length or unreadable cache: recover, fresh, or stop
         check_cache_kept(rdir, results, cache, prep.readers)  # a lost cache must not re-send paid calls silently
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)

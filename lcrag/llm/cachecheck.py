@@ -59,7 +59,13 @@ def problem(path: str | Path, *, full: bool | None = None) -> str | None:
     p = Path(path)
     if p.is_dir():
         return "a directory is in the place of the cache file"
-    if not p.exists() or p.stat().st_size == 0:
+    if not p.exists():
+        return None
+    if p.stat().st_size == 0:
+        wal = Path(str(p) + "-wal")
+        if wal.is_file() and wal.stat().st_size > 0:  # SQLite would delete that WAL on open, replies and all
+            return (f"a zero-length file whose -wal holds {wal.stat().st_size:,} bytes (replies SQLite would "
+                    f"discard on open)")
         return None
     try:
         with open(p, "rb") as f:
@@ -115,6 +121,8 @@ def open_checked(path: str | Path, timeout: float = 60) -> sqlite3.Connection:
             raise CacheDamaged(p, bad)
     with guard(p):
         p.parent.mkdir(parents=True, exist_ok=True)
+        if not p.exists():
+            _create(p)
         c = sqlitewal.connect(p, timeout=timeout, isolation_level=None)
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
@@ -198,13 +206,38 @@ def altered_rows(path: str | Path, key_of) -> Altered:
         conn.close()
 
 
+def _create(p: Path) -> None:
+    """Create an empty cache at ``p`` whole (header, WAL mode, table) through a temporary file and a hard link,
+    so a zero-length file at a cache path is never lcrag's own creation in progress: it is a cache that lost
+    its contents (:func:`lcrag.experiment.respend.check_cache_file`). Another process creating it first wins."""
+    tmp = p.with_name(f".{p.name}.new-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(SCHEMA)
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, p)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: SQLite creates the file itself
+            pass
+    finally:
+        for q in (tmp, *_sidecars(tmp)):
+            with contextlib.suppress(OSError):
+                q.unlink()
+
+
 @dataclass
 class Recovered:
     """The outcome of :func:`recover`: the new cache, where the damaged file went, and the counts.
 
     ``salvaged``: replies in the new cache (each passed :func:`row_problem`); ``rejected``: distinct keys found
     whose every stored version failed it (half-read, altered or foreign rows); ``lost``: keys the old file's
-    key index lists with no readable reply (a lower bound on lost replies, see :mod:`.cachesalvage`)."""
+    key index lists whose row was not found at all (a lower bound on lost replies: a row whose table and index
+    pages were both lost leaves no trace, see :mod:`.cachesalvage`)."""
 
     path: Path
     damaged: Path
@@ -246,9 +279,12 @@ def _salvage(path: Path, key_of) -> tuple[list[tuple], int, int, str]:
     """(good rows, rejected keys, lost keys, method) of the file at ``path`` (and its ``-wal``)."""
     from .cachesalvage import scan
 
-    found = [(r, 1) for r in _rows_by_sqlite(path)]
-    sv = scan(path)
-    found += [((*r[:5], r[5] if len(r) == 6 else None), 0) for r in sv.rows]
+    sv = scan(path)  # first: SQLite deletes the -wal of a zero-length file when it opens it
+    found = [((*r[:5], r[5] if len(r) == 6 else None), 0) for r in sv.rows]
+    with open(path, "rb") as f:
+        sqlite_can = f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    if sqlite_can:
+        found += [(r, 1) for r in _rows_by_sqlite(path)]
     good: dict[str, tuple] = {}
     best: dict[str, tuple] = {}
     seen: set[str] = set()
@@ -261,7 +297,7 @@ def _salvage(path: Path, key_of) -> tuple[list[tuple], int, int, str]:
         if key not in best or rank > best[key]:  # the latest version of a key (a refreshed reply) wins
             best[key] = rank
             good[key] = (key, created if isinstance(created, (int, float)) else time.time(), model, req, resp)
-    lost = len(sv.index_keys - set(good))
+    lost = len(sv.index_keys - seen)
     return list(good.values()), len(seen - set(good)), lost, f"page scan ({sv.pages} pages of {sv.page_size} bytes)"
 
 
