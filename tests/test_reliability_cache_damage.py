@@ -392,3 +392,108 @@ def test_cli_run_flags_reach_the_check(tmp_path, tmp_cache, capsys, monkeypatch)
         assert "zero-length" in err and "--cache-fresh" in err and "Traceback" not in err and fs.requests == 0
         assert main(["run", str(study), "--out", str(tmp_path / "r"), "--quiet", "--cache-fresh"]) == 0
         assert fs.requests > 0
+
+
+# ---- recover on a full disk, a read-only mount, and under SIGTERM -----------------------------------------
+
+@pytest.fixture()
+def small_mount(tmp_path):
+    """A 16 MiB tmpfs (root only): a real full disk, and a real read-only mount (remount,ro)."""
+    import subprocess
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode()[:200]}")
+    try:
+        yield mnt
+    finally:
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)  # still busy: detach it anyway
+
+
+def _remount_ro(mnt):
+    import subprocess
+
+    r = subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot remount read-only: {r.stderr.decode()[:200]}")
+
+
+def test_recover_on_a_full_disk_is_one_message_and_keeps_the_original(tmp_path, small_mount, capsys):
+    p = small_mount / "responses.sqlite"
+    _shape_page_damage(p)
+    original = p.read_bytes()
+    free = os.statvfs(small_mount).f_bavail * os.statvfs(small_mount).f_frsize
+    (small_mount / "filler").write_bytes(b"\0" * (free - 16 * 1024))  # the salvaged copy cannot fit
+    assert main(["cache", "recover", "--db", str(p)]) != 0
+    err = capsys.readouterr().err
+    assert "no space left" in err and "untouched" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert p.read_bytes() == original and not list(small_mount.glob("*.recovering*"))
+    (small_mount / "filler").unlink()
+    assert main(["cache", "recover", "--db", str(p)]) == 0  # space freed: the same command now succeeds
+    assert len(_recovered(p)) >= 294
+
+
+def test_read_only_mount_healthy_cache_is_ok_and_recover_says_read_only(tmp_path, small_mount, capsys):
+    good = small_mount / "good.sqlite"
+    _fill(good)
+    bad = small_mount / "bad.sqlite"
+    _shape_page_damage(bad)
+    before = bad.read_bytes()
+    _remount_ro(small_mount)
+    assert problem(good) is None
+    assert main(["cache", "check", "--db", str(good)]) == 0
+    assert "ok (300 rows" in capsys.readouterr().out
+    assert main(["cache", "recover", "--db", str(bad)]) != 0
+    err = capsys.readouterr().err
+    assert "read-only" in err and "untouched" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert bad.read_bytes() == before
+
+
+@pytest.mark.slow
+def test_sigterm_mid_recover_never_loses_the_original(tmp_path):
+    """SIGTERM at ten moments of a recover: the cache path always holds either the untouched original or a
+    verified salvaged copy (with the original kept beside it), and the next recover finishes the job."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = tmp_path / "responses.sqlite"
+    c = ResponseCache(p, mode="use")
+    for i in range(6000):
+        c.put(cache_key(_req(i)), "m", _req(i), {"text": f"answer {i}"})
+    c._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c._local.conn.close()
+    data = bytearray(p.read_bytes())
+    data[:100] = b"\xff" * 100
+    p.write_bytes(bytes(data))
+    original = bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    cmd = [sys.executable, "-m", "lcrag.cli", "cache", "recover", "--db", str(p)]
+    t0 = time.monotonic()
+    assert subprocess.run(cmd, env=env, capture_output=True, cwd=tmp_path).returncode == 0
+    whole = time.monotonic() - t0
+    kept = sorted(tmp_path.glob("responses.sqlite.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == original
+    os.replace(kept[0], p)  # start over from the damaged original
+    for k in range(10):
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        time.sleep(whole * (k + 0.5) / 10)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        if p.read_bytes()[:16] == b"SQLite format 3\x00":  # it finished: a whole copy, the original beside it
+            assert problem(p) is None and ResponseCache(p).stats()["entries"] == 6000
+            kept = sorted(tmp_path.glob("responses.sqlite.damaged-*"))
+            assert kept[-1].read_bytes() == original
+            os.replace(kept[-1], p)
+        else:
+            assert p.read_bytes() == original
+    assert subprocess.run(cmd, env=env, capture_output=True, cwd=tmp_path).returncode == 0
+    assert ResponseCache(p).stats()["entries"] == 6000
+    assert not list(tmp_path.glob("*.recovering*"))

@@ -75,10 +75,8 @@ def problem(path: str | Path, *, full: bool | None = None) -> str | None:
     if head != SQLITE_HEADER:
         return "not an SQLite database (the file header is not SQLite's: overwritten or not a cache file)"
     size = p.stat().st_size
-    # a read-only folder cannot hold the WAL's shared-memory file: read the file as it is (immutable)
-    ro = "immutable=1" if not os.access(p.parent, os.W_OK) or not os.access(p, os.W_OK) else "mode=ro"
     try:
-        conn = sqlite3.connect(f"file:{p}?{ro}", uri=True, timeout=60)
+        conn = connect_ro(p)
         try:
             conn.execute("SELECT name FROM sqlite_master").fetchall()
             if full if full is not None else size <= QUICK_CHECK_MAX_BYTES:
@@ -92,6 +90,23 @@ def problem(path: str | Path, *, full: bool | None = None) -> str | None:
             return None  # a full disk, not damage: the open that follows reports DiskFull (guard)
         return f"SQLite cannot read it ({e})"
     return None
+
+
+def connect_ro(path: Path, timeout: float = 60) -> sqlite3.Connection:
+    """A read-only connection to the cache at ``path`` that works where SQLite cannot create the WAL's
+    shared-memory file (a read-only mount, a full disk): then, when no ``-wal`` holds data, the file is read
+    as it is (SQLite's ``immutable``), so a healthy cache there is read, not called damaged."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+    try:
+        conn.execute("SELECT name FROM sqlite_master").fetchall()
+        return conn
+    except sqlite3.OperationalError as e:
+        conn.close()
+        wal = Path(str(path) + "-wal")
+        if ("disk I/O" in str(e) or "unable to open" in str(e) or "readonly" in str(e)) \
+                and not (wal.is_file() and wal.stat().st_size > 0):
+            return sqlite3.connect(f"file:{path}?immutable=1", uri=True, timeout=timeout)
+        raise
 
 
 @contextlib.contextmanager
@@ -189,7 +204,7 @@ class Altered:
 
 def altered_rows(path: str | Path, key_of) -> Altered:
     """Every row of the readable cache at ``path`` checked by :func:`row_problem` (``lcrag cache check``)."""
-    conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, timeout=60)
+    conn = connect_ro(Path(path))
     try:
         cols = {r[1] for r in conn.execute("PRAGMA table_info(responses)")}
         if not cols:
@@ -260,7 +275,7 @@ def _rows_by_sqlite(path: Path) -> list[tuple]:
     first bad page, the page scan finds the rest)."""
     rows: list[tuple] = []
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+        conn = connect_ro(path)
     except sqlite3.DatabaseError:
         return rows
     try:
@@ -356,8 +371,8 @@ def recover(path: str | Path, key_of) -> Recovered:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     damaged = p.with_name(f"{p.name}.damaged-{stamp}")
     tmp = p.with_name(f"{p.name}.recovering")
-    for q in (tmp, *_sidecars(tmp)):
-        with contextlib.suppress(FileNotFoundError):
+    for q in (tmp, *_sidecars(tmp)):  # left by an interrupted recover (a read-only folder fails below)
+        with contextlib.suppress(OSError):
             q.unlink()
     if p.is_dir():
         rows, rejected, lost, method = [], 0, 0, "a directory: nothing to read"
