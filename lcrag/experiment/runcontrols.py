@@ -47,9 +47,11 @@ class LimitSpec(BaseModel):
         return {"n": v} if isinstance(v, int) and not isinstance(v, bool) else v
 
 
-def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, Any] | None]:
+def apply_limit(tasks: list, limit: LimitSpec | None, total: int | None = None) -> tuple[list, dict[str, Any] | None]:
     """``(kept tasks, record)``; the record (None without a limit) has ``n``, ``mode`` (``first`` or
-    ``sample``), ``seed`` (sample only), ``items_total``, ``items_used`` and the kept ``item_ids``."""
+    ``sample``), ``seed`` (sample only), ``items_total``, ``items_used`` and the kept ``item_ids``.
+    ``total``: the study's item count when only the selected items were read (:func:`lcrag.experiment.schema.
+    load_items` with ``take``); ``tasks`` then hold those items only, and the same ones are kept."""
     if limit is None:
         return list(tasks), None
     ids = list(dict.fromkeys(t.item.id for t in tasks))
@@ -59,7 +61,8 @@ def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, A
     else:
         keep = ids[: limit.n]
     kept = set(keep)
-    rec = {"n": limit.n, "mode": "sample" if limit.sample else "first", "items_total": len(ids), "items_used": len(keep),
+    rec = {"n": limit.n, "mode": "sample" if limit.sample else "first",
+           "items_total": len(ids) if total is None else max(total, len(ids)), "items_used": len(keep),
            "item_ids": keep}
     if limit.sample:
         rec["seed"] = limit.seed

@@ -208,7 +208,8 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         from .. import provenance
 
         provenance.note(f"your data: {Path(resolve(base, cfg.data.items)).name}")
-        prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
+        prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit,
+                                take=getattr(cfg, "limit", None))  # --limit/--sample read only what they select
     return prep
 
 
@@ -411,7 +412,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
     built = build_tasks(prep)
-    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None))
+    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
     repeats = int(getattr(cfg, "repeats", 1) or 1)
     if repeats > 1 and built.routes:
         raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")
