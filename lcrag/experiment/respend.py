@@ -110,4 +110,5 @@ def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> 
             f"response cache {p} is {state}. Running on would send — and pay for — again every call it held. "
             f"Choose: `lcrag run … --cache-recover` salvages every whole reply first (the original is kept), "
             f"`lcrag run … --cache-fresh` sets the file aside and starts an empty cache ({ENV_ON_DAMAGE}=recover|fresh "
-            f"does the same); `lcrag cache check --db {p}` says more.")
+            f"does the same); `lcrag cache check --db {p}` says more, `lcrag cache recover --db {p}` salvages "
+            f"without running.")
