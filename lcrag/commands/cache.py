@@ -10,8 +10,10 @@ def register(sub) -> None:
                        description="Inspect the response cache, move it to another machine as JSONL (keys re-verified on "
                                    "import), or merge cache shards written by Ray workers into it (keys re-verified).")
     p.add_argument("action", choices=["stats", "export", "import", "merge", "check", "recover"],
-                   help="check: is the cache file readable (SQLite integrity check); recover: copy every readable "
-                        "response of a damaged cache into a new file, keeping the damaged one beside it")
+                   help="check: is the cache file readable (SQLite integrity check) and does every row's key, "
+                        "request, model and reply agree (exit 1 otherwise); recover: copy every whole reply of a "
+                        "damaged or edited cache into a new file (read from its pages and WAL), keeping the original "
+                        "beside it")
     p.add_argument("file", nargs="*", help="JSONL file to write (export) or read (import); cache shards "
                                            "(.sqlite files or shard directories) to merge")
     p.add_argument("--db", help="cache database (default: $LCRAG_CACHE_DIR/responses.sqlite)")
