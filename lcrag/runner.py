@@ -48,7 +48,7 @@ from tqdm import tqdm
 
 from .runtime import interrupts
 from .atomicio import append_whole
-from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
+from .errors import BudgetExceeded, CacheDamaged, CacheReadOnly, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
@@ -397,7 +397,7 @@ def _run_tasks(
                                                                    context=t.context, question=t.item.question,
                                                                    template=t.prompt),
                                key=key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
-        except (RequestShapeError, CacheDamaged, DiskFull) as e:  # a reply that cannot be stored stops the sweep too
+        except (RequestShapeError, CacheDamaged, CacheReadOnly, DiskFull) as e:  # a reply that cannot be stored stops it too
             refused.append(e)
             raise
         if not call.ok:
@@ -468,7 +468,7 @@ def _run_tasks(
                     message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
                             f"flight cancelled, {left} not sent; {len(rows)} finished rows of {len(tasks)} are in "
                             f"{results_path}; run the same command again to resume")
-        except (DiskFull, CacheDamaged):
+        except (DiskFull, CacheDamaged, CacheReadOnly):
             _let_paid_calls_land(inflight, reader, log)
             raise
     finally:

@@ -354,11 +354,16 @@ def test_run_on_a_zero_length_or_unreadable_cache_stops_then_recovers_or_starts_
         first = run(study, out=tmp_path / "run1", **quiet)
         paid = fs.requests
         assert paid == len(first.rows) > 0
-        db = tmp_cache / "responses.sqlite"
+        # a whole copy in a fresh cache folder (this process still holds the first run's connections to the old)
+        cache2 = tmp_path / "cache2"
+        cache2.mkdir()
+        monkeypatch.setenv("LCRAG_CACHE_DIR", str(cache2))
+        db = cache2 / "responses.sqlite"
+        with contextlib.closing(sqlite3.connect(tmp_cache / "responses.sqlite")) as src, \
+                contextlib.closing(sqlite3.connect(db)) as dst:
+            src.backup(dst)
         data = bytearray(db.read_bytes())
-        if damage == "zero-length":  # every reply gone (no -wal left either)
-            for side in ("-wal", "-shm"):
-                Path(str(db) + side).unlink(missing_ok=True)
+        if damage == "zero-length":  # every reply gone
             db.write_bytes(b"")
         else:
             data[:100] = b"\xff" * 100
@@ -370,12 +375,12 @@ def test_run_on_a_zero_length_or_unreadable_cache_stops_then_recovers_or_starts_
         run(study, out=tmp_path / "run3", **quiet)
         resent = fs.requests - paid
         assert resent == (paid if damage == "zero-length" else 0)  # every reply of the readable pages kept
-        assert list(tmp_cache.glob("responses.sqlite.damaged-*"))
+        assert list(cache2.glob("responses.sqlite.damaged-*"))
         db.write_bytes(b"")
         monkeypatch.setenv("LCRAG_CACHE_ON_DAMAGE", "fresh")
         run(study, out=tmp_path / "run4", **quiet)
         assert fs.requests == paid + resent + paid
-        assert list(tmp_cache.glob("responses.sqlite.set-aside-*"))
+        assert list(cache2.glob("responses.sqlite.set-aside-*"))
 
 
 def test_cli_run_flags_reach_the_check(tmp_path, tmp_cache, capsys, monkeypatch):
@@ -453,6 +458,12 @@ def test_read_only_mount_healthy_cache_is_ok_and_recover_says_read_only(tmp_path
     err = capsys.readouterr().err
     assert "read-only" in err and "untouched" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert bad.read_bytes() == before
+    recheck(good)
+    assert ResponseCache(good, mode="replay").get(cache_key(_req(7))) == {"text": "answer 7"}  # read, not "damaged"
+    from lcrag.errors import CacheReadOnly
+
+    with pytest.raises(CacheReadOnly, match="read-only file system"):
+        ResponseCache(good, mode="use").put(cache_key(_req(900)), "m", _req(900), {"text": "x"})
 
 
 @pytest.mark.slow

@@ -67,7 +67,8 @@ def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> 
     ``LCRAG_CACHE_ON_DAMAGE`` (``lcrag run --cache-recover`` / ``--cache-fresh``) says ``recover`` (salvage the
     whole replies first, :func:`lcrag.llm.cachecheck.recover`) or ``fresh`` (rename the file aside as
     ``<name>.set-aside-<UTC time>`` and start an empty cache). Runs whose readers record no replies, and a
-    cache that is ``off``, are not stopped. A zero-length file is set aside when re-sending is confirmed
+    cache that is ``off``, are not stopped. A cache on a read-only mount stops a run that would store replies
+    (:class:`lcrag.errors.CacheReadOnly`; ``LCRAG_CACHE_MODE=replay`` reads it). A zero-length file is set aside when re-sending is confirmed
     (``--resend``), and left to :func:`check_cache_kept` when ``run_dir`` has a manifest (it names the calls
     at risk, and passes when the results file already holds them all).
     """
@@ -80,6 +81,12 @@ def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> 
     if cache.mode == "off" or not any(r.records_replies for r in readers):
         return
     p = Path(cache.path)
+    from ..llm.cachecheck import writable
+
+    if cache.mode in ("use", "refresh") and p.is_file() and not writable(p):
+        from ..errors import CacheReadOnly
+
+        raise CacheReadOnly(p)  # before any call: a reply that cannot be stored would be paid for again
     state = problem(p)
     if state is None and p.is_file() and p.stat().st_size == 0:
         state = "a zero-length file (the replies it held are gone, or it was never a cache)"

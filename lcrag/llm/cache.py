@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import cache_dir
-from ..errors import CacheMiss, ConfigError, InputError
+from ..errors import CacheMiss, CacheReadOnly, ConfigError, InputError
 from ..textio import iter_jsonl
-from .cachecheck import guard, insert_rows, open_checked, row_problem
+from .cachecheck import guard, insert_rows, open_checked, row_problem, writable
 
 MODES = ("use", "refresh", "off", "replay")
 ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
@@ -125,6 +125,8 @@ class ResponseCache:
             blob.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in model text (half an emoji): store it \u-escaped
             blob = json.dumps(response)
+        if self.path.is_file() and not writable(self.path):
+            raise CacheReadOnly(self.path)
         with guard(self.path):  # damage -> CacheDamaged, a full disk -> DiskFull: the sweep stops (lcrag.runner)
             insert_rows(self._conn(), [(key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True),
                                         blob)])

@@ -134,6 +134,11 @@ def open_checked(path: str | Path, timeout: float = 60) -> sqlite3.Connection:
         bad = problem(p)
         if bad:
             raise CacheDamaged(p, bad)
+    if p.is_file() and not writable(p):  # a read-only mount: read it as it is; storing raises CacheReadOnly
+        with guard(p):
+            c = connect_ro(p, timeout)
+        _CHECKED.add(ident)
+        return c
     with guard(p):
         p.parent.mkdir(parents=True, exist_ok=True)
         if not p.exists():
@@ -219,6 +224,11 @@ def altered_rows(path: str | Path, key_of) -> Altered:
         return Altered(total, bad)
     finally:
         conn.close()
+
+
+def writable(p: Path) -> bool:
+    """Whether the cache file at ``p`` and its folder can be written (False on a read-only mount)."""
+    return os.access(p.parent, os.W_OK) and (not p.exists() or os.access(p, os.W_OK))
 
 
 def _create(p: Path) -> None:
