@@ -156,7 +156,7 @@ def fault_off_mode(c: Case) -> tuple[str, str]:
 def fault_model_free(c: Case) -> tuple[str, str]:
     (c.cache).mkdir(parents=True, exist_ok=True)
     (c.cache / "responses.sqlite").write_bytes(os.urandom(8192))
-    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--readers", "extractive")
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--reader", "extractive")
     return classify_fault(r, r.returncode == 0)
 
 

@@ -100,7 +100,7 @@ def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> 
         return
     if how == "recover":
         rec = recover(p, cache_key)
-        log(f"[lcrag] response cache {p} was {state}: recovered {rec.salvaged} replies, {rec.rejected} dropped as "
+        log(f"[lcrag] response cache {p} ({state}): recovered {rec.salvaged} replies, {rec.rejected} dropped as "
             f"not whole, {rec.lost} known lost; the original is kept as {rec.damaged.name}")
     elif how == "fresh":
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -111,10 +111,10 @@ def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> 
             if q.exists():
                 os.replace(q, Path(str(aside) + side))
         recheck(p)
-        log(f"[lcrag] response cache {p} was {state}: set aside as {aside.name}; starting an empty cache")
+        log(f"[lcrag] response cache {p} ({state}): set aside as {aside.name}; starting an empty cache")
     else:
         raise CacheNeedsDecision(
-            f"response cache {p} is {state}. Running on would send — and pay for — again every call it held. "
+            f"response cache {p}: {state}. Running on would send — and pay for — again every call it held. "
             f"Choose: `lcrag run … --cache-recover` salvages every whole reply first (the original is kept), "
             f"`lcrag run … --cache-fresh` sets the file aside and starts an empty cache ({ENV_ON_DAMAGE}=recover|fresh "
             f"does the same); `lcrag cache check --db {p}` says more, `lcrag cache recover --db {p}` salvages "
