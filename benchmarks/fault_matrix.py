@@ -301,7 +301,8 @@ def fault_sigterm_recover(c: Case) -> tuple[str, str]:
     for i in range(6000):
         req = {"reader": {"model": "m"}, "i": i, "pad": "x" * 300}
         k, resp = cache_key(req), json.dumps({"text": f"a{i}"})
-        rows.append((k, 0.0, "m", json.dumps(req, sort_keys=True), resp, seal_of(k, "m", resp)))
+        q = json.dumps(req, sort_keys=True)
+        rows.append((k, 0.0, "m", q, resp, seal_of(k, "m", q, resp)))
     conn.executemany("INSERT INTO responses VALUES (?,?,?,?,?,?)", rows)
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

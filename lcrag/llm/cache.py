@@ -91,10 +91,10 @@ class ResponseCache:
         if self.mode in ("off", "refresh"):
             return None
         with guard(self.path):
-            row = self._conn().execute("SELECT model, request, response, seal FROM responses WHERE key=?",
+            row = self._conn().execute("SELECT model, CAST(request AS BLOB), response, seal FROM responses WHERE key=?",
                                        (key,)).fetchone()
         if row is not None:
-            why = row_problem(key, row[0], row[1], row[2], row[3], cache_key)
+            why = row_problem(key, row[0], row[1], row[2], row[3], cache_key, full=False)
             if why:  # edited in place: not served; the reply sent now replaces it
                 _warn_altered(self.path, key, why)
                 row = None
@@ -113,9 +113,9 @@ class ResponseCache:
         """Whether a whole row is stored under ``key`` (one that ``get`` would serve; ignores the mode; counts
         neither hit nor miss)."""
         with guard(self.path):
-            row = self._conn().execute("SELECT model, request, response, seal FROM responses WHERE key=?",
+            row = self._conn().execute("SELECT model, CAST(request AS BLOB), response, seal FROM responses WHERE key=?",
                                        (key,)).fetchone()
-        return row is not None and row_problem(key, *row, cache_key) is None
+        return row is not None and row_problem(key, *row, cache_key, full=False) is None
 
     def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if self.mode in ("off", "replay"):

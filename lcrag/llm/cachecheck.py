@@ -157,11 +157,17 @@ def open_checked(path: str | Path, timeout: float = 60) -> sqlite3.Connection:
     return c
 
 
-def seal_of(key: str, model: str, response: str) -> str:
-    """The ``seal`` column: SHA-256 of ``key``, ``model`` and the stored response text (newline-separated). A row
-    whose reply or model was changed in place no longer matches its seal (a check against edits and mix-ups;
-    anyone may recompute it, so it is no signature)."""
-    return hashlib.sha256(f"{key}\n{model}\n{response}".encode("utf-8", "surrogatepass")).hexdigest()
+def seal_of(key: str, model: str, request: str | bytes, response: str) -> str:
+    """The ``seal`` column: SHA-256 of ``key``, ``model``, the stored request text and the stored response text
+    (newline-separated). A row whose request, reply or model was changed in place no longer matches its seal (a
+    check against edits and mix-ups, cheap enough for every cache hit: no JSON is parsed; anyone may recompute
+    it, so it is no signature). ``request`` may be given as its UTF-8 bytes (as SQLite stores it)."""
+    h = hashlib.sha256()
+    for i, part in enumerate((key, model, request, response)):
+        if i:
+            h.update(b"\n")
+        h.update(part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def request_model(request) -> str | None:
@@ -171,11 +177,16 @@ def request_model(request) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def row_problem(key, model, request: str, response: str, seal, key_of) -> str | None:
+def row_problem(key, model, request: str, response: str, seal, key_of, *, full: bool = True) -> str | None:
     """Why a stored row must not be served (None: it is whole). Checked, in order: the request and response are
     JSON (the response an object), the key is ``key_of(request)``, the ``model`` column is the request's model,
-    and the seal (when the row has one: rows written before seals existed have none) matches key, model and
-    response."""
+    and the seal (when the row has one: rows written before seals existed have none) matches key, model, request
+    and response. ``full=False`` (every cache hit): a sealed row is checked by its seal alone, which the other
+    checks held for when it was stored; an unsealed row gets every check."""
+    if not full and seal is not None and isinstance(key, str) and isinstance(model, str) \
+            and isinstance(request, (str, bytes)) and isinstance(response, str):
+        return None if seal == seal_of(key, model, request, response) else \
+            "request, reply or model changed since it was stored (seal does not match)"
     try:
         req = json.loads(request)
         resp = json.loads(response)
@@ -188,15 +199,15 @@ def row_problem(key, model, request: str, response: str, seal, key_of) -> str | 
     want = request_model(req)
     if not isinstance(model, str) or (want is not None and model != want):
         return f"model column {model!r} is not the request's model {want!r}"
-    if seal is not None and seal != seal_of(key, model, response):
-        return "reply or model changed since it was stored (seal does not match)"
+    if seal is not None and seal != seal_of(key, model, request, response):
+        return "request, reply or model changed since it was stored (seal does not match)"
     return None
 
 
 def insert_rows(conn: sqlite3.Connection, rows) -> None:
     """INSERT OR REPLACE ``(key, created, model, request, response)`` rows, each with its seal."""
     conn.executemany(f"INSERT OR REPLACE INTO responses ({COLUMNS}) VALUES (?,?,?,?,?,?)",
-                     [(k, c, m, q, r, seal_of(k, m, r)) for k, c, m, q, r in rows])
+                     [(k, c, m, q, r, seal_of(k, m, q, r)) for k, c, m, q, r in rows])
 
 
 @dataclass
