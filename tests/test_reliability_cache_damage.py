@@ -508,3 +508,26 @@ def test_sigterm_mid_recover_never_loses_the_original(tmp_path):
     assert subprocess.run(cmd, env=env, capture_output=True, cwd=tmp_path).returncode == 0
     assert ResponseCache(p).stats()["entries"] == 6000
     assert not list(tmp_path.glob("*.recovering*"))
+
+
+def test_long_requests_on_overflow_pages_are_salvaged_whole(tmp_path):
+    """Long-context requests spill over chains of overflow pages: with the header overwritten every one is read
+    back whole from its chain; with the chain's tail cut off (truncated file) none is half-read into the copy."""
+    p = tmp_path / "responses.sqlite"
+    c = ResponseCache(p, mode="use")
+    reqs = [{"reader": {"model": "m"}, "q": i, "pad": f"word{i} " * (1500 + 700 * i)} for i in range(40)]
+    for r in reqs:
+        c.put(cache_key(r), "m", r, {"text": f"answer {r['q']}"})
+    c._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    c._local.conn.close()
+    c._local.conn = None
+    data = bytearray(p.read_bytes())
+    data[:100] = b"\xff" * 100
+    p.write_bytes(bytes(data))
+    rec = recover(p, cache_key)
+    assert rec.salvaged == 40 and _recovered(p) == set(range(40))
+    q = tmp_path / "cut.sqlite"
+    q.write_bytes(bytes(data[: len(data) * 2 // 3]))
+    rec = recover(q, cache_key)
+    got = _recovered(q)  # whole rows only (key = hash of request, reply matches)
+    assert 0 < len(got) < 40 and rec.salvaged == len(got)

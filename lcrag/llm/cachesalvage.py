@@ -201,15 +201,17 @@ def _cells(img: bytes, pno: int, usable: int, pages: _Pages | None) -> Iterator[
             yield flag, vals
 
 
-def _guess_page_size(data: bytes) -> int:
-    """The page size under which the most pages parse as table leaves (the header being unreadable)."""
+def _guess_page_size(data: bytes, wal: bytes | None) -> int:
+    """The page size under which the most cells of table leaves parse into ``responses`` rows, overflow chains
+    followed (the header being unreadable; the first 4,096 pages are tried under each size)."""
     best, best_n = 4096, -1
     for ps in PAGE_SIZES:
+        pages = _Pages(data, ps, wal)
         n = 0
         for pno in range(1, min(len(data) // ps, 4096) + 1):
             img = data[(pno - 1) * ps:pno * ps]
-            if img[100 if pno == 1 else 0] == 0x0D and any(True for _ in _cells(img, pno, ps, None)):
-                n += 1
+            if img[100 if pno == 1 else 0] == 0x0D:
+                n += sum(1 for flag, vals in _cells(img, pno, ps, pages) if len(vals) in (5, 6))
         if n > best_n:
             best, best_n = ps, n
     return best
@@ -232,7 +234,7 @@ def scan(path: str | Path) -> Salvage:
         wps = struct.unpack(">I", wal[8:12])[0]
         ps = wps if wps in PAGE_SIZES else 0
     if not ps:
-        ps = _guess_page_size(data)
+        ps = _guess_page_size(data, wal)
     pages = _Pages(data, ps, wal)
     out = Salvage(page_size=ps)
     usable = ps - reserved
