@@ -531,3 +531,17 @@ def test_long_requests_on_overflow_pages_are_salvaged_whole(tmp_path):
     rec = recover(q, cache_key)
     got = _recovered(q)  # whole rows only (key = hash of request, reply matches)
     assert 0 < len(got) < 40 and rec.salvaged == len(got)
+
+
+def test_a_recover_killed_between_its_renames_is_finished_by_the_next(tmp_path, capsys):
+    """kill -9 cannot be held off: killed after the original was renamed aside and before the copy was put in
+    place, the next `lcrag cache recover` (or `check`) puts the verified copy in place."""
+    p = tmp_path / "responses.sqlite"
+    _shape_header_damaged(p)
+    rec = recover(p, cache_key)
+    os.replace(p, p.with_name("responses.sqlite.recovering"))  # the state between the two renames
+    assert main(["cache", "check", "--db", str(p)]) == 0
+    assert "finished a recover" in capsys.readouterr().out
+    assert _recovered(p) == set(range(N)) and rec.damaged.exists()
+    os.replace(p, p.with_name("responses.sqlite.recovering"))
+    assert ResponseCache(p, mode="use").get(cache_key(_req(3))) == {"text": "answer 3"}  # a run finishes it too

@@ -55,8 +55,10 @@ def _check_or_recover(args, path) -> int:
     """``lcrag cache check`` (exit 1 when damaged or when rows were altered in place) and ``lcrag cache recover``
     (:mod:`lcrag.llm.cachecheck`)."""
     from ..llm.cache import cache_key
-    from ..llm.cachecheck import altered_rows, problem, recover
+    from ..llm.cachecheck import altered_rows, finish_interrupted, problem, recover
 
+    if finish_interrupted(path):
+        print(f"{path}: finished a recover that was killed before it put the salvaged copy in place")
     bad = problem(path, full=True)
     altered = None if bad or not path.is_file() or path.stat().st_size == 0 else altered_rows(path, cache_key)
     if args.action == "check":

@@ -141,7 +141,7 @@ def open_checked(path: str | Path, timeout: float = 60) -> sqlite3.Connection:
         return c
     with guard(p):
         p.parent.mkdir(parents=True, exist_ok=True)
-        if not p.exists():
+        if not p.exists() and not finish_interrupted(p):  # never a new empty cache over a recover's verified copy
             _create(p)
         c = sqlitewal.connect(p, timeout=timeout, isolation_level=None)
         c.execute("PRAGMA synchronous=NORMAL")
@@ -376,6 +376,21 @@ def _write_copy(tmp: Path, rows: list[tuple]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def finish_interrupted(path: str | Path) -> Path | None:
+    """Complete a recover killed between its two renames (``kill -9``; SIGTERM/SIGINT are held there): the
+    cache path is gone, the original is already ``<name>.damaged-*``, and ``<name>.recovering`` is the copy that
+    was verified before the first rename. It is renamed into place; returns the path, or None when there was
+    nothing to finish."""
+    p = Path(path)
+    tmp = p.with_name(f"{p.name}.recovering")
+    if p.exists() or not tmp.is_file() or not list(p.parent.glob(f"{p.name}.damaged-*")):
+        return None
+    os.replace(tmp, p)
+    _fsync_dir(p.parent)
+    recheck(p)
+    return p
 
 
 def recover(path: str | Path, key_of) -> Recovered:
