@@ -24,6 +24,7 @@ request, so a half-read or foreign row is dropped, never invented.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -109,7 +110,7 @@ class Salvage:
 class _Pages:
     """Page images by page number: the main file's, replaced by the WAL's later frames."""
 
-    def __init__(self, main: bytes, ps: int, wal: bytes | None):
+    def __init__(self, main, ps: int, wal: bytes | None):
         self.main, self.ps = main, ps
         self.latest: dict[int, bytes] = {}
         self.frames: list[tuple[int, bytes]] = []  # every WAL frame, older versions included
@@ -220,7 +221,11 @@ def _guess_page_size(data: bytes, wal: bytes | None) -> int:
 def scan(path: str | Path) -> Salvage:
     """Every parsable ``responses`` row in the file at ``path`` and its ``-wal`` (module doc)."""
     p = Path(path)
-    data = p.read_bytes()
+    with open(p, "rb") as f:  # mapped, not read: a cache of several GB is paged in as it is scanned
+        try:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # a zero-length file cannot be mapped
+            data = b""
     walp = Path(str(p) + "-wal")
     wal = walp.read_bytes() if walp.is_file() else None
     ps, reserved = 0, 0
@@ -247,4 +252,6 @@ def scan(path: str | Path) -> Salvage:
                     out.rows.append(vals)
             elif len(vals) == 2 and isinstance(vals[0], str) and len(vals[0]) == 64:
                 out.index_keys.add(vals[0])
+    if isinstance(data, mmap.mmap):
+        data.close()
     return out
