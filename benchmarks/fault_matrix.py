@@ -135,7 +135,7 @@ def fault_damaged_cache(c: Case, shape: str) -> tuple[str, str]:
     import sqlite3
 
     conn = sqlite3.connect(db)
-    conn.executemany("INSERT INTO responses VALUES (?,?,?,?,?)",
+    conn.executemany("INSERT INTO responses (key, created, model, request, response) VALUES (?,?,?,?,?)",
                      [(f"pad{i}", 0.0, "m", json.dumps({"i": i}), json.dumps({"text": "x" * 500})) for i in range(400)])
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -156,7 +156,7 @@ def fault_off_mode(c: Case) -> tuple[str, str]:
 def fault_model_free(c: Case) -> tuple[str, str]:
     (c.cache).mkdir(parents=True, exist_ok=True)
     (c.cache / "responses.sqlite").write_bytes(os.urandom(8192))
-    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--readers", "extractive")
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--reader", "extractive")
     return classify_fault(r, r.returncode == 0)
 
 
@@ -176,6 +176,156 @@ def fault_empty_cache(c: Case, fs: FaultServer) -> tuple[str, str]:
     before = fs.requests
     r = c.lcrag("run", str(c.study()), "--out", str(c.d / "seed-run"), "--quiet")
     return classify_fault(r, r.returncode != 0 and fs.requests == before and "--resend" in r.stderr)
+
+
+def _seal_damage(shape: str, c: Case, db: Path | None = None) -> Path:
+    """One of the six shapes `cache recover` is measured on (tests/test_reliability_cache_damage.py)."""
+    import sqlite3
+
+    db = db or c.cache / "responses.sqlite"
+    if shape == "wal lost":  # replies written after the last checkpoint live only in the WAL, which is then lost
+        conn = sqlite3.connect(db)
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        keep = db.read_bytes()
+        conn.execute("UPDATE responses SET created = created")  # a write that stays in the WAL
+        conn.commit()
+        conn.close()
+        db.write_bytes(keep)
+    elif shape == "row edited":
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE responses SET model='other-model' WHERE rowid IN (SELECT rowid FROM responses LIMIT 2)")
+        conn.commit()
+        conn.close()
+    for side in ("-wal", "-shm"):
+        Path(str(db) + side).unlink(missing_ok=True)
+    data = bytearray(db.read_bytes())
+    if shape == "truncated half":
+        db.write_bytes(bytes(data[: len(data) // 2]))
+    elif shape == "header damaged":
+        data[:100] = os.urandom(100)
+        db.write_bytes(bytes(data))
+    elif shape == "zero length":
+        db.write_bytes(b"")
+    elif shape == "page damage":
+        page = len(data) // 4096 // 2
+        data[page * 4096:(page + 1) * 4096] = os.urandom(4096)
+        db.write_bytes(bytes(data))
+    return db
+
+
+def fault_recover_then_run(c: Case, fs: FaultServer, shape: str) -> tuple[str, str]:
+    """Damage a cache holding the study's 18 replies, `lcrag cache recover`, run again: replies recovered and
+    calls re-sent (at most the replies not recovered)."""
+    _fill_cache(c)
+    db = _seal_damage(shape, c)
+    rec = c.lcrag("cache", "recover", "--db", str(db))
+    got = int(rec.stdout.split("recovered ")[1].split()[0]) if "recovered " in rec.stdout else 0
+    before = fs.requests
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run2"), "--quiet", "--cache-fresh")
+    resent = fs.requests - before
+    ok = rec.returncode == 0 and r.returncode == 0 and resent <= N_CALLS - got and list(c.cache.glob("*.damaged-*")) != []
+    if shape == "wal lost":  # the main file is whole: nothing to recover, nothing re-sent
+        ok = rec.returncode == 0 and r.returncode == 0 and resent == 0
+    return classify_fault(rec, ok, extra=r, note=f"recovered {got} of {N_CALLS}; the next run re-sent {resent}")
+
+
+def fault_zero_length_new_folder(c: Case, fs: FaultServer) -> tuple[str, str]:
+    _fill_cache(c)
+    for side in ("-wal", "-shm"):
+        Path(str(c.cache / "responses.sqlite") + side).unlink(missing_ok=True)
+    (c.cache / "responses.sqlite").write_bytes(b"")
+    before = fs.requests
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "new-run"), "--quiet")
+    ok = r.returncode != 0 and fs.requests == before and "--cache-recover" in r.stderr and "--cache-fresh" in r.stderr
+    return classify_fault(r, ok)
+
+
+def fault_recover_read_only(c: Case) -> tuple[str, str]:
+    mnt = _mount_small(c.d, "4m")
+    if mnt is None:
+        return "skipped", "no tmpfs (needs root)"
+    try:
+        c.env["LCRAG_CACHE_DIR"] = str(mnt / "cache")
+        _fill_cache(c)
+        good = mnt / "cache" / "responses.sqlite"
+        bad = mnt / "cache" / "bad.sqlite"
+        bad.write_bytes(good.read_bytes()[:4096 * 3])
+        if subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True).returncode != 0:
+            return "skipped", "cannot remount read-only"
+        chk = c.lcrag("cache", "check", "--db", str(good))
+        rec = c.lcrag("cache", "recover", "--db", str(bad))
+        ok = chk.returncode == 0 and "ok" in chk.stdout and rec.returncode != 0 and "read-only" in rec.stderr \
+            and len(rec.stderr.strip().splitlines()) == 1
+        return classify_fault(rec, ok, extra=chk, note=f"check: {chk.stdout.strip()[-60:]} | recover: "
+                                                      f"{rec.stderr.strip()[:80]}")
+    finally:
+        c.env["LCRAG_CACHE_DIR"] = str(c.cache)
+        _umount(mnt)
+
+
+def fault_recover_full_disk(c: Case) -> tuple[str, str]:
+    mnt = _mount_small(c.d, "4m")
+    if mnt is None:
+        return "skipped", "no tmpfs (needs root)"
+    try:
+        c.env["LCRAG_CACHE_DIR"] = str(mnt / "cache")
+        _fill_cache(c)
+        db = _seal_damage("header damaged", c, mnt / "cache" / "responses.sqlite")
+        before = db.read_bytes()
+        filler = _fill(mnt, 4096)
+        rec = c.lcrag("cache", "recover", "--db", str(db))
+        ok = rec.returncode != 0 and "no space left" in rec.stderr and db.read_bytes() == before \
+            and len(rec.stderr.strip().splitlines()) == 1
+        filler.unlink()
+        rec2 = c.lcrag("cache", "recover", "--db", str(db))
+        ok = ok and rec2.returncode == 0 and "recovered 18 " in rec2.stdout
+        return classify_fault(rec, ok, extra=rec2, note=f"full: {rec.stderr.strip()[:70]} | freed: {rec2.stdout[:40]}")
+    finally:
+        c.env["LCRAG_CACHE_DIR"] = str(c.cache)
+        _umount(mnt)
+
+
+def fault_sigterm_recover(c: Case) -> tuple[str, str]:
+    """SIGTERM a `cache recover` of a 6,000-reply cache at five moments; the original or a whole copy is always
+    at the cache path, and the next recover finishes."""
+    import sqlite3
+
+    c.cache.mkdir(parents=True, exist_ok=True)
+    db = c.cache / "responses.sqlite"
+    r = c.lcrag("cache", "stats")  # creates it
+    conn = sqlite3.connect(db)
+    from lcrag.llm.cache import cache_key
+    from lcrag.llm.cachecheck import seal_of
+    rows = []
+    for i in range(6000):
+        req = {"reader": {"model": "m"}, "i": i, "pad": "x" * 300}
+        k, resp = cache_key(req), json.dumps({"text": f"a{i}"})
+        q = json.dumps(req, sort_keys=True)
+        rows.append((k, 0.0, "m", q, resp, seal_of(k, "m", q, resp)))
+    conn.executemany("INSERT INTO responses VALUES (?,?,?,?,?,?)", rows)
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[:100] = os.urandom(100)
+    db.write_bytes(bytes(data))
+    original = bytes(data)
+    bad = 0
+    for k in range(5):
+        p = c.popen("cache", "recover", "--db", str(db))
+        time.sleep(0.2 + 0.3 * k)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=120)
+        now = db.read_bytes()
+        if now != original:
+            kept = sorted(c.cache.glob("responses.sqlite.damaged-*"))
+            bad += not (now[:16] == b"SQLite format 3\x00" and kept and kept[-1].read_bytes() == original)
+            os.replace(kept[-1], db)
+    r = c.lcrag("cache", "recover", "--db", str(db))
+    ok = bad == 0 and r.returncode == 0 and "recovered 6000 " in r.stdout
+    return classify_fault(r, ok, note=f"{bad} of 5 interrupted recovers left neither original nor whole copy; "
+                                      f"then {r.stdout.strip()[:40]}")
 
 
 # ---- full disks -------------------------------------------------------------------------------------------------
@@ -417,7 +567,10 @@ def main() -> int:
         cases = [(f"damaged cache: {s}", lambda c, s=s: fault_damaged_cache(c, s))
                  for s in ("truncated", "garbage-header", "random-bytes", "directory", "garbage-mid-file")]
         only = os.environ.get("FAULT_MATRIX_ONLY")
-        cases += [("zero-length cache under a manifest", lambda c: fault_empty_cache(c, fs)),
+        cases += [(f"cache recover, then run: {s}", lambda c, s=s: fault_recover_then_run(c, fs, s))
+                  for s in ("truncated half", "header damaged", "zero length", "wal lost", "page damage", "row edited")]
+        cases += [("zero-length cache in a new run folder", lambda c: fault_zero_length_new_folder(c, fs)),
+                  ("zero-length cache under a manifest", lambda c: fault_empty_cache(c, fs)),
                   ("cache off over a damaged cache", fault_off_mode),
                   ("model-free reader over a damaged cache", fault_model_free),
                   ("cache stats on a damaged cache", fault_cache_stats),
@@ -428,7 +581,10 @@ def main() -> int:
             cases += [("results on a full tmpfs, then resume", lambda c: fault_full_results(c, fs, rows)),
                       ("cache on a full tmpfs", lambda c: fault_full_cache(c, fs, rows)),
                       ("two runs sharing one cache", lambda c: fault_concurrent(c, fs, rows)),
-                      ("kill -9 mid-run, then resume", lambda c: fault_kill9(c, fs, rows))]
+                      ("kill -9 mid-run, then resume", lambda c: fault_kill9(c, fs, rows)),
+                      ("cache recover / check on a read-only mount", fault_recover_read_only),
+                      ("cache recover on a full tmpfs, then with space", fault_recover_full_disk),
+                      ("SIGTERM mid cache recover, five times", fault_sigterm_recover)]
         for name, fn in cases:
             if only and only not in name:
                 continue

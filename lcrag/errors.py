@@ -87,6 +87,22 @@ class DiskFull(LcragError, OSError):
         return self.args[0]
 
 
+class CacheReadOnly(LcragError):
+    """The response cache is on a read-only file system (or folder): it can be read (``LCRAG_CACHE_MODE=replay``)
+    but no reply can be stored, so no call is sent that would be paid for and lost."""
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        super().__init__(f"response cache {self.path} is on a read-only file system: its replies can be read "
+                         f"(LCRAG_CACHE_MODE=replay) but new ones cannot be stored. Point LCRAG_CACHE_DIR at a "
+                         f"writable folder (copy the cache there) to make new calls.")
+
+
+class CacheNeedsDecision(LcragError):
+    """A run's response cache file is zero-length or unreadable: the run stops until told to recover it or to
+    start afresh (``lcrag run --cache-recover`` / ``--cache-fresh``), never re-spending silently."""
+
+
 class ResendRefused(LcragError):
     """The run's manifest records cached calls that its response cache no longer holds (missing, empty or
     replaced file): running would send (and pay for) them again, so the run stops unless told to re-send."""

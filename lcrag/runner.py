@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
 from .runtime import interrupts
 from .runtime.progress import Progress
 from .atomicio import append_whole
-from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
+from .errors import BudgetExceeded, CacheDamaged, CacheReadOnly, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
 from .llm.call import cache_request, cached_read, needs_call
@@ -396,7 +396,7 @@ def _run_tasks(
                                                                    context=t.context, question=t.item.question,
                                                                    template=t.prompt),
                                key=key, description=f"{reader.name} / {t.item.id} / {t.condition} / {t.prompt}")
-        except (RequestShapeError, CacheDamaged, DiskFull) as e:  # a reply that cannot be stored stops the sweep too
+        except (RequestShapeError, CacheDamaged, CacheReadOnly, DiskFull) as e:  # a reply that cannot be stored stops it too
             refused.append(e)
             raise
         if not call.ok:
@@ -418,54 +418,58 @@ def _run_tasks(
     keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
     pool, queue, inflight = DaemonPool(workers), prefix.LeaderFirst(sendable, keys), {}
     try:
-        with interrupts.handling() as stop:
-            while True:
-                while not stop.requested and len(inflight) < workers:
-                    got = queue.next()
-                    if got is None:
+        try:
+            with interrupts.handling() as stop:
+                while True:
+                    while not stop.requested and len(inflight) < workers:
+                        got = queue.next()
+                        if got is None:
+                            break
+                        inflight[pool.submit(work, got[0])] = got[1]
+                    if not inflight:
                         break
-                    inflight[pool.submit(work, got[0])] = got[1]
-                if not inflight:
-                    break
-                finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    queue.answered(inflight.pop(fut))
-                    try:
-                        t, tid, resp = fut.result()
-                    except interrupts.StopSending:  # held at an adaptive gate when the stop came: not sent
-                        held += 1
-                        continue
-                    sent += not resp.cached
-                    if resp.outcome == Outcome.ERROR:
-                        stats.failed += 1
-                        row = _row(run, t, reader, Outcome.ERROR, resp, {})
-                    else:
-                        stats.done += 1
-                        stats.cached += int(resp.cached)
-                        if not resp.cached:
-                            stats.spend_usd += _call_usd(reader, resp)
-                        row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
-                        row.scorer_version = sver
-                    writer.append(row)
-                    rows[tid] = row
-                    bar.update(1, cached=bool(resp.cached) and resp.outcome != Outcome.ERROR,
-                               failed=resp.outcome == Outcome.ERROR, usd=stats.spend_usd - bar.spend)
-                if stop.requested and not stop.announced:
-                    stop.announced = True
-                    log(f"\n[lcrag] {interrupts.signal_name(stop.signum)}: sending no new calls; waiting up to "
-                        f"{stop.grace_s:.0f} s for {len(inflight)} call(s) in flight (interrupt again to abandon them)")
-                if stop.abort():
-                    break
-        if stop.requested:
-            for fut in inflight:
-                fut.cancel()
-            left = len(queue) + held
-            done = stats.done + stats.failed
-            raise interrupts.RunInterrupted(
-                stop.signum, done=done, cancelled=len(inflight), left=left,
-                message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
-                        f"flight cancelled, {left} not sent; {len(rows)} finished rows of {len(tasks)} are in "
-                        f"{results_path}; run the same command again to resume")
+                    finished, _ = wait(inflight, timeout=0.2, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        queue.answered(inflight.pop(fut))
+                        try:
+                            t, tid, resp = fut.result()
+                        except interrupts.StopSending:  # held at an adaptive gate when the stop came: not sent
+                            held += 1
+                            continue
+                        sent += not resp.cached
+                        if resp.outcome == Outcome.ERROR:
+                            stats.failed += 1
+                            row = _row(run, t, reader, Outcome.ERROR, resp, {})
+                        else:
+                            stats.done += 1
+                            stats.cached += int(resp.cached)
+                            if not resp.cached:
+                                stats.spend_usd += _call_usd(reader, resp)
+                            row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
+                            row.scorer_version = sver
+                        writer.append(row)
+                        rows[tid] = row
+                        bar.update(1, cached=bool(resp.cached) and resp.outcome != Outcome.ERROR,
+                                   failed=resp.outcome == Outcome.ERROR, usd=stats.spend_usd - bar.spend)
+                    if stop.requested and not stop.announced:
+                        stop.announced = True
+                        log(f"\n[lcrag] {interrupts.signal_name(stop.signum)}: sending no new calls; waiting up to "
+                            f"{stop.grace_s:.0f} s for {len(inflight)} call(s) in flight (interrupt again to abandon them)")
+                    if stop.abort():
+                        break
+            if stop.requested:
+                for fut in inflight:
+                    fut.cancel()
+                left = len(queue) + held
+                done = stats.done + stats.failed
+                raise interrupts.RunInterrupted(
+                    stop.signum, done=done, cancelled=len(inflight), left=left,
+                    message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
+                            f"flight cancelled, {left} not sent; {len(rows)} finished rows of {len(tasks)} are in "
+                            f"{results_path}; run the same command again to resume")
+        except (DiskFull, CacheDamaged, CacheReadOnly):
+            _let_paid_calls_land(inflight, reader, log)
+            raise
     finally:
         pool.shutdown()
         bar.close()
@@ -476,6 +480,21 @@ def _run_tasks(
                 setattr(stats, k, v)
     order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) for t in tasks]
     return [rows[o] for o in order if o in rows]
+
+
+def _let_paid_calls_land(inflight: dict, reader: Reader, log) -> None:
+    """When a full disk (or a damaged cache) stops a sweep, the calls in flight were sent and will be paid for:
+    wait for them (at most the profile's ``timeout_s``, capped at 300 s) so each reply is stored in the response
+    cache if it still fits, and a resumed run serves it instead of paying again. Their result rows are not
+    written (the run stops); the resume makes them from the cache."""
+    if not inflight:
+        return
+    limit = min(float(getattr(reader.profile, "timeout_s", 60) or 60), 300.0)
+    _done, left = wait(list(inflight), timeout=limit)
+    kept = sum(1 for f in _done if not f.cancelled() and f.exception() is None
+               and f.result()[2].outcome != Outcome.ERROR and not f.result()[2].cached)
+    log(f"[lcrag] stopping: {len(inflight)} call(s) were in flight; {kept} repl{'y' if kept == 1 else 'ies'} stored "
+        f"in the response cache for the resume{f', {len(left)} still unanswered after {limit:.0f} s' if left else ''}")
 
 
 def _row(run: str, t: Task, reader: Reader, outcome: str, resp: Response, metrics: dict[str, float]) -> ResultRow:

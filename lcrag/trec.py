@@ -22,7 +22,7 @@ JSONL, never into the run file. The TREC-RAG format checks (field presence and t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,18 +99,23 @@ class RagResponse:
                    reference_values=list(d["references"]), extra=extra, raw=d)
 
 
+def iter_run(path: str | Path, *, allow_empty: bool = True) -> Iterator[RagResponse]:
+    """The responses of a TREC-RAG JSONL run one at a time, streamed (:func:`read_run` without the list)."""
+    path = Path(path)
+    any_ = False
+    for n, d in iter_jsonl(path, what="a TREC-RAG response object"):
+        any_ = True
+        yield RagResponse.from_dict(d, path=path, line=n)
+    if not any_ and not allow_empty:
+        raise InputError(path, "the run holds no responses (an empty file): nothing to validate or score")
+
+
 def read_run(path: str | Path, *, allow_empty: bool = True) -> list[RagResponse]:
     """Read a TREC-RAG JSONL run (blank lines skipped; ids normalised to strings).
 
     ``allow_empty=False`` (what ``lcrag longeval validate|score`` use) makes a run without any response an
     ``InputError`` naming the file: an empty run is a mistake, not a run that passes."""
-    path = Path(path)
-    out = []
-    for n, d in iter_jsonl(path, what="a TREC-RAG response object"):
-        out.append(RagResponse.from_dict(d, path=path, line=n))
-    if not out and not allow_empty:
-        raise InputError(path, "the run holds no responses (an empty file): nothing to validate or score")
-    return out
+    return list(iter_run(path, allow_empty=allow_empty))
 
 
 def write_run(path: str | Path, responses: Iterable[RagResponse], *, provenance_path: str | Path | None = None,

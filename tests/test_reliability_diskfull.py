@@ -122,3 +122,26 @@ def test_sweep_on_a_full_tmpfs_stops_clean_and_resumes(tmp_path, tmp_cache, smal
     ids = [(r["item_id"], r["condition"]) for r in lines]
     assert len(res.rows) == 18 and len(ids) == len(set(ids)) == 18  # 0 lost, 0 duplicated
     assert fs.requests <= 18 + 2  # only calls in flight at the stop were sent twice (their replies are cached)
+
+
+def test_replies_in_flight_at_a_full_disk_are_kept_in_the_cache(tmp_path, tmp_cache, monkeypatch):
+    """The results file fills up while four calls are in flight: the sweep stops, but first every call already
+    sent is let to finish and its reply stored, so each paid reply is in the cache (none lost to the stop)."""
+    import sqlite3
+
+    from lcrag.experiment.engine import run
+    from fakes.faultserver import FaultServer
+
+    with FaultServer(delay_s=1.5) as fs:
+        study = tmp_path / "study.yaml"
+        study.write_text(STUDY.format(url=fs.base_url).replace("concurrency: 2", "concurrency: 4"))
+        _enospc_after(monkeypatch, 2, partial=False)
+        logs: list[str] = []
+        with pytest.raises(DiskFull):
+            run(study, out=tmp_path / "run", progress=False, log=logs.append)
+        monkeypatch.undo()
+        paid = fs.requests
+        with sqlite3.connect(tmp_cache / "responses.sqlite") as c:
+            stored = c.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        assert paid >= 4 and stored == paid, (stored, paid)
+        assert any("in flight" in x and "stored in the response cache" in x for x in logs)

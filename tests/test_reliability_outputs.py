@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pytest
 
 from lcrag.haystack import SourceLine, render_numbered
-from lcrag.llm.cache import ResponseCache
+from lcrag.llm.cache import ResponseCache, cache_key
 from fakes.faultserver import FaultServer
 from lcrag.llm.parse import MAX_LINES
 from lcrag.llm.readers import make_reader
@@ -164,7 +164,8 @@ def test_aggregate_counts_parse_failures_and_invalid_citations(sweep):
 def test_lone_surrogate_from_a_live_endpoint_is_cached_and_exported(tmp_path):
     """Text with half a surrogate pair (a model cut inside an emoji) is stored, read and exported, not a crash."""
     cache = ResponseCache(tmp_path / "c.sqlite", mode="use")
-    cache.put("k", "m", {"q": 1}, {"text": '{"answer": "x\ud83d", "lines": [0]}'})
-    assert cache.get("k")["text"] == '{"answer": "x\ud83d", "lines": [0]}'
+    k = cache_key({"q": 1})
+    cache.put(k, "m", {"q": 1}, {"text": '{"answer": "x\ud83d", "lines": [0]}'})
+    assert cache.get(k)["text"] == '{"answer": "x\ud83d", "lines": [0]}'
     assert cache.export_jsonl(tmp_path / "e.jsonl") == 1
     assert json.loads((tmp_path / "e.jsonl").read_bytes().decode("utf-8"))["response"]["text"].endswith('\ud83d", "lines": [0]}')

@@ -74,6 +74,13 @@ def register(sub) -> None:
     p.add_argument("--resend", action="store_true",
                    help="confirm sending again the calls this run's manifest records as cached when the response "
                         "cache no longer holds them (missing, empty or another cache); otherwise the run stops")
+    dmg = p.add_mutually_exclusive_group()
+    dmg.add_argument("--cache-recover", action="store_true",
+                     help="when the response cache file is zero-length or unreadable, salvage its whole replies "
+                          "first (`lcrag cache recover`; the original is kept); otherwise such a run stops")
+    dmg.add_argument("--cache-fresh", action="store_true",
+                     help="when the response cache file is zero-length or unreadable, set it aside and start an "
+                          "empty cache (its calls are sent again); otherwise such a run stops")
     p.set_defaults(func=run)
 
 
@@ -153,6 +160,12 @@ def run(args) -> int:
         from ..experiment.respend import ENV_ALLOW_RESEND
 
         os.environ[ENV_ALLOW_RESEND] = "1"
+    if getattr(args, "cache_recover", False) or getattr(args, "cache_fresh", False):
+        import os
+
+        from ..experiment.respend import ENV_ON_DAMAGE
+
+        os.environ[ENV_ON_DAMAGE] = "recover" if args.cache_recover else "fresh"
     if getattr(args, "no_prefix_order", False):  # read by the runner, the dry run and Ray workers alike
         import os
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..llm.cachecheck import insert_rows
 from ..llm.cache import ResponseCache, cache_key
 from ..llm.prefix import affinity_key
 from ..llm.readers import Reader
@@ -113,7 +114,7 @@ def merge_caches(shards: Sequence[str | Path], into: ResponseCache) -> int:
                 raise InputError(sp, "key does not match the hash of its request (altered record)", field=k)
         conn.execute("BEGIN")
         try:
-            conn.executemany("INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)", rows)
+            insert_rows(conn, rows)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

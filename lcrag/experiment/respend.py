@@ -20,6 +20,7 @@ from ..errors import ResendRefused
 from ..types import Outcome
 
 ENV_ALLOW_RESEND = "LCRAG_ALLOW_RESEND"
+ENV_ON_DAMAGE = "LCRAG_CACHE_ON_DAMAGE"  # "recover" or "fresh": set by `lcrag run --cache-recover/--cache-fresh`
 SAMPLE = 500  # manifest keys looked up in the cache (all of them when fewer)
 
 
@@ -44,12 +45,77 @@ def check_cache_kept(run_dir: Path, results: Path, cache, readers) -> None:
     at_risk = [k for k in keys if k not in reused]
     if not at_risk:
         return
-    if any(cache.contains(k) for k in keys[:SAMPLE]):
+    zero = cache.path.is_file() and cache.path.stat().st_size == 0  # not opened: SQLite would make it a new cache
+    if not zero and any(cache.contains(k) for k in keys[:SAMPLE]):
         return
-    state = ("missing" if not cache.path.exists() else "empty" if cache.stats()["entries"] == 0
+    state = ("missing" if not cache.path.exists() else "empty" if zero or cache.stats()["entries"] == 0
              else "holds other responses only")
     raise ResendRefused(
         f"{man_path} records {len(keys)} cached model calls, but the response cache {cache.path} holds none of them "
         f"(the cache is {state}); running now would send {len(at_risk)} of them again and pay for them twice. Point "
         f"LCRAG_CACHE_DIR (or the study's cache:) at the cache that holds them, restore it (`lcrag cache recover` / "
         f"`lcrag cache import`), or confirm the re-send with `lcrag run --resend` ({ENV_ALLOW_RESEND}=1).")
+
+
+def check_cache_file(cache, readers, log=print, run_dir: Path | None = None) -> None:
+    """Stop before a run whose response cache file is zero-length or unreadable, unless told what to do.
+
+    lcrag creates a cache file whole (:func:`lcrag.llm.cachecheck.open_checked`), so a zero-length file at the
+    cache path is a cache that lost its contents, and an unreadable one (:func:`lcrag.llm.cachecheck.problem`)
+    would stop the run at its first lookup — or, opened as new, send every call it held again. Neither is
+    guessed at: the run raises :class:`lcrag.errors.CacheNeedsDecision` naming the file, unless
+    ``LCRAG_CACHE_ON_DAMAGE`` (``lcrag run --cache-recover`` / ``--cache-fresh``) says ``recover`` (salvage the
+    whole replies first, :func:`lcrag.llm.cachecheck.recover`) or ``fresh`` (rename the file aside as
+    ``<name>.set-aside-<UTC time>`` and start an empty cache). Runs whose readers record no replies, and a
+    cache that is ``off``, are not stopped. A cache on a read-only mount stops a run that would store replies
+    (:class:`lcrag.errors.CacheReadOnly`; ``LCRAG_CACHE_MODE=replay`` reads it). A zero-length file is set aside when re-sending is confirmed
+    (``--resend``), and left to :func:`check_cache_kept` when ``run_dir`` has a manifest (it names the calls
+    at risk, and passes when the results file already holds them all).
+    """
+    import datetime as dt
+
+    from ..errors import CacheNeedsDecision
+    from ..llm.cache import cache_key
+    from ..llm.cachecheck import problem, recheck, recover
+
+    if cache.mode == "off" or not any(r.records_replies for r in readers):
+        return
+    p = Path(cache.path)
+    from ..llm.cachecheck import writable
+
+    if cache.mode in ("use", "refresh") and p.is_file() and not writable(p):
+        from ..errors import CacheReadOnly
+
+        raise CacheReadOnly(p)  # before any call: a reply that cannot be stored would be paid for again
+    state = problem(p)
+    if state is None and p.is_file() and p.stat().st_size == 0:
+        state = "a zero-length file (the replies it held are gone, or it was never a cache)"
+    if state is None:
+        return
+    how = os.environ.get(ENV_ON_DAMAGE, "").strip().lower()
+    zero = p.is_file() and p.stat().st_size == 0 and state.startswith("a zero-length file (")
+    if not how and zero and resend_allowed():
+        how = "fresh"
+    if not how and zero and run_dir is not None and (Path(run_dir) / "manifest.json").is_file():
+        return
+    if how == "recover":
+        rec = recover(p, cache_key)
+        log(f"[lcrag] response cache {p} ({state}): recovered {rec.salvaged} replies, {rec.rejected} dropped as "
+            f"not whole, {rec.lost} known lost; the original is kept as {rec.damaged.name}")
+    elif how == "fresh":
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        aside = p.with_name(f"{p.name}.set-aside-{stamp}")
+        os.replace(p, aside)
+        for side in ("-wal", "-shm"):
+            q = Path(str(p) + side)
+            if q.exists():
+                os.replace(q, Path(str(aside) + side))
+        recheck(p)
+        log(f"[lcrag] response cache {p} ({state}): set aside as {aside.name}; starting an empty cache")
+    else:
+        raise CacheNeedsDecision(
+            f"response cache {p}: {state}. Running on would send — and pay for — again every call it held. "
+            f"Choose: `lcrag run … --cache-recover` salvages every whole reply first (the original is kept), "
+            f"`lcrag run … --cache-fresh` sets the file aside and starts an empty cache ({ENV_ON_DAMAGE}=recover|fresh "
+            f"does the same); `lcrag cache check --db {p}` says more, `lcrag cache recover --db {p}` salvages "
+            f"without running.")

@@ -70,10 +70,12 @@ def cells(tasks: list) -> dict[str, tuple]:
     return {i: (strata[i],) if any(strata[i]) else (tuple(sorted(c)),) for i, c in conds.items()}
 
 
-def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, Any] | None]:
+def apply_limit(tasks: list, limit: LimitSpec | None, total: int | None = None) -> tuple[list, dict[str, Any] | None]:
     """``(kept tasks, record)``; the record (None without a limit) has ``n``, ``mode`` (``first``, ``per_cell``
-    or ``sample``), ``seed`` (sample only), ``cells`` (the design's cells), ``items_total``, ``items_used`` and the
-    kept ``item_ids``."""
+    or ``sample``), ``seed`` (sample only), ``cells`` (per-cell only: the design's cells), ``items_total``, ``items_used`` and the
+    kept ``item_ids``. ``total``: the study's item count when only the selected items were read
+    (:func:`lcrag.experiment.schema.load_items` with ``take``); ``tasks`` then hold those items only, and the
+    same ones are kept."""
     if limit is None:
         return list(tasks), None
     ids = list(dict.fromkeys(t.item.id for t in tasks))
@@ -95,8 +97,10 @@ def apply_limit(tasks: list, limit: LimitSpec | None) -> tuple[list, dict[str, A
         keep = ids[: limit.n]
         mode = "first"
     kept = set(keep)
-    rec = {"n": limit.n, "mode": mode, "cells": n_cells, "items_total": len(ids), "items_used": len(keep),
-           "item_ids": keep}
+    rec = {"n": limit.n, "mode": mode, "items_total": len(ids) if total is None else max(total, len(ids)),
+           "items_used": len(keep), "item_ids": keep}
+    if mode == "per_cell":
+        rec["cells"] = n_cells
     if limit.sample:
         rec["seed"] = limit.seed
     return [t for t in tasks if t.item.id in kept], rec

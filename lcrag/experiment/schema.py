@@ -111,6 +111,7 @@ class ItemSet:
     items: list[StudyItem]
     documents: dict[str, Document]
     paths: dict[str, str] = field(default_factory=dict)
+    total: int | None = None  # items in the file when only a ``take`` of them was read (:func:`load_items`)
 
 
 def loc_to_field(loc) -> str:
@@ -121,10 +122,29 @@ def loc_to_field(loc) -> str:
     return out
 
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+def _jsonl(path: Path, lines: set[int] | None = None) -> Iterator[tuple[int, dict]]:
+    """``(line, object)`` of a JSONL file, streamed; with ``lines``, only those lines are parsed."""
     if not path.is_file():
         raise InputError(path, "file not found")
-    yield from iter_jsonl(path)
+    if lines is None:
+        yield from iter_jsonl(path)
+        return
+    import json
+
+    from ..textio import iter_lines
+
+    last = max(lines, default=0)
+    for n, line in iter_lines(path):
+        if n > last:
+            return
+        if n in lines:
+            try:
+                obj = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                raise InputError(path, "not valid JSON", line=n) from None
+            if not isinstance(obj, dict):
+                raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=n)
+            yield n, obj
 
 
 def _parse(model, obj: dict, path: Path, line: int, prefix: str = ""):
@@ -187,13 +207,17 @@ def _evidence(rec: EvidenceRecord, doc: Document, path: Path, line: int, where: 
 MAX_ERRORS = 20
 
 
-def _jsonl_each(path: Path) -> Iterator[tuple[int, dict | InputError]]:
-    """``(line, object)`` of each non-blank line, or ``(line, InputError)`` for a line that is no JSON object: the
-    reading goes on, so every bad line is reported."""
+def _jsonl_each(path: Path, lines: set[int] | None = None) -> Iterator[tuple[int, dict | InputError]]:
+    """``(line, object)`` of each non-blank line (with ``lines``: only those, and reading stops after the last),
+    or ``(line, InputError)`` for a line that is no JSON object: the reading goes on, so every bad line is
+    reported."""
     if not path.is_file():
         raise InputError(path, "file not found")
+    last = max(lines, default=0) if lines is not None else None
     for n, line in iter_lines(path):
-        if not line.strip():
+        if last is not None and n > last:
+            return
+        if not line.strip() or (lines is not None and n not in lines):
             continue
         try:
             obj = json.loads(line)
@@ -260,15 +284,89 @@ def _item(obj: dict, path: Path, i: int, docs: dict[str, Document], corpus_ids: 
     return StudyItem(item, tuple(order), i)
 
 
-def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None = None, *, limit: int | None = None) -> ItemSet:
+def _select_lines(path: Path, limit: int | None, take) -> tuple[set[int] | None, int | None, int | None]:
+    """``(line numbers to read or None for all, stop after this many items or None, items in the file)`` for a
+    run control ``take`` (:class:`lcrag.experiment.runcontrols.LimitSpec`: ``n``, ``per`` and ``sample``/``seed``).
+
+    First ``n`` of the study (``per: study``): nothing is selected up front; reading stops after ``n`` items
+    and the rest of the file is only counted (non-blank lines, never parsed). Sample, or first ``n`` per
+    design cell (the default ``per: cell``): one pass reads each line's ``id`` and design metadata
+    (:data:`lcrag.experiment.runcontrols.DESIGN_KEYS`; the object is dropped at once), then picks what
+    :func:`lcrag.experiment.runcontrols.apply_limit` picks from the full item list — ``random.Random(seed).sample``
+    of the ids in file order, or the first ``n`` of each cell (the first ``n`` of the file when no item names a
+    cell) — and only those lines are read. ``limit`` (the study's ``data.limit``) cuts the file first, as it
+    does for a full read."""
+    import json
+    import random
+
+    from ..textio import iter_lines
+    from .runcontrols import DESIGN_KEYS
+
+    cap = limit if limit is not None else None
+    if not take.sample and take.per != "cell":
+        stop = take.n if cap is None else min(take.n, cap)
+        total = 0
+        with open(path, "rb") as f:
+            for raw in f:
+                if raw.strip():
+                    total += 1
+                    if cap is not None and total >= cap:
+                        break
+        return None, stop, total
+    ids: list[str] = []
+    line_of: dict[str, int] = {}
+    cell_of: dict[str, tuple] = {}
+    for n, line in iter_lines(path):
+        if not line.strip():
+            continue
+        if cap is not None and len(ids) >= cap:
+            break
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            raise InputError(path, "not valid JSON", line=n) from None
+        iid = obj.get("id") if isinstance(obj, dict) else None
+        if not isinstance(iid, str):
+            raise InputError(path, "every item needs a string id (read to choose the limited items)", line=n, field="id")
+        if iid in line_of:
+            raise InputError(path, f"duplicate item id {iid!r} (first on line {line_of[iid]})", line=n, field="id")
+        md = obj.get("metadata")
+        md = md if isinstance(md, dict) else {}
+        ids.append(iid)
+        line_of[iid] = n
+        cell_of[iid] = tuple(str(md.get(k, "")) for k in DESIGN_KEYS)
+    if take.sample:
+        chosen = random.Random(take.seed).sample(ids, min(take.n, len(ids)))
+    elif len(set(cell_of.values())) > 1:
+        taken: dict[tuple, int] = {}
+        chosen = []
+        for i in ids:
+            if taken.get(cell_of[i], 0) < take.n:
+                taken[cell_of[i]] = taken.get(cell_of[i], 0) + 1
+                chosen.append(i)
+    else:
+        chosen = ids[: take.n]
+    return {line_of[i] for i in chosen}, None, len(ids)
+
+
+def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None = None, *, limit: int | None = None,
+               take=None) -> ItemSet:
     """Validate and load an items JSONL file (see module doc), with an optional corpus.
 
     Args:
         path: the items file.
         corpus: a corpus JSONL path or an already loaded ``{id: Document}``.
         limit: keep only the first ``limit`` items (after validating them all).
+        take: a run control (``lcrag run --limit/--sample``, :class:`lcrag.experiment.runcontrols.LimitSpec`):
+            only the items it selects are read and validated, so a first look at a large file costs what it
+            selects (:func:`_select_lines`); ``total`` of the result is the file's item count. The items left
+            out are checked by the run that reads them.
     """
     path = Path(path)
+    if take is not None and path.is_file():
+        wanted, stop, total = _select_lines(path, limit, take)
+    else:
+        wanted, stop, total = None, None, None
     paths = {"items": str(path)}
     if isinstance(corpus, (str, Path)):
         paths["corpus"] = str(corpus)
@@ -280,7 +378,9 @@ def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None
     items: list[StudyItem] = []
     seen: dict[str, int] = {}
     errors: list[InputError] = []
-    for i, obj in _jsonl_each(path):
+    for i, obj in _jsonl_each(path, wanted):
+        if stop is not None and len(items) >= stop:
+            break
         try:
             if isinstance(obj, InputError):
                 raise obj
@@ -295,7 +395,7 @@ def load_items(path: str | Path, corpus: str | Path | dict[str, Document] | None
         raise InputError(path, "no items (the file is empty)")
     if limit is not None:
         items = items[: int(limit)]
-    return ItemSet(items, docs, paths)
+    return ItemSet(items, docs, paths, total)
 
 
 def write_jsonl(path: str | Path, records) -> Path:

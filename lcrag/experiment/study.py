@@ -57,7 +57,7 @@ from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
 from .paramcheck import reader_error
-from .respend import check_cache_kept
+from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec
@@ -211,7 +211,8 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         from .. import provenance
 
         provenance.note(f"your data: {Path(resolve(base, cfg.data.items)).name}")
-        prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit)
+        prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit,
+                                take=getattr(cfg, "limit", None))  # --limit/--sample read only what they select
     return prep
 
 
@@ -414,7 +415,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
     built = build_tasks(prep)
-    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None))
+    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
     repeats = int(getattr(cfg, "repeats", 1) or 1)
     if repeats > 1 and built.routes:
         raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")
@@ -463,6 +464,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                   * len(cfg.prompts),
                   controls=manifest_record(cfg, limit_rec, prep.readers))
     with run_lock(results, wait=wait, log=log):
+        check_cache_file(cache, prep.readers, log=log, run_dir=rdir)  # a zero-length or unreadable cache: recover, fresh, or stop
         check_cache_kept(rdir, results, cache, prep.readers)  # a lost cache must not re-send paid calls silently
         # the manifest exists from the start: an interrupted run can still be reported (as partial)
         pd.DataFrame(built.ranks).to_csv(rdir / "retrieval_ranks.csv", index=False)

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import cache_dir
-from ..errors import CacheMiss, ConfigError, InputError
+from ..errors import CacheMiss, CacheReadOnly, ConfigError, InputError
 from ..textio import iter_jsonl
-from .cachecheck import guard, open_checked
+from .cachecheck import guard, insert_rows, open_checked, row_problem, writable
 
 MODES = ("use", "refresh", "off", "replay")
 ENV_CACHE_MODE = "LCRAG_CACHE_MODE"
@@ -49,6 +49,19 @@ def default_mode() -> str:
     if mode not in MODES:
         raise ConfigError(ENV_CACHE_MODE, f"unknown cache mode {mode!r}; choose one of {', '.join(MODES)}", field=ENV_CACHE_MODE)
     return mode
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_altered(path: Path, key: str, why: str) -> None:
+    """One stderr line per altered row met (``lcrag cache check`` lists them all)."""
+    import sys
+
+    if (str(path), key) not in _WARNED:
+        _WARNED.add((str(path), key))
+        print(f"lcrag: response cache {path}: row {key[:12]}… is not served ({why}); `lcrag cache check --db {path}` "
+              f"lists every such row", file=sys.stderr)
 
 
 class ResponseCache:
@@ -78,7 +91,13 @@ class ResponseCache:
         if self.mode in ("off", "refresh"):
             return None
         with guard(self.path):
-            row = self._conn().execute("SELECT response FROM responses WHERE key=?", (key,)).fetchone()
+            row = self._conn().execute("SELECT model, CAST(request AS BLOB), response, seal FROM responses WHERE key=?",
+                                       (key,)).fetchone()
+        if row is not None:
+            why = row_problem(key, row[0], row[1], row[2], row[3], cache_key, full=False)
+            if why:  # edited in place: not served; the reply sent now replaces it
+                _warn_altered(self.path, key, why)
+                row = None
         with self._lock:
             if row is None:
                 self.misses += 1
@@ -88,12 +107,15 @@ class ResponseCache:
             if self.mode == "replay":
                 raise CacheMiss(key, description)
             return None
-        return json.loads(row[0])
+        return json.loads(row[2])
 
     def contains(self, key: str) -> bool:
-        """Whether ``key`` is stored (ignores the mode; counts neither hit nor miss)."""
+        """Whether a whole row is stored under ``key`` (one that ``get`` would serve; ignores the mode; counts
+        neither hit nor miss)."""
         with guard(self.path):
-            return self._conn().execute("SELECT 1 FROM responses WHERE key=?", (key,)).fetchone() is not None
+            row = self._conn().execute("SELECT model, CAST(request AS BLOB), response, seal FROM responses WHERE key=?",
+                                       (key,)).fetchone()
+        return row is not None and row_problem(key, *row, cache_key, full=False) is None
 
     def put(self, key: str, model: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         if self.mode in ("off", "replay"):
@@ -103,11 +125,11 @@ class ResponseCache:
             blob.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate in model text (half an emoji): store it \u-escaped
             blob = json.dumps(response)
+        if self.path.is_file() and not writable(self.path):
+            raise CacheReadOnly(self.path)
         with guard(self.path):  # damage -> CacheDamaged, a full disk -> DiskFull: the sweep stops (lcrag.runner)
-            self._conn().execute(
-                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                (key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True), blob),
-            )
+            insert_rows(self._conn(), [(key, time.time(), model, json.dumps(request, ensure_ascii=False, sort_keys=True),
+                                        blob)])
 
     def stats(self) -> dict[str, Any]:
         with guard(self.path):
@@ -153,11 +175,9 @@ class ResponseCache:
                     raise InputError(src, "expected an object with a string 'text'", line=lineno, field="response.text")
                 if cache_key(rec["request"]) != rec["key"]:
                     raise InputError(src, "key does not match the hash of its request (altered record)", line=lineno, field="key")
-                c.execute(
-                    "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?)",
-                    (rec["key"], rec.get("created", time.time()), rec["model"],
-                     json.dumps(rec["request"], ensure_ascii=False, sort_keys=True), json.dumps(rec["response"], ensure_ascii=False)),
-                )
+                insert_rows(c, [(rec["key"], rec.get("created", time.time()), rec["model"],
+                                 json.dumps(rec["request"], ensure_ascii=False, sort_keys=True),
+                                 json.dumps(rec["response"], ensure_ascii=False))])
                 n += 1
             c.execute("COMMIT")
         except BaseException:

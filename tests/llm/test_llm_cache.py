@@ -16,12 +16,13 @@ def test_key_is_canonical():
 def test_modes(tmp_path):
     db = tmp_path / "c.sqlite"
     c = ResponseCache(db, mode="use")
-    assert c.get("k") is None
-    c.put("k", "m", {"q": 1}, {"text": "hi"})
-    assert c.get("k") == {"text": "hi"}
-    assert ResponseCache(db, mode="off").get("k") is None
-    assert ResponseCache(db, mode="refresh").get("k") is None
-    assert ResponseCache(db, mode="replay").get("k") == {"text": "hi"}
+    k = cache_key({"q": 1})
+    assert c.get(k) is None
+    c.put(k, "m", {"q": 1}, {"text": "hi"})
+    assert c.get(k) == {"text": "hi"}
+    assert ResponseCache(db, mode="off").get(k) is None
+    assert ResponseCache(db, mode="refresh").get(k) is None
+    assert ResponseCache(db, mode="replay").get(k) == {"text": "hi"}
     with pytest.raises(CacheMiss) as e:
         ResponseCache(db, mode="replay").get("missing-key", description="reader / item-3")
     assert "missing-key" in str(e.value) and "item-3" in str(e.value)
@@ -48,12 +49,12 @@ def test_export_import_roundtrip_and_tamper(tmp_path):
 
 WRITER = """
 import sys
-from lcrag.llm.cache import ResponseCache
+from lcrag.llm.cache import ResponseCache, cache_key
 c = ResponseCache(sys.argv[1])
 tag = sys.argv[2]
 for i in range(300):
-    c.put(f"{tag}-{i}", "m", {"i": i, "tag": tag}, {"text": f"{tag}{i}"})
-    c.get(f"{tag}-{i}")
+    c.put(cache_key({"i": i, "tag": tag}), "m", {"i": i, "tag": tag}, {"text": f"{tag}{i}"})
+    c.get(cache_key({"i": i, "tag": tag}))
 """
 
 
@@ -64,6 +65,6 @@ def test_two_processes_share_one_cache(tmp_path):
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     c = ResponseCache(db)
     assert c.stats()["entries"] == 600
-    assert c.get("p-299") == {"text": "p299"} and c.get("q-0") == {"text": "q0"}
+    assert c.get(cache_key({"i": 299, "tag": "p"})) == {"text": "p299"} and c.get(cache_key({"i": 0, "tag": "q"})) == {"text": "q0"}
     import sqlite3
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -87,3 +87,26 @@ def test_bertscore_absent_returns_none(monkeypatch):
     monkeypatch.setitem(sys.modules, "bert_score", None)  # as if the optional extra were not installed
     assert not bertscore_available()
     assert bertscore_f1(["a"], ["b"]) is None
+
+
+def test_bit_parallel_lcs_and_rouge_l_equal_rouge_score():
+    """lcrag's linear-time ROUGE-L (remembered stems, bit-parallel LCS) gives rouge-score's exact value."""
+    import random
+
+    from rouge_score import rouge_scorer
+    from rouge_score.rouge_scorer import _lcs_table
+
+    from lcrag.scoring.text import lcs_length, rouge_l_f1
+
+    rng = random.Random(0)
+    for _ in range(300):
+        a = [rng.choice("abcdef") for _ in range(rng.randint(0, 70))]
+        b = [rng.choice("abcdeg") for _ in range(rng.randint(0, 70))]
+        want = _lcs_table(a, b)[-1][-1] if a and b else 0
+        assert lcs_length(a, b) == want
+    words = "the running runner ran papers cited citation citing models model 2024 results resulting of a is".split()
+    ref = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    for _ in range(200):
+        p = " ".join(rng.choice(words) for _ in range(rng.randint(0, 40))) + rng.choice(["", ".", " (x)"])
+        g = " ".join(rng.choice(words) for _ in range(rng.randint(1, 40)))
+        assert rouge_l_f1(p, g) == ref.score(g, p)["rougeL"].fmeasure

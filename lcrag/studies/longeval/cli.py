@@ -69,17 +69,25 @@ def _cmd_validate(args) -> int:
 
 def _cmd_score(args) -> int:
     from .data import load_gold_answers
-    from ...scoring.citations import run_citation_precision
+    from ...scoring.citations import response_citation_precision
     from ...scoring.text import answer_text, rouge_l_f1
     from .stored import inferred_gold_pairs
-    from ...trec import read_run
+    from ...trec import iter_run
 
-    responses = read_run(args.run, allow_empty=False)
+    # one streamed pass, linear in the run: ROUGE-L of every answered gold query, and citation precision as
+    # lcrag.scoring.citations.run_citation_precision takes it (the last response of a query counts; the mean
+    # is over the answered queries that have an inferred gold pair, first consistent pair: the one rule)
     gold = load_gold_answers(args.data_dir)
-    rouge = [rouge_l_f1(answer_text(r.answer), gold[r.query_id]) for r in responses if r.query_id in gold]
-    pairs = inferred_gold_pairs(args.data_dir)
-    answered = {r.query_id for r in responses}
-    prec, _ = run_citation_precision(responses, {q: p[0] for q, p in pairs.items() if q in answered})  # the one rule
+    first_pair = {q: p[0] for q, p in inferred_gold_pairs(args.data_dir).items()}
+    rouge: list[float] = []
+    per_query: dict[str, float] = {}
+    for r in iter_run(args.run, allow_empty=False):
+        if r.query_id in gold:
+            rouge.append(rouge_l_f1(answer_text(r.answer), gold[r.query_id]))
+        nid = str(r.metadata.get("narrative_id", ""))  # the key run_citation_precision reads
+        if nid in first_pair:
+            per_query[nid] = response_citation_precision(r, first_pair[nid])
+    prec = sum(per_query.values()) / len(per_query) if per_query else 0.0
     print(f"queries scored: {len(rouge)} | ROUGE-L F1: {sum(rouge) / max(1, len(rouge)):.4f} | "
           f"citation precision (inferred gold pairs, first consistent pair): {prec:.4f}")
     return 0
