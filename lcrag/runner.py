@@ -129,11 +129,19 @@ def read_results(path: str | Path) -> list[ResultRow]:
         mistyped = [f for f in ("run", "item_id", "condition", "reader", "prompt", "outcome") if not isinstance(d[f], str)]
         if mistyped:
             raise InputError(path, "not a result row: must be a string", line=i, field=mistyped[0])
+        mistyped = [f for f, kind, what in _ROW_SHAPES if f in d and not isinstance(d[f], kind)]
+        if mistyped:
+            f = mistyped[0]
+            raise InputError(path, f"not a result row: must be {dict((k, w) for k, _, w in _ROW_SHAPES)[f]}, "
+                                   f"got {type(d[f]).__name__}", line=i, field=f)
         r = ResultRow.from_dict(d)
         rows[r.task_id] = r
     return list(rows.values())
 
 
+#: result-row fields read as containers: (field, accepted types, what the message says)
+_ROW_SHAPES = (("metrics", dict, "an object"), ("meta", dict, "an object"), ("lines", list, "a list"),
+               ("gold_lines", list, "a list"))
 _ROW_REQUIRED = [f.name for f in dataclasses.fields(ResultRow) if f.default is dataclasses.MISSING
                  and f.default_factory is dataclasses.MISSING]
 

@@ -199,3 +199,16 @@ def test_model_free_readers_are_computed_in_every_cache_mode_and_never_stored(tm
         assert served.records_replies is True
         assert GovernedReader(served, Governor(1.0)).records_replies is True
     assert GovernedReader(make_reader("extractive"), Governor(1.0)).records_replies is False
+
+
+@pytest.mark.parametrize("field,value", [("meta", None), ("metrics", [1]), ("lines", "12"), ("gold_lines", {"a": 1})])
+def test_a_result_row_with_a_container_field_of_another_type_names_line_and_field(tmp_path, field, value):
+    from lcrag.errors import InputError
+
+    row = {"run": "r", "item_id": "i", "condition": "LC", "reader": "x", "prompt": "p", "outcome": "ok",
+           "parse_status": "ok", "answer": "a", "lines": [1], "gold_lines": [1], "metrics": {"ans": 1.0}, "meta": {}}
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "item_id": "j", field: value}) + "\n")
+    with pytest.raises(InputError) as e:
+        read_results(path)
+    assert e.value.line == 2 and e.value.field == field
