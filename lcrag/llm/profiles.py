@@ -72,7 +72,9 @@ class ReaderProfile(BaseModel):
     concurrency_min: int = Field(1, ge=1, le=256)
     concurrency_max: int | None = Field(None, ge=1, le=1024)
     prefix_affinity: bool = True  # pool: route requests sharing a prompt prefix to the same endpoint
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0)  # total deadline of one attempt: connect + headers + body (lcrag.llm.deadline)
+    retry_after_max_s: float = Field(300.0, ge=0.0)  # longest server-requested wait (Retry-After) honoured
+    check_reply_model: bool = True  # a reply naming another model is a failed attempt (lcrag.llm.client.reply_problem)
     max_retries: int = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(1.0, ge=0.0)
     backoff_max_s: float = Field(60.0, ge=0.0)
