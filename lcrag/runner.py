@@ -47,6 +47,7 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
 from tqdm import tqdm
 
 from .runtime import interrupts
+from .llm.keyscan import scrub
 from .atomicio import append_whole
 from .errors import BudgetExceeded, CacheDamaged, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
@@ -195,7 +196,8 @@ class ResultsWriter:
     def append(self, row: ResultRow) -> None:
         # backslashreplace: a lone surrogate (e.g. a model's half emoji "\ud83d" parsed from JSON) is
         # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
-        data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+        # key-shaped substrings (a reply quoting a document's key …) are written as "[key removed]" (lcrag.llm.keyscan)
+        data = (scrub(json.dumps(row.to_dict(), ensure_ascii=False)) + "\n").encode("utf-8", "backslashreplace")
         with self._locked():
             append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.atomicio)
         now = time.monotonic()

@@ -60,7 +60,7 @@ from .paramcheck import reader_error
 from .respend import check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
-from .spec import StudySpec, apply_overrides, parse_spec, read_spec
+from .spec import StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
 
 
 @dataclass
@@ -114,6 +114,9 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
 
     def err(fld, msg):
         return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)
+
+    if path is None or overrides:  # a file's keys were refused when it was read (spec.refuse_keys)
+        refuse_keys(apply_overrides(doc, overrides) if overrides else doc, where, text)
 
     try:
         mods = registry.load_plugins(cfg.plugins, base)

@@ -96,10 +96,18 @@ def resolve_api_key(profile: ReaderProfile) -> str:
     line = node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None
     raise ConfigError(
         src if src.is_file() else f"reader profile {profile.name}",
-        f"no API key: set the environment variable {profile.api_key_env or '(api_key_env unset)'} "
+        f"no API key: set the environment variable {_shown_env(profile.api_key_env)} "
         "(keys are read only from the environment)",
         line=line, field="api_key_env",
     )
+
+
+def _shown_env(name: str | None) -> str:
+    from .keyscan import env_name_problem, mask
+
+    if not name:
+        return "(api_key_env unset)"
+    return name if env_name_problem(name) is None else mask(name)
 
 
 def _retryable(exc: Exception) -> tuple[bool, str]:

@@ -110,6 +110,26 @@ class ReaderProfile(BaseModel):
             raise ValueError(bad)
         return v
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_key(cls, v: str | None) -> str | None:
+        from .keyscan import env_name_problem
+
+        bad = env_name_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v
+
+    @field_validator("name", "label", "model", "family", "kind", "tokenizer", "prices_as_of", "prices_source")
+    @classmethod
+    def _no_key_in_text(cls, v: str) -> str:
+        from .keyscan import ADVICE, looks_like_key, mask
+
+        if looks_like_key(v):
+            raise ValueError(f"a key-shaped value ({mask(v)}) would be written to results, manifests and the cache; "
+                             f"{ADVICE}")
+        return v
+
     @field_validator("extra_body")
     @classmethod
     def _no_key_in_body(cls, v: dict[str, Any]) -> dict[str, Any]:
@@ -237,4 +257,10 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)
-    return profile_from_dict({**doc, **overrides}, source=p, text=text)
+    try:
+        return profile_from_dict({**doc, **overrides}, source=p, text=text)
+    except ConfigError as e:
+        root = (e.field or "").split(".", 1)[0].split("[", 1)[0]
+        if root and root in overrides:  # the bad value is the caller's (a study's {profile: NAME, field: …}), not the file's
+            raise ConfigError(f"reader {p.stem!r} with changed fields", e.reason, field=e.field) from None
+        raise
