@@ -64,6 +64,10 @@ def register(sub) -> None:
     p.add_argument("--resend", action="store_true",
                    help="confirm sending again the calls this run's manifest records as cached when the response "
                         "cache no longer holds them (missing, empty or another cache); otherwise the run stops")
+    p.add_argument("--allow-out-outside", action="store_true",
+                   help="let the study's `out:` name a folder outside the study's own folder (e.g. out: ../../shared); "
+                        "without it such an `out:` is refused (--out on the command line may name any folder); "
+                        "also LCRAG_ALLOW_OUT_OUTSIDE=1")
     p.set_defaults(func=run)
 
 
@@ -111,6 +115,12 @@ def run(args) -> int:
         from ..experiment.respend import ENV_ALLOW_RESEND
 
         os.environ[ENV_ALLOW_RESEND] = "1"
+    if getattr(args, "allow_out_outside", False):
+        import os
+
+        from ..experiment.study import ENV_ALLOW_OUT_OUTSIDE
+
+        os.environ[ENV_ALLOW_OUT_OUTSIDE] = "1"
     if getattr(args, "no_prefix_order", False):  # read by the runner, the dry run and Ray workers alike
         import os
 

@@ -123,7 +123,9 @@ def loc_to_field(loc) -> str:
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     if not path.is_file():
-        raise InputError(path, "file not found")
+        from ..textio import file_problem
+
+        raise InputError(path, file_problem(path) or "file not found")
     yield from iter_jsonl(path)
 
 
