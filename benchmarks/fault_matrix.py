@@ -156,7 +156,7 @@ def fault_off_mode(c: Case) -> tuple[str, str]:
 def fault_model_free(c: Case) -> tuple[str, str]:
     (c.cache).mkdir(parents=True, exist_ok=True)
     (c.cache / "responses.sqlite").write_bytes(os.urandom(8192))
-    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--readers", "extractive")
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", "--reader", "extractive")
     return classify_fault(r, r.returncode == 0)
 
 
@@ -495,8 +495,8 @@ def bad_inputs(url: str) -> list[tuple[str, dict]]:
         ("key as the study description", {"study": st(extra="description: Bearer abcdefghijklmnopqrstuvwxyz\n"), "secret": "abcdefghijklmnopqrstuvwxyz"}),
         ("unknown reader in study", {"study": st().replace("  - {name: fault", "  - no-such-reader\n  - {name: fault")}),
         ("--readers profile with a bad key", {"study": st(), "files": {"prof.yaml": "kind: openai\nmodel: m\nmax_token: 10\n"},
-                                              "args": ["--readers", "prof.yaml"], "loc": "prof.yaml"}),
-        ("--readers empty profile", {"study": st(), "files": {"empty.yaml": ""}, "args": ["--readers", "empty.yaml"],
+                                              "args": ["--reader", "prof.yaml"], "loc": "prof.yaml"}),
+        ("--readers empty profile", {"study": st(), "files": {"empty.yaml": ""}, "args": ["--reader", "empty.yaml"],
                                      "loc": "empty.yaml", "no_line": True}),
         ("items: 100,000-deep metadata", {"study": st().replace("  example: {n_companies: 3, n_towns: 1}", "  items: items.jsonl"),
                                           "files": {"items.jsonl": json.dumps({"id": "q", "question": "Q?", "answers": ["a"],

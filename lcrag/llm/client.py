@@ -174,6 +174,20 @@ def reply_problem(resp: Any, model: str, *, check_model: bool = True) -> str | N
     return None
 
 
+def body_problem(body: Any, model: str, *, check_model: bool = True) -> str | None:
+    """:func:`reply_problem` of a chat completion given as a JSON mapping (a Batch API output line's body)."""
+    from types import SimpleNamespace
+
+    def ns(v: Any) -> Any:
+        if isinstance(v, dict):
+            return SimpleNamespace(**{str(k): ns(x) for k, x in v.items()})
+        return [ns(x) for x in v] if isinstance(v, list) else v
+
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    return reply_problem(ns(body), model, check_model=check_model)
+
+
 def chat_kwargs(p: ReaderProfile, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
     """Arguments of ``chat.completions.create`` for a profile (also the Batch API request body)."""
     kw: dict[str, Any] = {"model": p.model, "messages": messages}
