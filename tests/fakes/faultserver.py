@@ -277,13 +277,26 @@ def _embeddings_reply(state: _State, req: dict) -> tuple[int, bytes]:
     return 200, json.dumps(body).encode()
 
 
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threading server that does not print a traceback when a client it was answering died (a killed run)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FaultServer:
     """Context manager running the server in a thread on 127.0.0.1 (``port=0`` picks a free port)."""
 
     def __init__(self, port: int = 0, *, hang_s: float = 5.0, delay_s: float = 0.0,
                  reasoning_models: tuple[str, ...] = ("fault-reasoning",), default: str = "ok"):
         self.state = _State(hang_s, delay_s, reasoning_models, default)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
+        self.httpd = QuietHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
