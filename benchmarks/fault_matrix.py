@@ -5,12 +5,17 @@ a loopback OpenAI-compatible server that counts requests, on a tiny generated st
 Each case is classified from the exit status and stderr:
 
 * **faults** (damaged cache in six shapes, cache off / model-free reader over a damaged cache, ``cache stats``,
-  full disks under results, cache and report, two runs sharing a cache, ``kill -9`` and resume, a broken
-  manifest, ``example-data`` onto a file): ``clean`` (the expected outcome with a message, no traceback),
-  ``traceback`` (a Python traceback reached the user), ``wrong`` (no traceback, but not the expected outcome);
+  full disks under results, cache, report and ``cache export``, two runs sharing a cache, ``kill -9`` and resume
+  (also with requests held in flight), a broken manifest, ``example-data`` onto a file, ``LCRAG_CACHE_DIR``
+  naming a file, a symbolic-link loop in the data folder, a FIFO or ``/dev/zero`` items file, ``out: ../../..``,
+  and hostile endpoints — each with its own loopback server: 429 with ``Retry-After: 3600``, a body trickled one
+  byte every 2 s, ``content: null``, another model's reply): ``clean`` (the expected outcome with a message, no
+  traceback), ``traceback`` (a Python traceback reached the user), ``hang`` (still running at the case's bound),
+  ``wrong`` (no traceback, but not the expected outcome);
 * **bad inputs** (study, reader-profile, reproduce-profile and data files with one mistake each):
   ``clean+locator`` (refused, naming the file, the line and the field), ``clean`` (refused with the file but
-  without line or field), ``traceback``, ``accepted`` (exit status 0: the mistake went through);
+  without line or field), ``traceback``, ``accepted`` (exit status 0: the mistake went through), ``leaked`` (a
+  key planted in a field was echoed on stdout or stderr);
 * **rows**: after the disk-full, kill -9 and concurrent-run cases, result rows lost (expected task ids missing)
   and duplicated (lines beyond one per task id, and requests the server received beyond one per distinct call).
 
