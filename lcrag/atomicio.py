@@ -47,7 +47,7 @@ def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
 
     ``scrub`` (default): key-shaped substrings are written as ``[key removed]`` (:func:`lcrag.llm.keyscan.scrub`);
     only byte-exact copies (a cache export, whose entries are checked against their hashes) pass ``scrub=False``."""
-    from .llm.keyscan import scrub as scrub_text, scrub_bytes
+    from .keyshapes import scrub as scrub_text, scrub_bytes
 
     path = Path(path)
     if scrub:

@@ -19,12 +19,13 @@ Where each rule applies:
   study file is refused when key-shaped (:func:`find_key`), naming the file the user wrote, the line and the field;
   the message shows the value masked (:func:`mask`). ``api_key_env`` must moreover be a variable *name*
   (letters, digits and ``_``): a pasted key is the commonest way a key reaches a file;
-* :func:`scrub` replaces every key-shaped substring with ``[key removed]``; it is applied by every writer of run
-  metadata and logs: ``write_atomic`` (manifests, ``results.csv``, reports), the results writer
-  (``results.jsonl``), and lcrag's standard output and error (the CLI wraps both), so a key that reaches lcrag by
-  another road (a document, a model's reply, an exception message) is not written out either. The response cache
-  stores requests and replies verbatim (its keys are hashes of them); keys reach it only through the fields
-  refused above.
+* :func:`scrub` (:mod:`lcrag.keyshapes`) replaces every key-shaped substring with ``[key removed]``; it is applied
+  by every writer of run files and logs: ``write_atomic`` (manifests, ``results.csv``, reports), the results
+  writer (``results.jsonl``), the stored reply (``text`` and ``reasoning``, :func:`lcrag.llm.call.record_of`, and
+  Batch API replies), and lcrag's standard output and error (the CLI wraps both), so a key that reaches lcrag by
+  another road (a document, a model's reply, an exception message) is not written out either. The response
+  cache stores *requests* verbatim (the cache key is their hash, and ``cache export`` copies them byte for
+  byte); keys reach them only through the fields refused above.
 """
 
 from __future__ import annotations
@@ -33,40 +34,14 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
+from ..keyshapes import KEY_SHAPES, REMOVED, looks_like_key, mask, scrub, scrub_bytes, scrub_streams  # noqa: F401  (re-exported)
+
 SECRET_NAMES = re.compile(r"^(x[-_])?(api[-_]?key|key|token|access[-_]?token|auth[-_]?token|secret|client[-_]?secret|"
                           r"password|passwd|authorization|auth|sig|signature|bearer|credential|credentials)$", re.I)
-_SHAPES = (r"sk-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|"
-           r"github_pat_[A-Za-z0-9_]{30,}|xox[abpr]-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gsk_[A-Za-z0-9]{20,}|"
-           r"r8_[A-Za-z0-9]{20,}|Bearer\s+[A-Za-z0-9._~+/=-]{16,}")
-KEY_SHAPES = re.compile(r"(^|[^A-Za-z0-9])(" + _SHAPES + ")")
-_SCRUB = re.compile(r"(?<![A-Za-z0-9])(?:" + _SHAPES + ")")
+
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-REMOVED = "[key removed]"
+
 ADVICE = "put the key in an environment variable and name it with api_key_env (the key then reaches no file)"
-
-
-def looks_like_key(value: Any) -> bool:
-    return isinstance(value, str) and bool(KEY_SHAPES.search(value))
-
-
-def mask(value: str) -> str:
-    """A key as an error message may show it: its first three characters and its length."""
-    return f"{value[:3]}… ({len(value)} characters, masked)"
-
-
-def scrub(text: str) -> str:
-    """``text`` with every key-shaped substring replaced by ``[key removed]`` (module doc)."""
-    return _SCRUB.sub(REMOVED, text) if text else text
-
-
-def scrub_bytes(data: bytes) -> bytes:
-    """:func:`scrub` of UTF-8 bytes (bytes that are not UTF-8 text are returned unchanged)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-    out = scrub(text)
-    return data if out == text else out.encode("utf-8")
 
 
 def find_key(doc: Any, path: str = "") -> tuple[str, str] | None:
@@ -130,30 +105,3 @@ def body_problem(body: Any, path: str = "") -> tuple[str, str] | None:
     elif looks_like_key(body):
         return path, f"a key-shaped value in a request field would be written to the manifest and the cache; {ADVICE}"
     return None
-
-
-class _ScrubbedStream:
-    """A text stream that writes through :func:`scrub` (every other attribute is the wrapped stream's)."""
-
-    def __init__(self, inner):
-        self._inner = inner
-
-    def write(self, s):
-        return self._inner.write(scrub(s) if isinstance(s, str) else s)
-
-    def writelines(self, lines):
-        for s in lines:
-            self.write(s)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-
-def scrub_streams() -> None:
-    """Wrap ``sys.stdout`` and ``sys.stderr`` so that every line lcrag prints or logs is scrubbed (idempotent)."""
-    import sys
-
-    for name in ("stdout", "stderr"):
-        s = getattr(sys, name)
-        if s is not None and not isinstance(s, _ScrubbedStream):
-            setattr(sys, name, _ScrubbedStream(s))
