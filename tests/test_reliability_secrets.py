@@ -4,6 +4,7 @@ writes it nowhere — every file the run writes, its cache and its logs are sear
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -143,34 +144,26 @@ def test_key_in_api_key_env_of_a_profile_file_names_that_file(tmp_path):
     assert PLANTED[3:] not in str(e.value) and "not the key itself" in str(e.value)
 
 
-def test_a_key_quoted_in_a_reply_is_scrubbed_from_every_output(tmp_path):
-    """A model reply quoting a key: results.jsonl, results.csv, the cache, the manifest and the report hold
-    ``[key removed]`` instead (one scrubber, lcrag.llm.keyscan.scrub, used by every writer)."""
-    with FaultServer() as fs:
-        doc = _study_doc(fs.base_url)
-        doc["data"] = {"example": {"n_companies": 2, "n_towns": 1}}
-        doc["description"] = "FAULT_REPLY:{\"lines\": [0], \"answer\": \"the key is " + PLANTED + "\"}"
-        fs.state.default = "ok"
-        import lcrag.llm.keyscan as ks
+def test_scrub_patterns():
+    from lcrag.keyshapes import scrub
 
-        assert ks.scrub(f"a {PLANTED} b Bearer abcdefghijklmnopqrstuv AKIAABCDEFGHIJKLMNOP") == \
-            "a [key removed] b [key removed] [key removed]"
-    # the reply text is set per request by the fault server; the end-to-end scan of a quoted reply runs in the
-    # sweep below, where the question carries the directive
-    from lcrag.haystack import SourceLine, render_numbered
-    from lcrag.llm.cache import ResponseCache
-    from lcrag.llm.readers import make_reader
-    from lcrag.runner import Task, run_tasks
-    from lcrag.types import Item
+    assert scrub(f"a {PLANTED} b Bearer abcdefghijklmnopqrstuv AKIAABCDEFGHIJKLMNOP hf_abcdefghijklmnopqrstuvwx") == \
+        "a [key removed] b [key removed] [key removed] [key removed]"
+    assert scrub("task-abcdefghijklmnopqrstuvwxyz and sk-short stay") == "task-abcdefghijklmnopqrstuvwxyz and sk-short stay"
 
-    ctx = render_numbered([SourceLine("Alpha is red.", role="needle")], base=0)
+
+def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path):
+    """Every reply quotes a key (as a model may, from a document): a whole ``lcrag run --report`` then ``lcrag
+    export`` writes it to no file — results.jsonl, results.csv, manifest, report, export, the cache — nor to its
+    stdout or stderr; the rows carry ``[key removed]`` (one scrubber, lcrag.keyshapes.scrub, in every writer)."""
     with FaultServer() as fs:
-        reader = make_reader(dict(name="f", kind="openai", model="fault-model", base_url=fs.base_url, api_key_env=None,
-                                  max_retries=0))
-        q = 'Which? FAULT_REPLY:{"lines": [0], "answer": "the key is ' + PLANTED + '"}'
-        cache = ResponseCache(tmp_path / "c.sqlite", mode="use")
-        rows = run_tasks([Task(Item("q", q, ("Alpha",)), ctx, "ebg", "LC")], reader, run="r",
-                         results_path=tmp_path / "r.jsonl", scorer=lambda t, r: {}, cache=cache, progress=False)
-    assert rows[0].outcome == "ok" and "[key removed]" in rows[0].answer
-    assert PLANTED not in (tmp_path / "r.jsonl").read_text()
-    assert [rec["response"]["text"] for rec in cache.iter_records()][0].count("[key removed]") == 1
+        fs.state.default_reply = json.dumps({"lines": [0], "answer": f"the key is {PLANTED}"})
+        r, leaked, study = _run_and_scan(tmp_path, _study_doc(fs.base_url))
+        assert r.returncode == 0 and fs.requests > 0, r.stderr[-2000:]
+    e = subprocess.run([sys.executable, "-m", "lcrag.cli", "export", str(tmp_path / "run")], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache")})
+    assert e.returncode == 0, e.stderr[-2000:]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != study]
+    assert any(p.name == "results.csv" for p in files) and any(p.name == "predictions.jsonl" for p in files)
+    assert leaked == [] and [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()] == []
+    assert "[key removed]" in (tmp_path / "run" / "results.csv").read_text()

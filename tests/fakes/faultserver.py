@@ -9,7 +9,7 @@ non-JSON body), ``FAULT:empty`` (valid completion with empty content), ``FAULT:5
 (HTTP 200 whose headers come at once and whose body follows one byte every ``trickle_s`` seconds, default 2),
 ``FAULT:null`` (a completion whose ``content`` is null), ``FAULT:wrongmodel`` (a well-formed completion naming
 the model ``other-model`` rather than the one asked for). Without a directive every request succeeds. A success returns the text given by
-``FAULT_REPLY:<text>`` if present, else ``{"lines": [0], "answer": "ok"}``, with usage
+``FAULT_REPLY:<text>`` if present, else ``state.default_reply`` (``{"lines": [0], "answer": "ok"}``), with usage
 counts. It binds 127.0.0.1 only, and its request count is bounded by the caller's test.
 
 Reasoning models: a request whose ``model`` is one of ``reasoning_models`` (default
@@ -88,6 +88,7 @@ class _State:
         self.hang_s = hang_s
         self.delay_s = delay_s
         self.trickle_s = 2.0  # seconds between the bytes of a FAULT:trickle body
+        self.default_reply = json.dumps({"lines": [0], "answer": "ok"})  # the text of a success without FAULT_REPLY
         self.default = default
         self.attempts: dict[str, int] = {}
         self.requests = 0
@@ -206,7 +207,7 @@ def _handler(state: _State):
                            headers={"Retry-After": "3600"})
                 return
             reply = _REPLY.search(content)
-            text = "" if action == "empty" else (reply.group(1) if reply else json.dumps({"lines": [0], "answer": "ok"}))
+            text = "" if action == "empty" else (reply.group(1) if reply else state.default_reply)
             if req.get("model") in state.reasoning_models:
                 code, rbody = reasoning_reply(req, content, text, state.requests)
                 self._send(code, json.dumps(rbody).encode())
