@@ -222,7 +222,10 @@ class ChatClient:
 
         self._client = openai.OpenAI(
             api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0,
-            http_client=httpx.Client(transport=DeadlineTransport(), timeout=profile.timeout_s, follow_redirects=True),
+            http_client=httpx.Client(  # the openai client's own connection limits, on the transport that enforces them
+                transport=DeadlineTransport(httpx.HTTPTransport(limits=httpx.Limits(max_connections=1000,
+                                                                                    max_keepalive_connections=100))),
+                timeout=profile.timeout_s, follow_redirects=True),
         )
         self.attempts = 0  # attempts sent and those answered HTTP 429, for the run's throughput report
         self.rate_limited = 0
