@@ -124,3 +124,35 @@ def _resp(content="x", model="gpt-4o-2024-08-06", finish="stop", choices=True):
 def test_reply_problem(resp, model, problem):
     got = reply_problem(resp, model)
     assert (got is None) if problem is None else (problem in got)
+
+
+@pytest.mark.parametrize("headers, lo, hi", [
+    ({"retry-after": "3600"}, 3600, 3600),
+    ({"retry-after-ms": "1500"}, 1.5, 1.5),
+    ({"retry-after": "soon"}, 0, 0),
+    ({}, 0, 0),
+])
+def test_retry_after_header_forms(headers, lo, hi):
+    from lcrag.llm.client import retry_after
+
+    exc = type("E", (Exception,), {})()
+    exc.response = type("R", (), {"headers": headers})()
+    assert lo <= retry_after(exc) <= hi
+
+
+def test_retry_after_http_date_is_read_and_then_capped(caplog):
+    from email.utils import formatdate
+
+    from lcrag.llm.client import ChatClient, retry_after
+    from lcrag.llm.profiles import load_profile
+
+    exc = type("E", (Exception,), {})()
+    exc.response = type("R", (), {"headers": {"retry-after": formatdate(time.time() + 7200, usegmt=True)}})()
+    asked = retry_after(exc)
+    assert 7100 < asked <= 7200
+    c = ChatClient(load_profile(dict(name="x", model="m", base_url="http://127.0.0.1:9/v1", api_key_env=None,
+                                     retry_after_max_s=30)))
+    with caplog.at_level(logging.WARNING, logger="lcrag.llm"):
+        assert c.capped_retry_after(asked) == 30
+        assert c.capped_retry_after(12) == 12
+    assert len(caplog.records) == 1 and "retry_after_max_s = 30 s" in caplog.records[0].getMessage()

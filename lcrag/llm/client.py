@@ -131,16 +131,24 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
 
 
 def retry_after(exc: Exception) -> float:
-    """Seconds a failed call's ``Retry-After`` (or ``retry-after-ms``) header asks to wait; 0 when absent or an
-    HTTP date (then the backoff decides)."""
+    """Seconds a failed call's ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms`` header asks to wait;
+    0 when absent or unreadable (then the backoff decides). Not capped here: see ``ChatClient.capped_retry_after``."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     try:
         ms = headers.get("retry-after-ms")
         if ms is not None:
             return max(0.0, float(ms) / 1000.0)
         v = headers.get("retry-after")
-        return max(0.0, float(v)) if v is not None else 0.0
-    except (TypeError, ValueError):
+        if v is None:
+            return 0.0
+        try:
+            return max(0.0, float(v))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            when = parsedate_to_datetime(str(v))
+            return max(0.0, when.timestamp() - time.time()) if when is not None else 0.0
+    except (TypeError, ValueError, IndexError, OverflowError):
         return 0.0
 
 
