@@ -67,7 +67,7 @@ def _sweep(tmp_path, directive: str, max_retries: int):
 def test_hostile_endpoint_ends_within_the_profile_bound(tmp_path, caplog, directive, retries, outcome, reason, sent):
     with caplog.at_level(logging.WARNING, logger="lcrag.llm"):
         row, elapsed, n_sent, cache = _sweep(tmp_path, directive, retries)
-    assert elapsed < _bound(retries) + 1.0, f"{directive}: {elapsed:.1f} s"
+    assert elapsed < _bound(retries) + 2.0, f"{directive}: {elapsed:.1f} s"
     assert row.outcome == outcome and reason in row.error
     assert n_sent == sent  # retried by the policy, no more
     stored = cache.contains(row.cache_key)
@@ -80,7 +80,7 @@ def test_hostile_endpoint_ends_within_the_profile_bound(tmp_path, caplog, direct
 def test_trickled_body_is_cut_at_the_deadline_not_after_it(tmp_path):
     """One attempt, a body of ~300 bytes at one byte per 2 s (10 minutes): the call ends at timeout_s."""
     row, elapsed, _, _ = _sweep(tmp_path, "FAULT:trickle", 0)
-    assert TIMEOUT_S - 0.2 <= elapsed < TIMEOUT_S + 1.0 and "deadline of 3 s" in row.error
+    assert TIMEOUT_S - 0.2 <= elapsed < TIMEOUT_S + 2.0 and "deadline of 3 s" in row.error  # not 10 minutes
 
 
 def test_long_waits_print_progress_lines(caplog):
