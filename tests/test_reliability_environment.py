@@ -172,3 +172,4 @@ def test_requests_in_flight_at_kill9_are_counted_when_sent_again(tmp_path):
         r3 = subprocess.run([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(out), "--quiet"],
                             env=env, capture_output=True, text=True, timeout=300)
     assert r3.returncode == 0 and "in flight when the previous run stopped" not in r3.stderr
+    assert not (out / "results.jsonl.inflight").exists()  # a run that ended with every outcome known leaves none

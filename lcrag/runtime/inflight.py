@@ -10,7 +10,7 @@ a time, so a kill re-sends at most that many.
 
 Each line is one ``write`` on a descriptor opened with ``O_APPEND`` (whole lines from concurrent worker threads);
 the journal is rewritten with only its open keys when a run starts (runs of one folder hold the run lock, so
-nothing else writes it then). A journal that cannot be written (a read-only or full disk) is skipped silently:
+nothing else writes it then) and removed when a run closes it with no key open. A journal that cannot be written (a read-only or full disk) is skipped silently:
 it only feeds a count.
 """
 
@@ -71,6 +71,13 @@ class InFlight:
         self._write(f"-{key}\n")
 
     def close(self) -> None:
+        """Close the journal; it is removed when no key is left open (a run that ended, however it ended, with
+        every call's outcome known), so a finished run folder holds no journal."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+            if not open_keys(self.path):
+                try:
+                    self.path.unlink()
+                except OSError:
+                    pass
