@@ -167,3 +167,21 @@ def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path):
     assert any(p.name == "results.csv" for p in files) and any(p.name == "predictions.jsonl" for p in files)
     assert leaked == [] and [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()] == []
     assert "[key removed]" in (tmp_path / "run" / "results.csv").read_text()
+
+
+def test_bad_override_of_a_builtin_profile_is_told_against_the_study(tmp_path, monkeypatch, capsys):
+    """``{profile: gpt-4o, api_key_env: "my key"}``: the bad value is the study's, so the error names the study's
+    line and field — not the built-in ``gpt-4o.yaml`` it extends."""
+    from lcrag.cli import main
+
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
+    doc = _study_doc("http://127.0.0.1:9/v1")
+    doc["readers"] = [{"profile": "gpt-4o", "api_key_env": "my openai key"}]
+    import yaml
+
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["run", str(study), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{study}, line " in err and "field 'readers[0].api_key_env'" in err and "gpt-4o.yaml" not in err
+    assert "not the key itself" in err
