@@ -5,12 +5,17 @@ a loopback OpenAI-compatible server that counts requests, on a tiny generated st
 Each case is classified from the exit status and stderr:
 
 * **faults** (damaged cache in six shapes, cache off / model-free reader over a damaged cache, ``cache stats``,
-  full disks under results, cache and report, two runs sharing a cache, ``kill -9`` and resume, a broken
-  manifest, ``example-data`` onto a file): ``clean`` (the expected outcome with a message, no traceback),
-  ``traceback`` (a Python traceback reached the user), ``wrong`` (no traceback, but not the expected outcome);
+  full disks under results, cache, report and ``cache export``, two runs sharing a cache, ``kill -9`` and resume
+  (also with requests held in flight), a broken manifest, ``example-data`` onto a file, ``LCRAG_CACHE_DIR``
+  naming a file, a symbolic-link loop in the data folder, a FIFO or ``/dev/zero`` items file, ``out: ../../..``,
+  and hostile endpoints — each with its own loopback server: 429 with ``Retry-After: 3600``, a body trickled one
+  byte every 2 s, ``content: null``, another model's reply): ``clean`` (the expected outcome with a message, no
+  traceback), ``traceback`` (a Python traceback reached the user), ``hang`` (still running at the case's bound),
+  ``wrong`` (no traceback, but not the expected outcome);
 * **bad inputs** (study, reader-profile, reproduce-profile and data files with one mistake each):
   ``clean+locator`` (refused, naming the file, the line and the field), ``clean`` (refused with the file but
-  without line or field), ``traceback``, ``accepted`` (exit status 0: the mistake went through);
+  without line or field), ``traceback``, ``accepted`` (exit status 0: the mistake went through), ``leaked`` (a
+  key planted in a field was echoed on stdout or stderr);
 * **rows**: after the disk-full, kill -9 and concurrent-run cases, result rows lost (expected task ids missing)
   and duplicated (lines beyond one per task id, and requests the server received beyond one per distinct call).
 
@@ -464,8 +469,143 @@ def fault_example_data_file(c: Case) -> tuple[str, str]:
     return classify_fault(r, r.returncode != 0 and str(f) in r.stderr)
 
 
+# ---- hostile endpoints (issue 52): each case has its own loopback server -----------------------------------------
+
+HOSTILE_READER = ('{{name: fault, kind: openai, model: fault-model, base_url: "{url}", api_key_env: null, '
+                  'concurrency: 2, max_retries: 1, timeout_s: 3, backoff_base_s: 0.1, backoff_max_s: 0.5, '
+                  'retry_after_max_s: 1}}')
+
+
+def _hostile_bound(calls: int, concurrency: int = 2, retries: int = 1, timeout_s: float = 3.0, wait_s: float = 1.0) -> float:
+    """The longest a run may take under the hostile profile: every call's attempts and capped waits, in waves."""
+    per_call = (retries + 1) * timeout_s + retries * wait_s
+    return -(-calls // concurrency) * per_call + 30.0  # + start-up, retrieval and writing
+
+
+def fault_hostile(c: Case, mode: str, rows: Counter) -> tuple[str, str]:
+    """Every request answered by the hostile ``mode``; the run must end within the profile's bound, with one error
+    row per call giving the reason, and the cache must hold nothing."""
+    reasons = {"retryafter": "HTTP 429", "trickle": "timeout", "null": "bad reply: content is null",
+               "wrongmodel": "bad reply: the reply is from model"}
+    with FaultServer(default=mode) as fs:
+        study = c.d / "study.yaml"
+        text = study_text(fs.base_url)
+        text = (text[:text.index("readers:\n")] + "readers:\n  - " + HOSTILE_READER.format(url=fs.base_url) + "\n"
+                + text[text.index("serve_local"):])
+        study.write_text(text)
+        limit = ["--limit", "1"] if mode == "trickle" else []  # 3 calls of 2 attempts × 3 s each
+        calls = 3 if limit else N_CALLS  # --limit 1: one item, its three conditions
+        bound = _hostile_bound(calls)
+        t0 = time.monotonic()
+        r = c.lcrag("run", str(study), "--out", str(c.d / "run"), "--quiet", *limit, timeout=bound)
+        took = time.monotonic() - t0
+    if r.returncode == -9:
+        return "hang", f"still running after {bound:.0f} s"
+    res = c.d / "run" / "results.jsonl"
+    recs = [json.loads(x) for x in res.read_text().splitlines() if x.strip()] if res.exists() else []
+    uniq, lines = rows_of(res)
+    rows["lost"] += calls - uniq
+    rows["duplicated"] += lines - uniq
+    stored = json.loads(c.lcrag("cache", "stats").stdout or "{}").get("entries", -1)
+    ok = (len(recs) == calls and all(d["outcome"] == "error" and reasons[mode] in d["error"] for d in recs)
+          and stored == 0 and "Traceback" not in r.stderr)
+    return classify_fault(r, ok, note=f"{took:.1f} s (bound {bound:.0f} s), {len(recs)} error rows, {stored} cached")
+
+
+# ---- environment mistakes (issue 52) ---------------------------------------------------------------------------
+
+def fault_cache_dir_is_file(c: Case) -> tuple[str, str]:
+    f = c.d / "not-a-folder"
+    f.write_text("x")
+    r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet", env={"LCRAG_CACHE_DIR": str(f)})
+    return classify_fault(r, r.returncode == 2 and "is a file, not a folder" in r.stderr
+                          and len(r.stderr.strip().splitlines()) == 1)
+
+
+def fault_symlink_loop(c: Case) -> tuple[str, str]:
+    data = c.d / "data"
+    data.mkdir()
+    (data / "longeval-rag-dsgt").symlink_to("longeval-rag-dsgt")
+    run = c.d / "run.jsonl"
+    run.write_text('{"id": "q"}\n')
+    r = c.lcrag("longeval", "validate", str(run), "--data-dir", str(data))
+    return classify_fault(r, r.returncode == 2 and "a loop of symbolic links" in r.stderr)
+
+
+def fault_special_items(c: Case, kind: str) -> tuple[str, str]:
+    if kind == "fifo":
+        items = c.d / "items.jsonl"
+        os.mkfifo(items)
+    else:
+        items = Path("/dev/zero")
+    study = c.d / "study.yaml"
+    study.write_text(study_text(c.url).replace("  example: {n_companies: 3, n_towns: 1}", f"  items: {items}"))
+    r = c.lcrag("run", str(study), "--dry-run", timeout=60)
+    if r.returncode == -9:
+        return "hang", "still reading after 60 s"
+    what = "named pipe (FIFO)" if kind == "fifo" else "character device"
+    return classify_fault(r, r.returncode == 2 and what in r.stderr and "file not found" not in r.stderr)
+
+
+def fault_out_outside(c: Case) -> tuple[str, str]:
+    sub = c.d / "a" / "b" / "c"
+    sub.mkdir(parents=True)
+    study = sub / "study.yaml"
+    study.write_text(study_text(c.url, extra="out: ../../..\n"))  # resolves to the case's folder, outside sub
+    r = c.lcrag("run", str(study), "--quiet")
+    wrote_outside = (c.d / "results.jsonl").exists() or (c.d / "manifest.json").exists()
+    return classify_fault(r, r.returncode == 2 and "field 'out'" in r.stderr and not wrote_outside)
+
+
+def fault_export_full(c: Case) -> tuple[str, str]:
+    mnt = _mount_small(c.d, "64k")
+    if mnt is None:
+        return "skipped", "no tmpfs (needs root)"
+    try:
+        _fill_cache(c)
+        import sqlite3
+
+        conn = sqlite3.connect(c.cache / "responses.sqlite")
+        conn.executemany("INSERT INTO responses VALUES (?,?,?,?,?)",
+                         [(f"pad{i}", 0.0, "m", json.dumps({"i": i}), json.dumps({"text": "x" * 500})) for i in range(200)])
+        conn.commit()
+        conn.close()
+        r = c.lcrag("cache", "export", str(mnt / "export.jsonl"))
+        left = sorted(p.name for p in mnt.iterdir())
+        ok = r.returncode == 2 and f"mounted at {mnt}" in r.stderr and not left
+        return classify_fault(r, ok, note=None if ok else f"left {left}: {r.stderr.strip()[-120:]}")
+    finally:
+        _umount(mnt)
+
+
+def fault_kill9_in_flight(c: Case, rows: Counter) -> tuple[str, str]:
+    with FaultServer() as fs:
+        study = c.study()
+        study.write_text(study_text(fs.base_url))
+        fs.hold()
+        p = c.popen("run", str(study), "--out", str(c.d / "run"), "--quiet")
+        deadline = time.monotonic() + 120
+        while fs.state.stats()["in_flight"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = fs.state.stats()["in_flight"]
+        os.kill(p.pid, signal.SIGKILL)
+        p.communicate()
+        fs.release()
+        while fs.state.stats()["in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r = c.lcrag("run", str(study), "--out", str(c.d / "run"), "--quiet")
+    uniq, lines = rows_of(c.d / "run" / "results.jsonl")
+    rows["lost"] += N_CALLS - uniq
+    rows["duplicated"] += lines - uniq
+    counted = f"{held} request(s) in flight when the previous run stopped" in r.stderr
+    return classify_fault(r, r.returncode == 0 and uniq == N_CALLS and counted,
+                          note=f"{held} in flight at the kill, counted in the resume summary: {counted}")
+
+
 def classify_fault(r, ok: bool, extra=None, note: str = "") -> tuple[str, str]:
     errs = r.stderr + (extra.stderr if extra is not None else "")
+    if r.returncode == -9 and "TIMEOUT" in r.stderr:
+        return "hang", r.stderr.strip()[:160]
     if "Traceback" in errs:
         return "traceback", errs.strip().splitlines()[-1][:160]
     if ok:
@@ -503,10 +643,15 @@ def bad_inputs(url: str) -> list[tuple[str, dict]]:
         ("alias bomb in extra_body", {"study": _bomb(url)}),
         ("key in base_url query", {"study": st().replace(f'base_url: "{url}"', f'base_url: "{url}?api_key=sk-abcdefghijklmnopqrstuvwxyz"')}),
         ("key in extra_body", {"study": st().replace("max_retries: 0}", "max_retries: 0,\n      extra_body: {api_key: sk-abcdefghijklmnopqrstuvwxyz}}")}),
+        ("key in api_key_env of a built-in profile", {"study": st().replace("  - {name: fault", "  - {profile: gpt-4o, api_key_env: sk-proj-abcdefghijklmnopqrstuvwxyz012345}\n  - {name: fault"), "secret": "abcdefghijklmnopqrstuvwxyz012345"}),
+        ("key in api_key_env of an inline reader", {"study": st().replace("api_key_env: null", "api_key_env: sk-proj-abcdefghijklmnopqrstuvwxyz012345"), "secret": "abcdefghijklmnopqrstuvwxyz012345"}),
+        ("key as a reader label", {"study": st().replace("max_retries: 0}", "max_retries: 0, label: sk-abcdefghijklmnopqrstuvwxyz}"), "secret": "abcdefghijklmnopqrstuvwxyz"}),
+        ("key as a reader model", {"study": st().replace("model: fault-model", "model: hf_abcdefghijklmnopqrstuvwxyz"), "secret": "abcdefghijklmnopqrstuvwxyz"}),
+        ("key as the study description", {"study": st(extra="description: Bearer abcdefghijklmnopqrstuvwxyz\n"), "secret": "abcdefghijklmnopqrstuvwxyz"}),
         ("unknown reader in study", {"study": st().replace("  - {name: fault", "  - no-such-reader\n  - {name: fault")}),
         ("--readers profile with a bad key", {"study": st(), "files": {"prof.yaml": "kind: openai\nmodel: m\nmax_token: 10\n"},
-                                              "args": ["--readers", "prof.yaml"], "loc": "prof.yaml"}),
-        ("--readers empty profile", {"study": st(), "files": {"empty.yaml": ""}, "args": ["--readers", "empty.yaml"],
+                                              "args": ["--reader", "prof.yaml"], "loc": "prof.yaml"}),
+        ("--readers empty profile", {"study": st(), "files": {"empty.yaml": ""}, "args": ["--reader", "empty.yaml"],
                                      "loc": "empty.yaml", "no_line": True}),
         ("items: 100,000-deep metadata", {"study": st().replace("  example: {n_companies: 3, n_towns: 1}", "  items: items.jsonl"),
                                           "files": {"items.jsonl": json.dumps({"id": "q", "question": "Q?", "answers": ["a"],
@@ -545,6 +690,8 @@ def try_bad(c: Case, name: str, spec: dict) -> tuple[str, str]:
     last = err.strip().splitlines()[-1][:200] if err.strip() else f"exit {r.returncode}"
     if "Traceback" in err or r.returncode == -9:
         return "traceback", last
+    if spec.get("secret") and spec["secret"] in err + r.stdout:
+        return "leaked", "the key was echoed: " + last
     if r.returncode == 0:
         return "accepted", last
     has_line = ", line " in err or spec.get("no_line")
@@ -576,7 +723,15 @@ def main() -> int:
                   ("cache stats on a damaged cache", fault_cache_stats),
                   ("report --html on a full disk (ENOSPC injected)", fault_full_report),
                   ("broken manifest.json", fault_broken_manifest),
-                  ("example-data onto a file", fault_example_data_file)]
+                  ("example-data onto a file", fault_example_data_file),
+                  ("LCRAG_CACHE_DIR names a regular file", fault_cache_dir_is_file),
+                  ("symlink loop in the data folder (longeval validate)", fault_symlink_loop),
+                  ("items file is a FIFO", lambda c: fault_special_items(c, "fifo")),
+                  ("items file is /dev/zero", lambda c: fault_special_items(c, "dev-zero")),
+                  ("study out: ../../..", fault_out_outside),
+                  ("endpoint: 429 with Retry-After: 3600", lambda c: fault_hostile(c, "retryafter", rows)),
+                  ("endpoint: content null", lambda c: fault_hostile(c, "null", rows)),
+                  ("endpoint: reply from another model", lambda c: fault_hostile(c, "wrongmodel", rows))]
         if not args.quick:
             cases += [("results on a full tmpfs, then resume", lambda c: fault_full_results(c, fs, rows)),
                       ("cache on a full tmpfs", lambda c: fault_full_cache(c, fs, rows)),
@@ -584,7 +739,10 @@ def main() -> int:
                       ("kill -9 mid-run, then resume", lambda c: fault_kill9(c, fs, rows)),
                       ("cache recover / check on a read-only mount", fault_recover_read_only),
                       ("cache recover on a full tmpfs, then with space", fault_recover_full_disk),
-                      ("SIGTERM mid cache recover, five times", fault_sigterm_recover)]
+                      ("SIGTERM mid cache recover, five times", fault_sigterm_recover),
+                      ("kill -9 with requests in flight, then resume", lambda c: fault_kill9_in_flight(c, rows)),
+                      ("cache export onto a full tmpfs", fault_export_full),
+                      ("endpoint: body trickled one byte every 2 s", lambda c: fault_hostile(c, "trickle", rows))]
         for name, fn in cases:
             if only and only not in name:
                 continue
@@ -603,13 +761,13 @@ def main() -> int:
     fc, bc = Counter(v for _, v, _ in faults), Counter(v for _, v, _ in bad)
     tried_f = len(faults) - fc["skipped"]
     print()
-    print(f"faults tried: {tried_f} | clean: {fc['clean']} | traceback: {fc['traceback']} | wrong outcome: {fc['wrong']}"
-          + (f" | skipped: {fc['skipped']}" if fc["skipped"] else ""))
+    print(f"faults tried: {tried_f} | clean: {fc['clean']} | traceback: {fc['traceback']} | hang: {fc['hang']} | "
+          f"wrong outcome: {fc['wrong']}" + (f" | skipped: {fc['skipped']}" if fc["skipped"] else ""))
     print(f"bad inputs tried: {len(bad)} | clean with file:line:field: {bc['clean+locator']} | clean without line/field: "
-          f"{bc['clean']} | traceback: {bc['traceback']} | accepted: {bc['accepted']}")
+          f"{bc['clean']} | traceback: {bc['traceback']} | accepted: {bc['accepted']} | key echoed: {bc['leaked']}")
     print(f"rows lost: {rows['lost']} | rows duplicated: {rows['duplicated']} | requests sent twice: "
           f"{rows['duplicate_requests']} | paid replies not stored: {rows['paid_not_stored']}")
-    return 0 if fc["traceback"] == fc["wrong"] == bc["traceback"] == bc["accepted"] == 0 else 1
+    return 0 if fc["traceback"] == fc["wrong"] == fc["hang"] == bc["traceback"] == bc["accepted"] == bc["leaked"] == 0 else 1
 
 
 if __name__ == "__main__":

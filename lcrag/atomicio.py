@@ -42,9 +42,16 @@ def disk_full(path: str | Path, needed: int | None = None, what: str = "") -> Di
     return DiskFull(path, needed, free_bytes(path), what)
 
 
-def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8") -> Path:
-    """Write ``data`` to ``path`` through a temporary file and a rename (module doc); returns ``path``."""
+def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8", scrub: bool = True) -> Path:
+    """Write ``data`` to ``path`` through a temporary file and a rename (module doc); returns ``path``.
+
+    ``scrub`` (default): key-shaped substrings are written as ``[key removed]`` (:func:`lcrag.llm.keyscan.scrub`);
+    only byte-exact copies (a cache export, whose entries are checked against their hashes) pass ``scrub=False``."""
+    from .keyshapes import scrub as scrub_text, scrub_bytes
+
     path = Path(path)
+    if scrub:
+        data = scrub_text(data) if isinstance(data, str) else scrub_bytes(data)
     blob = data.encode(encoding) if isinstance(data, str) else data
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

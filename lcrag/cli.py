@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     except LcragError as e:  # a study folder that cannot be found or imported (LCRAG_STUDIES_PATH)
         print(f"lcrag: error: {e}", file=sys.stderr)
         return 2
+    from .llm.keyscan import scrub_streams
+
+    scrub_streams()  # nothing key-shaped reaches the terminal or a log file (lcrag.llm.keyscan)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -61,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
 
         if not is_no_space(e):
             raise
-        where = e.filename or getattr(args, "out", None) or os.getcwd()
+        files = getattr(args, "file", None)
+        where = (e.filename or getattr(args, "out", None) or (files[0] if isinstance(files, list) and files else None)
+                 or getattr(args, "run_dir", None) or os.getcwd())
         print(f"lcrag {args.command}: error: {disk_full(where, what=str(e.strerror or e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: a message and 128 + signal number, no traceback

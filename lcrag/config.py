@@ -61,7 +61,17 @@ def data_path(relative: str, explicit: str | os.PathLike | None = None) -> Path 
 def cache_dir() -> Path:
     """Directory for response and embedding caches (``LCRAG_CACHE_DIR`` or ``.lcrag-cache``)."""
     p = Path(os.environ.get(ENV_CACHE_DIR) or PROJECT_ROOT / ".lcrag-cache")
-    p.mkdir(parents=True, exist_ok=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # the variable names a file, or a path through one
+        from .errors import ConfigError
+
+        raise ConfigError(ENV_CACHE_DIR if os.environ.get(ENV_CACHE_DIR) else p,
+                          f"{p} is a file, not a folder; point {ENV_CACHE_DIR} at a folder (it is created if missing)") from None
+    except OSError as e:
+        from .errors import ConfigError
+
+        raise ConfigError(p, f"cannot create the cache folder: {e.strerror or e}; point {ENV_CACHE_DIR} elsewhere") from None
     return p
 
 

@@ -70,6 +70,21 @@ class CacheDamaged(LcragError):
                          f"a new cache (the damaged file is kept beside it); or point LCRAG_CACHE_DIR elsewhere.")
 
 
+def mount_point(path: str | Path) -> str | None:
+    """The mount point of the file system holding ``path`` (its nearest existing parent), or None."""
+    import os
+
+    p = Path(os.path.abspath(path))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        while not os.path.ismount(p) and p != p.parent:
+            p = p.parent
+    except OSError:
+        return None
+    return str(p)
+
+
 class DiskFull(LcragError, OSError):
     """A write failed for lack of space: names the file, the bytes it needed and the bytes free."""
 
@@ -79,7 +94,10 @@ class DiskFull(LcragError, OSError):
         self.free = free
         need = f"; needed {needed:,} bytes" if needed is not None else ""
         have = f", {free:,} free" if free is not None else ""
-        super().__init__(f"no space left on the device of {self.path}{need}{have}{(': ' + what) if what else ''}. "
+        mnt = mount_point(path)
+        self.device = mnt
+        dev = f" (the file system mounted at {mnt})" if mnt and mnt != "/" else ""
+        super().__init__(f"no space left on the device of {self.path}{dev}{need}{have}{(': ' + what) if what else ''}. "
                          f"Free some space (or move the run directory / LCRAG_CACHE_DIR) and run the same command "
                          f"again: finished work is kept and the run resumes.")
 

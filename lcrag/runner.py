@@ -46,6 +46,7 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
     fcntl = None
 from .runtime import interrupts
 from .runtime.progress import Progress
+from .llm.keyscan import scrub
 from .atomicio import append_whole
 from .errors import BudgetExceeded, CacheDamaged, CacheReadOnly, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
@@ -63,6 +64,7 @@ from .llm.tokens import profile_prompt_tokens, profile_tokenizer
 from .provenance import note_reader
 from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
 from .runtime.runlock import run_lock
+from .runtime.inflight import InFlight
 from .textio import iter_lines
 from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
@@ -202,7 +204,8 @@ class ResultsWriter:
     def append(self, row: ResultRow) -> None:
         # backslashreplace: a lone surrogate (e.g. a model's half emoji "\ud83d" parsed from JSON) is
         # written as its JSON escape, so the line stays valid UTF-8 and reads back to the same string
-        data = (json.dumps(row.to_dict(), ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
+        # key-shaped substrings (a reply quoting a document's key …) are written as "[key removed]" (lcrag.llm.keyscan)
+        data = (scrub(json.dumps(row.to_dict(), ensure_ascii=False)) + "\n").encode("utf-8", "backslashreplace")
         with self._locked():
             append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.atomicio)
         now = time.monotonic()
@@ -356,8 +359,6 @@ def _run_tasks(
             continue
         todo.append((t, key, request, messages, expects_json, tid, ntok))
 
-    if stats.resume.new < len(tasks):
-        log(f"[lcrag] resume {run} · {reader.name}: {stats.resume.summary()}")
 
     # context-window guard and pre-flight estimate
     sendable = []
@@ -376,6 +377,11 @@ def _run_tasks(
     if stats.prefix_order:  # same requests, sent so that shared prefixes are served from caches
         sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e[3]) for e in sendable])]
     uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
+    journal = InFlight(results_path)  # requests in flight at a kill, re-sent now: counted (lcrag.runtime.inflight)
+    if journal.stale and reader.records_replies:
+        stats.resume.resent_in_flight = sum(1 for e in uncached if e[1] in journal.stale)
+    if stats.resume.new < len(tasks) or stats.resume.resent_in_flight:
+        log(f"[lcrag] resume {run} · {reader.name}: {stats.resume.summary()}")
     stats.est_tokens = sum(e[6] for e in uncached)
     # per call (a long-context tier depends on each prompt's size); the budget guard assumes no prompt caching
     stats.est_usd = sum(_price(reader, e[6], reader.profile.max_tokens) for e in uncached)
@@ -390,6 +396,7 @@ def _run_tasks(
             f"{stats.skipped} already done, {stats.na} over the window); ~{stats.est_tokens:,} prompt tokens to send, "
             f"estimated cost ${stats.est_usd:.2f}{with_cache}")
     if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
+        journal.close()
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
 
@@ -399,6 +406,9 @@ def _run_tasks(
         t, key, request, messages, expects_json, tid, ntok = entry
         if refused:
             raise refused[0]
+        journaled = reader.records_replies and needs_call(cache, key)
+        if journaled:
+            journal.opened(key)
         try:  # the one cached reader call (lcrag.llm.call): cache get -> read -> put of a successful reply
             call = cached_read(reader, cache, request, ReadRequest(messages=messages, expects_json=expects_json,
                                                                    context=t.context, question=t.item.question,
@@ -407,6 +417,9 @@ def _run_tasks(
         except (RequestShapeError, CacheDamaged, CacheReadOnly, DiskFull) as e:  # a reply that cannot be stored stops it too
             refused.append(e)
             raise
+        finally:
+            if journaled:
+                journal.closed(key)
         if not call.ok:
             return t, tid, Response(outcome=Outcome.ERROR, error=call.error, cache_key=key, latency_s=call.latency_s,
                                     prompt_tokens_own=ntok)
@@ -482,6 +495,7 @@ def _run_tasks(
         pool.shutdown()
         bar.close()
         writer.close()
+        journal.close()
         if sent:
             for k, v in throughput.summary(counts0, throughput.client_counts(reader), sent,
                                            time.perf_counter() - t_send).items():

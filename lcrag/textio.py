@@ -5,7 +5,9 @@ the start of a file is accepted and dropped. Bytes that are not UTF-8 — latin-
 UTF-16 (with or without its BOM) — raise :class:`lcrag.errors.InputError` naming the file, the
 1-based line of the first bad byte, and the remedy (re-save the file as UTF-8). Line ends are
 read like Python's text mode: ``\\r\\n`` becomes ``\\n``. A missing file still raises
-``FileNotFoundError`` (an ``OSError``), as ``open`` does.
+``FileNotFoundError`` (an ``OSError``), as ``open`` does. A path that is not a regular file — a named pipe, a
+device such as ``/dev/zero``, a directory, a socket, a symbolic-link loop — is an ``InputError`` saying what it is
+(:func:`file_problem`), checked before anything is read, so a pipe cannot block and a device cannot fill memory.
 """
 
 from __future__ import annotations
@@ -26,8 +28,46 @@ def _decode_error(path: str | Path, chunk: bytes, exc: UnicodeDecodeError, line:
     return InputError(path, f"{kind}: {exc.reason} at byte {exc.start}; re-save the file as UTF-8", line=line)
 
 
+def file_problem(path: str | Path) -> str | None:
+    """What ``path`` is when it is not a regular file lcrag can read, or None for a regular file (module doc)."""
+    import errno
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "file not found" + (" (a symbolic link to a missing file)" if os.path.islink(path) else "")
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a loop of symbolic links (a link that leads back to itself); fix or remove the link"
+        if e.errno == errno.EACCES:
+            return "permission denied"
+        if e.errno == errno.ENOTDIR:
+            return "file not found (a parent of the path is a file, not a folder)"
+        return f"cannot be read: {e.strerror or e}"
+    m = st.st_mode
+    if stat.S_ISREG(m):
+        return None
+    kind = ("a folder" if stat.S_ISDIR(m) else "a named pipe (FIFO)" if stat.S_ISFIFO(m) else
+            "a character device" if stat.S_ISCHR(m) else "a block device" if stat.S_ISBLK(m) else
+            "a socket" if stat.S_ISSOCK(m) else "not a regular file")
+    return f"is {kind}, not a regular file; give the path of a data file"
+
+
+def check_file(path: str | Path) -> None:
+    """Raise ``InputError`` when ``path`` exists but is not a readable regular file (missing: ``FileNotFoundError``)."""
+    bad = file_problem(path)
+    if bad is None:
+        return
+    if bad.startswith("file not found"):
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+    raise InputError(path, bad)
+
+
 def read_text(path: str | Path) -> str:
     """The whole file as text (UTF-8, optional BOM dropped, ``\\r\\n`` -> ``\\n``)."""
+    check_file(path)
     data = Path(path).read_bytes()
     if data.startswith(UTF8_BOM):
         data = data[len(UTF8_BOM):]
@@ -40,6 +80,7 @@ def read_text(path: str | Path) -> str:
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """``(1-based line number, line)`` of a UTF-8 file, streamed; each line keeps its ``\\n``."""
+    check_file(path)
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             if n == 1 and raw.startswith(UTF8_BOM):

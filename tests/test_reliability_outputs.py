@@ -1,8 +1,7 @@
 """Hostile model output through a real sweep (issue 9, "Hostile model output").
 
 ``lcrag.runner.run_tasks`` runs against the fault-injecting OpenAI-compatible server
-(``tests/fakes/faultserver.py``), whose reply text is set per task with ``FAULT_REPLY:<text>`` (or
-``FAULT:empty``). Each hostile reply must become a recorded row — never a crash of the sweep —
+(``tests/fakes/faultserver.py``), whose reply text is set per task with ``FAULT_REPLY:<text>``. Each hostile reply must become a recorded row — never a crash of the sweep —
 with its parse status (``parse_status``), its invalid citations (``meta.invalid_lines``), and
 metrics by the documented rule (EBG synthetic rule, data README §6.1: exact answer after
 stripping '.', strict evidence = cited set equals gold set, recall, joint), and be counted in
@@ -76,7 +75,9 @@ CASES = [
     Hostile("truncated-json", reply('{"answer": "Alpha", "lines": [0'), "repaired", "Alpha", [0], [], 1, 1, 1),
     Hostile("json-array-not-object", reply("[0, 1]"), "failed", None, [], [], 0, 0, 0),
     Hostile("half-emoji-surrogate", reply('{"answer": "Alpha\\ud83d", "lines": [0]}'), "ok", "Alpha\ud83d", [0], [], 0, 1, 1),
-    Hostile("empty-response", "FAULT:empty", "empty", None, [], [], 0, 0, 0),
+    # an empty content is a failed call (tests/test_reliability_hostile_endpoints.py); an answer empty after its
+    # reasoning block is a reply, parsed as empty
+    Hostile("empty-after-reasoning", reply("<think>pondering</think>"), "empty", None, [], [], 0, 0, 0),
     Hostile("one-mb-of-prose-then-json", reply("x " * (ONE_MB // 2) + '{"answer": "Alpha", "lines": [0]}'), "ok", "Alpha", [0], [], 1, 1, 1),
     Hostile("one-mb-of-garbage", reply("A" * ONE_MB), "failed", None, [], [], 0, 0, 0),
     Hostile("one-mb-answer", reply({"answer": "B" * ONE_MB, "lines": [0]}), "ok", "B" * ONE_MB, [0], [], 0, 1, 1),

@@ -4,6 +4,7 @@ writes it nowhere — every file the run writes, its cache and its logs are sear
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -69,3 +70,118 @@ def test_a_run_writes_the_key_to_no_file(tmp_path):
     assert any(p.name == "responses.sqlite" for p in files) and any(p.name == "manifest.json" for p in files)
     leaked = [str(p) for p in files if SECRET.encode() in p.read_bytes()]
     assert leaked == []
+
+
+# ---- a key planted in each profile and study field (issue 52, "Keys that leak") -----------------------------------
+
+PLANTED = "sk-proj-PLANTEDkey0123456789abcdefghijKLMN"
+READER_FIELDS = ["name", "label", "model", "family", "api_key_env", "tokenizer", "prices_source", "prices_as_of"]
+STUDY_FIELDS = ["name", "description", "prompts[0]", "rag.chunkers[0]", "rag.retrievers[0]", "lc.budgets[0]",
+                "data.example.n_companies", "serve_local"]
+
+
+def _study_doc(url: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(STUDY.format(url=url)) | {"description": "a small study", "prompts": ["ebg"]}
+
+
+def _set(doc: dict, dotted: str, value) -> None:
+    import re
+
+    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", dotted)]
+    for p in parts[:-1]:
+        doc = doc[p]
+    doc[parts[-1]] = value
+
+
+def _run_and_scan(tmp_path, study_doc: dict, extra_args=(), env_extra=None):
+    import yaml
+
+    from lcrag.cli import main
+
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump(study_doc, sort_keys=False))
+    out = tmp_path / "run"
+    env = {"LCRAG_CACHE_DIR": str(tmp_path / "cache"), **(env_extra or {})}
+    code = subprocess.run([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(out), "--report",
+                           *extra_args], env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != study and p.suffix != ".yaml"]
+    leaked = [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()]
+    leaked += [name for name, text in (("stdout", code.stdout), ("stderr", code.stderr)) if PLANTED[8:] in text]
+    return code, leaked, study
+
+
+@pytest.mark.parametrize("where, field", [("reader", f) for f in READER_FIELDS] + [("study", f) for f in STUDY_FIELDS])
+def test_a_key_planted_in_any_field_reaches_no_file_and_is_refused_naming_the_study(tmp_path, where, field):
+    with FaultServer() as fs:
+        doc = _study_doc(fs.base_url)
+        _set(doc, f"readers[0].{field}" if where == "reader" else field, PLANTED)
+        r, leaked, study = _run_and_scan(tmp_path, doc)
+        assert fs.requests == 0  # refused before anything is sent
+    assert leaked == []  # no file the run wrote, nor its stdout/stderr, holds the key
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    fld = f"readers[0].{field}" if where == "reader" else field
+    assert f"{study}, line " in r.stderr and f"field '{fld}'" in r.stderr, r.stderr  # the file the user wrote
+
+
+def test_key_in_api_key_env_of_a_builtin_profile_override_names_the_study_not_the_builtin(tmp_path):
+    with FaultServer() as fs:
+        doc = _study_doc(fs.base_url)
+        doc["readers"] = [{"profile": "gpt-4o", "api_key_env": PLANTED}]
+        r, leaked, study = _run_and_scan(tmp_path, doc)
+    assert leaked == [] and r.returncode == 2
+    assert f"{study}, line " in r.stderr and "field 'readers[0].api_key_env'" in r.stderr
+    assert "gpt-4o.yaml" not in r.stderr and "sk-… (" in r.stderr  # masked: first characters and length only
+
+
+def test_key_in_api_key_env_of_a_profile_file_names_that_file(tmp_path):
+    prof = tmp_path / "prof.yaml"
+    prof.write_text(f"kind: openai\nmodel: m\nbase_url: https://api.example.com/v1\napi_key_env: {PLANTED}\n")
+    with pytest.raises(ConfigError) as e:
+        load_profile(prof)
+    assert (e.value.path, e.value.line, e.value.field) == (str(prof), 4, "api_key_env")
+    assert PLANTED[3:] not in str(e.value) and "not the key itself" in str(e.value)
+
+
+def test_scrub_patterns():
+    from lcrag.keyshapes import scrub
+
+    assert scrub(f"a {PLANTED} b Bearer abcdefghijklmnopqrstuv AKIAABCDEFGHIJKLMNOP hf_abcdefghijklmnopqrstuvwx") == \
+        "a [key removed] b [key removed] [key removed] [key removed]"
+    assert scrub("task-abcdefghijklmnopqrstuvwxyz and sk-short stay") == "task-abcdefghijklmnopqrstuvwxyz and sk-short stay"
+
+
+def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path):
+    """Every reply quotes a key (as a model may, from a document): a whole ``lcrag run --report`` then ``lcrag
+    export`` writes it to no file — results.jsonl, results.csv, manifest, report, export, the cache — nor to its
+    stdout or stderr; the rows carry ``[key removed]`` (one scrubber, lcrag.keyshapes.scrub, in every writer)."""
+    with FaultServer() as fs:
+        fs.state.default_reply = json.dumps({"lines": [0], "answer": f"the key is {PLANTED}"})
+        r, leaked, study = _run_and_scan(tmp_path, _study_doc(fs.base_url))
+        assert r.returncode == 0 and fs.requests > 0, r.stderr[-2000:]
+    e = subprocess.run([sys.executable, "-m", "lcrag.cli", "export", str(tmp_path / "run")], capture_output=True,
+                       text=True, timeout=300, env={**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache")})
+    assert e.returncode == 0, e.stderr[-2000:]
+    files = [p for p in tmp_path.rglob("*") if p.is_file() and p != study]
+    assert any(p.name == "results.csv" for p in files) and any(p.name == "predictions.jsonl" for p in files)
+    assert leaked == [] and [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()] == []
+    assert "[key removed]" in (tmp_path / "run" / "results.csv").read_text()
+
+
+def test_bad_override_of_a_builtin_profile_is_told_against_the_study(tmp_path, monkeypatch, capsys):
+    """``{profile: gpt-4o, api_key_env: "my key"}``: the bad value is the study's, so the error names the study's
+    line and field — not the built-in ``gpt-4o.yaml`` it extends."""
+    from lcrag.cli import main
+
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
+    doc = _study_doc("http://127.0.0.1:9/v1")
+    doc["readers"] = [{"profile": "gpt-4o", "api_key_env": "my openai key"}]
+    import yaml
+
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert main(["run", str(study), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{study}, line " in err and "field 'readers[0].api_key_env'" in err and "gpt-4o.yaml" not in err
+    assert "not the key itself" in err

@@ -81,6 +81,10 @@ def register(sub) -> None:
     dmg.add_argument("--cache-fresh", action="store_true",
                      help="when the response cache file is zero-length or unreadable, set it aside and start an "
                           "empty cache (its calls are sent again); otherwise such a run stops")
+    p.add_argument("--allow-out-outside", action="store_true",
+                   help="let the study's `out:` name a folder outside the study's own folder (e.g. out: ../../shared); "
+                        "without it such an `out:` is refused (--out on the command line may name any folder); "
+                        "also LCRAG_ALLOW_OUT_OUTSIDE=1")
     p.set_defaults(func=run)
 
 
@@ -166,6 +170,12 @@ def run(args) -> int:
         from ..experiment.respend import ENV_ON_DAMAGE
 
         os.environ[ENV_ON_DAMAGE] = "recover" if args.cache_recover else "fresh"
+    if getattr(args, "allow_out_outside", False):
+        import os
+
+        from ..experiment.study import ENV_ALLOW_OUT_OUTSIDE
+
+        os.environ[ENV_ALLOW_OUT_OUTSIDE] = "1"
     if getattr(args, "no_prefix_order", False):  # read by the runner, the dry run and Ray workers alike
         import os
 

@@ -49,7 +49,9 @@ def read_json_positions(path: str | Path, kind: str, text: str | None = None) ->
     try:
         s = read_text(p) if text is None else text
     except FileNotFoundError:
-        raise InputError(p, "file not found") from None
+        from ..textio import file_problem
+
+        raise InputError(p, file_problem(p) or "file not found") from None
     dec = json.JSONDecoder()
     open_ch, close_ch = ("[", "]") if kind == "array" else ("{", "}")
     i = _skip(s, 0)

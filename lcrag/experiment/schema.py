@@ -122,29 +122,13 @@ def loc_to_field(loc) -> str:
     return out
 
 
-def _jsonl(path: Path, lines: set[int] | None = None) -> Iterator[tuple[int, dict]]:
-    """``(line, object)`` of a JSONL file, streamed; with ``lines``, only those lines are parsed."""
+def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line, object)`` of a JSONL file, streamed."""
     if not path.is_file():
-        raise InputError(path, "file not found")
-    if lines is None:
-        yield from iter_jsonl(path)
-        return
-    import json
+        from ..textio import file_problem
 
-    from ..textio import iter_lines
-
-    last = max(lines, default=0)
-    for n, line in iter_lines(path):
-        if n > last:
-            return
-        if n in lines:
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                raise InputError(path, "not valid JSON", line=n) from None
-            if not isinstance(obj, dict):
-                raise InputError(path, f"expected a JSON object, got {type(obj).__name__}", line=n)
-            yield n, obj
+        raise InputError(path, file_problem(path) or "file not found")
+    yield from iter_jsonl(path)
 
 
 def _parse(model, obj: dict, path: Path, line: int, prefix: str = ""):
@@ -212,7 +196,9 @@ def _jsonl_each(path: Path, lines: set[int] | None = None) -> Iterator[tuple[int
     or ``(line, InputError)`` for a line that is no JSON object: the reading goes on, so every bad line is
     reported."""
     if not path.is_file():
-        raise InputError(path, "file not found")
+        from ..textio import file_problem
+
+        raise InputError(path, file_problem(path) or "file not found")
     last = max(lines, default=0) if lines is not None else None
     for n, line in iter_lines(path):
         if last is not None and n > last:

@@ -204,7 +204,21 @@ def read_spec(path: str | Path) -> tuple[StudySpec, dict[str, Any], str]:
     if not p.is_file():
         raise ConfigError(p, "study file not found")
     doc, text = read_yaml(p)
+    refuse_keys(doc, p, text)
     return parse_spec(doc, p, text), doc, text
+
+
+def refuse_keys(doc: Any, path: str | Path, text: str | None) -> None:
+    """A key-shaped value anywhere in a study is refused before anything else is checked, naming the file, line and
+    field and showing the value masked: it would otherwise reach the manifest, the results and the cache
+    (:mod:`lcrag.llm.keyscan`)."""
+    from ..llm.keyscan import ADVICE, find_key, mask
+    from ..yamlpos import node_line
+
+    leaked = find_key(doc) if isinstance(doc, (dict, list)) else None
+    if leaked:
+        raise ConfigError(path, f"a key-shaped value ({mask(leaked[1])}) would be written to the run's files; {ADVICE}",
+                          line=node_line(text, leaked[0]) if text else None, field=leaked[0])
 
 
 def set_dotted(doc: dict[str, Any], key: str, value: Any, source: str | Path = "<overrides>") -> None:

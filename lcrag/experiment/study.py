@@ -60,7 +60,7 @@ from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
-from .spec import StudySpec, apply_overrides, parse_spec, read_spec
+from .spec import StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
 
 
 @dataclass
@@ -114,6 +114,9 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
 
     def err(fld, msg):
         return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)
+
+    if path is None or overrides:  # a file's keys were refused when it was read (spec.refuse_keys)
+        refuse_keys(apply_overrides(doc, overrides) if overrides else doc, where, text)
 
     try:
         mods = registry.load_plugins(cfg.plugins, base)
@@ -352,11 +355,27 @@ def run_ids(prep: Prepared, chash: str) -> dict[str, str]:
     return out
 
 
+ENV_ALLOW_OUT_OUTSIDE = "LCRAG_ALLOW_OUT_OUTSIDE"
+
+
 def run_dir_of(prep: Prepared, out: str | Path | None) -> Path:
+    """The run folder: ``out`` (the command line's ``--out``, any folder), else the study's ``out:`` resolved against
+    the study's folder — which must stay inside that folder (``out: ../../..`` is refused with the study file, line
+    and field) unless ``--allow-out-outside`` / ``LCRAG_ALLOW_OUT_OUTSIDE=1`` says otherwise — else
+    ``runs/<name>`` beside the study."""
     if out is not None:
         return Path(out).resolve()
     if prep.cfg.out:
-        return resolve(prep.base, prep.cfg.out).resolve()
+        import os
+
+        got = resolve(prep.base, prep.cfg.out).resolve()
+        base = prep.base.resolve()
+        if os.environ.get(ENV_ALLOW_OUT_OUTSIDE, "") not in ("1", "true", "yes") and not got.is_relative_to(base):
+            raise ConfigError(prep.source or "<study>",
+                              f"out: {prep.cfg.out} resolves to {got}, outside the study's folder {base}; name a folder "
+                              f"inside it, give --out on the command line, or pass --allow-out-outside",
+                              line=_node_line(prep.text, "out") if prep.text else None, field="out")
+        return got
     return prep.base / "runs" / prep.cfg.name
 
 

@@ -51,10 +51,18 @@ def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
     if not rankings:
         return
     tmp = path.with_suffix(".jsonl.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in rankings:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for r in rankings:
+                f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+    except BaseException as e:  # a full disk or a signal leaves no partial .tmp beside the file
+        tmp.unlink(missing_ok=True)
+        from ..atomicio import disk_full, is_no_space
+
+        if isinstance(e, OSError) and is_no_space(e):
+            raise disk_full(path, None, "the retrieval rankings were not written") from None
+        raise
 
 
 def _safe(name: str) -> str:

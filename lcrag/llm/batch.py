@@ -33,7 +33,8 @@ from ..textio import iter_jsonl
 from .cache import ResponseCache, cache_key
 from .billing import read_usage
 from .call import needs_call, store, window_reason
-from .client import ChatClient, chat_kwargs
+from .client import ChatClient, body_problem, chat_kwargs
+from .keyscan import scrub
 from .readers import Reader
 
 ENDPOINT = "/v1/chat/completions"
@@ -170,6 +171,12 @@ def collect(output_jsonl: str | Path | Sequence[str | Path], pending: dict[str, 
         if not isinstance(text, str):
             failures[cid] = "malformed response body: content is not text"
             continue
+        reader = (pending[cid].get("reader") or {}) if isinstance(pending[cid], dict) else {}
+        bad = body_problem(body, str(reader.get("model") or ""))  # the live calls' checks (lcrag.llm.client)
+        if bad:
+            failures[cid] = f"bad reply: {bad}"
+            continue
+        text = scrub(text)
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         results.append((cid, text, usage))
     for cid, text, usage in results:

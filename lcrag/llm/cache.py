@@ -148,11 +148,20 @@ class ResponseCache:
         out = Path(out)
         tmp = out.with_suffix(out.suffix + ".tmp")
         n = 0
-        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates -> JSON escapes
-            for rec in self.iter_records():
-                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                n += 1
-        os.replace(tmp, out)
+        try:
+            with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as f:  # lone surrogates -> JSON escapes
+                for rec in self.iter_records():
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    n += 1
+            os.replace(tmp, out)
+        except BaseException as e:  # a full disk, a signal …: no partial .tmp is left beside the target
+            size = tmp.stat().st_size if tmp.exists() else None
+            tmp.unlink(missing_ok=True)
+            from ..atomicio import disk_full, is_no_space
+
+            if isinstance(e, OSError) and is_no_space(e):
+                raise disk_full(out, None, f"the export was not written ({size or 0:,} bytes had fitted)") from None
+            raise
         return n
 
     def import_jsonl(self, src: str | Path) -> int:

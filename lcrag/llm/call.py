@@ -22,7 +22,9 @@ distractor pool (:mod:`lcrag.studies.synthetic.llm_pool`). Conventions, in one p
 * **Stored record.** ``text``, ``input_tokens``, ``output_tokens``, ``latency_s`` and — only when present —
   ``reasoning``, ``reasoning_tokens``, ``finish_reason``, ``cached_tokens``, ``cache_write_tokens`` (the
   provider's prompt-cache use, :mod:`lcrag.llm.billing`) (:func:`record_of`); a reply collected from the Batch
-  API (:mod:`lcrag.llm.batch`) also has ``batch: true`` and is priced at the profile's batch discount. Only successful calls are
+  API (:mod:`lcrag.llm.batch`) also has ``batch: true`` and is priced at the profile's batch discount. Key-shaped
+  substrings of ``text`` and ``reasoning`` are stored (and returned) as ``[key removed]`` (:mod:`lcrag.llm.keyscan`),
+  so a fresh reply and its cached copy score alike. Only successful calls are
   stored: a failed call stays uncached and a later run sends it again (resume at the call level).
 """
 
@@ -69,8 +71,10 @@ def estimate_usd(reader: Reader, prompt_tokens: int) -> float:
 
 def record_of(res: CallResult) -> dict[str, Any]:
     """The stored response record of a successful call (module doc)."""
-    rec: dict[str, Any] = {"text": res.text, "input_tokens": res.input_tokens, "output_tokens": res.output_tokens}
-    rec.update({k: v for k, v in (("reasoning", res.reasoning), ("reasoning_tokens", res.reasoning_tokens),
+    from .keyscan import scrub
+
+    rec: dict[str, Any] = {"text": scrub(res.text), "input_tokens": res.input_tokens, "output_tokens": res.output_tokens}
+    rec.update({k: v for k, v in (("reasoning", scrub(res.reasoning)), ("reasoning_tokens", res.reasoning_tokens),
                                   ("finish_reason", res.finish_reason), ("cached_tokens", res.cached_tokens),
                                   ("cache_write_tokens", res.cache_write_tokens)) if v})
     rec["latency_s"] = round(res.latency_s, 6)

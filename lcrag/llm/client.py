@@ -16,12 +16,26 @@ tokens come from ``usage.completion_tokens_details.reasoning_tokens``. An HTTP 4
 a parameter of the request shape raises ``RequestShapeError`` naming the profile field to
 change: every call of the sweep would fail the same way, so it is neither retried nor recorded
 as a failed call.
+
+Bounded waits. ``timeout_s`` is the total deadline of one attempt — connect, response headers and the whole body
+(:mod:`lcrag.llm.deadline`), not a per-read timeout, so a server trickling its reply cannot keep a call alive. A
+server-requested wait (``Retry-After`` / ``retry-after-ms`` of a 429 or 503) is honoured up to the profile's
+``retry_after_max_s`` (default 300 s); a longer request is cut to the cap and a line on stderr says so. Any wait of
+``WAIT_NOTE_S`` seconds or more prints a line before it starts and one every ``WAIT_NOTE_S`` seconds while it lasts.
+
+Checked replies (:func:`reply_problem`). An HTTP 200 is accepted only when it is a chat completion with a
+choice whose content is a string, non-empty unless the output budget cut it (``finish_reason: "length"``), from the
+model asked for (the reply's ``model`` equals the request's, or is a dated/tagged variant of it such as
+``gpt-4o-2024-08-06``, or the same name under a provider prefix such as ``openai/gpt-4o``; ``check_reply_model:
+false`` turns this check off for servers that report something else). Any other reply is a retryable failure with
+its reason ("bad reply: …"): retried under the policy, recorded as an error row if it persists, never cached.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import os
 import random
 import threading
@@ -32,7 +46,15 @@ from typing import Any
 from ..errors import ConfigError
 from .profiles import ReaderProfile, is_loopback  # noqa: F401  (is_loopback re-exported)
 from .billing import read_usage
+from .deadline import deadline
 from .reasoning import RequestShapeError, request_shape_error, split_reasoning  # noqa: F401  (re-exported)
+
+log = logging.getLogger("lcrag.llm")
+WAIT_NOTE_S = 10.0  # waits this long or longer are announced, and a line follows every WAIT_NOTE_S while they last
+
+
+class BadReply(ValueError):
+    """An HTTP 200 whose body is not an acceptable chat completion (:func:`reply_problem`)."""
 
 # JSON schema of the EBG answer, used for llama.cpp's json_object+schema mode.
 EBG_SCHEMA: dict[str, Any] = {
@@ -92,17 +114,26 @@ def resolve_api_key(profile: ReaderProfile) -> str:
     line = node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None
     raise ConfigError(
         src if src.is_file() else f"reader profile {profile.name}",
-        f"no API key: set the environment variable {profile.api_key_env or '(api_key_env unset)'} "
+        f"no API key: set the environment variable {_shown_env(profile.api_key_env)} "
         "(keys are read only from the environment)",
         line=line, field="api_key_env",
     )
+
+
+def _shown_env(name: str | None) -> str:
+    from .keyscan import env_name_problem, mask
+
+    if not name:
+        return "(api_key_env unset)"
+    return name if env_name_problem(name) is None else mask(name)
 
 
 def _retryable(exc: Exception) -> tuple[bool, str]:
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return True, "timeout"
+        cause = str(exc.__cause__ or "")
+        return True, f"timeout: {cause}" if "deadline" in cause else "timeout"
     if isinstance(exc, openai.APIConnectionError):
         return True, f"connection error: {exc.__class__.__name__}"
     if isinstance(exc, openai.RateLimitError):
@@ -110,23 +141,77 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         return (code >= 500 or code == 429 or code == 408), f"HTTP {code}: {str(exc)[:200]}"
+    if isinstance(exc, BadReply):
+        return True, f"bad reply: {exc}"
     if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
         return True, f"malformed response: {exc.__class__.__name__}: {str(exc)[:200]}"
     return False, f"{exc.__class__.__name__}: {str(exc)[:200]}"
 
 
 def retry_after(exc: Exception) -> float:
-    """Seconds a failed call's ``Retry-After`` (or ``retry-after-ms``) header asks to wait; 0 when absent or an
-    HTTP date (then the backoff decides)."""
+    """Seconds a failed call's ``Retry-After`` (seconds or an HTTP date) or ``retry-after-ms`` header asks to wait;
+    0 when absent or unreadable (then the backoff decides). Not capped here: see ``ChatClient.capped_retry_after``."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
     try:
         ms = headers.get("retry-after-ms")
         if ms is not None:
             return max(0.0, float(ms) / 1000.0)
         v = headers.get("retry-after")
-        return max(0.0, float(v)) if v is not None else 0.0
-    except (TypeError, ValueError):
+        if v is None:
+            return 0.0
+        try:
+            return max(0.0, float(v))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            when = parsedate_to_datetime(str(v))
+            return max(0.0, when.timestamp() - time.time()) if when is not None else 0.0
+    except (TypeError, ValueError, IndexError, OverflowError):
         return 0.0
+
+
+def _model_matches(asked: str, got: str) -> bool:
+    a, g = asked.strip().lower(), got.strip().lower()
+    if not a or a == g:
+        return True
+    a, g = a.rsplit("/", 1)[-1], g.rsplit("/", 1)[-1]  # provider prefixes: openai/gpt-4o
+    return a == g or any(g.startswith(a + sep) or a.startswith(g + sep) for sep in ("-", ":", "@"))
+
+
+def reply_problem(resp: Any, model: str, *, check_model: bool = True) -> str | None:
+    """Why a parsed chat completion ``resp`` (for a request of ``model``) must not be accepted, or None (module doc)."""
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "no choices in the reply (not a chat completion)"
+    msg = getattr(choices[0], "message", None)
+    if msg is None:
+        return "the first choice has no message"
+    content = getattr(msg, "content", None)
+    finish = str(getattr(choices[0], "finish_reason", "") or "")
+    if content is None and finish != "length":
+        return f"content is null (finish_reason {finish or 'missing'})"
+    if content is not None and not isinstance(content, str):
+        return f"content is a {type(content).__name__}, not text"
+    if not (content or "").strip() and finish != "length":
+        return f"content is empty (finish_reason {finish or 'missing'})"
+    got = getattr(resp, "model", None)
+    if check_model and isinstance(got, str) and got and not _model_matches(model, got):
+        return f"the reply is from model {got!r}, the request asked for {model!r}"
+    return None
+
+
+def body_problem(body: Any, model: str, *, check_model: bool = True) -> str | None:
+    """:func:`reply_problem` of a chat completion given as a JSON mapping (a Batch API output line's body)."""
+    from types import SimpleNamespace
+
+    def ns(v: Any) -> Any:
+        if isinstance(v, dict):
+            return SimpleNamespace(**{str(k): ns(x) for k, x in v.items()})
+        return [ns(x) for x in v] if isinstance(v, list) else v
+
+    if not isinstance(body, dict):
+        return "the body is not a JSON object"
+    return reply_problem(ns(body), model, check_model=check_model)
 
 
 def chat_kwargs(p: ReaderProfile, messages: list[dict[str, str]], expects_json: bool) -> dict[str, Any]:
@@ -157,8 +242,16 @@ class ChatClient:
         self.profile = profile
         self._sleep = sleep
         self._rng = rng or random.Random()
+        import httpx
+
+        from .deadline import DeadlineTransport
+
         self._client = openai.OpenAI(
-            api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0
+            api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0,
+            http_client=httpx.Client(  # the openai client's own connection limits, on the transport that enforces them
+                transport=DeadlineTransport(httpx.HTTPTransport(limits=httpx.Limits(max_connections=1000,
+                                                                                    max_keepalive_connections=100))),
+                timeout=profile.timeout_s, follow_redirects=True),
         )
         self.attempts = 0  # attempts sent and those answered HTTP 429, for the run's throughput report
         self.rate_limited = 0
@@ -169,6 +262,29 @@ class ChatClient:
         p = self.profile
         return self._rng.uniform(0, min(p.backoff_max_s, p.backoff_base_s * (2**attempt)))
 
+    def capped_retry_after(self, asked_s: float) -> float:
+        """A server's requested wait, cut to ``retry_after_max_s`` (with a line on stderr when the cap applies)."""
+        cap = self.profile.retry_after_max_s
+        if asked_s > cap:
+            log.warning("[lcrag] %s asked to wait %.0f s (Retry-After); waiting retry_after_max_s = %g s instead",
+                        self.profile.base_url or self.profile.name, asked_s, cap)
+            return cap
+        return asked_s
+
+    def wait(self, seconds: float, why: str) -> None:
+        """Sleep ``seconds`` (injectable ``sleep``), announcing waits of ``WAIT_NOTE_S`` or more and their progress."""
+        if seconds < WAIT_NOTE_S:
+            self._sleep(seconds)
+            return
+        log.warning("[lcrag] waiting %.0f s before %s", seconds, why)
+        left = seconds
+        while left > 0:
+            step = min(left, WAIT_NOTE_S)
+            self._sleep(step)
+            left -= step
+            if left > 0:
+                log.warning("[lcrag] still waiting: %.0f s of %.0f s left before %s", left, seconds, why)
+
     def chat(self, messages: list[dict[str, str]], *, expects_json: bool = False) -> CallResult:
         """One chat call (retried per the profile)."""
         kw = chat_kwargs(self.profile, messages, expects_json)
@@ -178,7 +294,11 @@ class ChatClient:
             with self._count_lock:
                 self.attempts += 1
             try:
-                resp = self._client.chat.completions.create(**kw)
+                with deadline(self.profile.timeout_s):
+                    resp = self._client.chat.completions.create(**kw)
+                bad = reply_problem(resp, self.profile.model, check_model=self.profile.check_reply_model)
+                if bad:
+                    raise BadReply(bad)
                 choice = resp.choices[0]
                 text, reasoning = split_reasoning(choice.message)
                 u = read_usage(getattr(resp, "usage", None))
@@ -196,9 +316,10 @@ class ChatClient:
                 if last.startswith("HTTP 429"):
                     with self._count_lock:
                         self.rate_limited += 1
-                wait_s = retry_after(exc)
+                wait_s = self.capped_retry_after(retry_after(exc))
                 if not retry or attempt == self.profile.max_retries:
                     return CallResult(False, error=last, attempts=attempt + 1, latency_s=time.perf_counter() - t0,
                                       retryable=retry, retry_after_s=wait_s)
-                self._sleep(max(wait_s, self.backoff(attempt)))
+                self.wait(max(wait_s, self.backoff(attempt)), f"retry {attempt + 1}/{self.profile.max_retries} of a "
+                          f"call to {self.profile.model or self.profile.name} after {last[:80]}")
         return CallResult(False, error=last or "no attempt made", attempts=self.profile.max_retries + 1)

@@ -1,4 +1,4 @@
-"""Refusing API keys where lcrag would write them to disk: URLs and free-form request fields.
+"""Keys never leave the environment: refusing API keys where lcrag would write them, and one scrubber for writers.
 
 The only documented path for a key is the environment variable a profile names (``api_key_env``): the key is
 read at call time and reaches no file. A key pasted elsewhere — ``base_url: https://host/v1?api_key=sk-…`` or
@@ -8,8 +8,24 @@ the field and never echoing the value.
 
 What counts as a key: a query parameter or mapping key whose *name* says credential (``api_key``, ``apikey``,
 ``key``, ``token``, ``access_token``, ``secret``, ``password``, ``authorization``, ``sig``/``signature`` …)
-with a non-empty value, or a string *value* shaped like a provider key (``sk-…``, ``sk-ant-…``, ``hf_…``,
-``AIza…``, ``ghp_…``, ``xox?-…``, ``Bearer …``) wherever it appears.
+with a non-empty value, or a string *value* shaped like a provider key wherever it appears — the patterns of
+detect-secrets / gitleaks for the keys a user of lcrag holds: OpenAI ``sk-…`` / ``sk-proj-…``, Anthropic
+``sk-ant-…``, Hugging Face ``hf_…``, Google ``AIza…``, GitHub ``ghp_…``/``github_pat_…``, Slack ``xox?-…``, AWS
+access key ids ``AKIA…``/``ASIA…``, Groq ``gsk_…``, Replicate ``r8_…``, and ``Bearer <token>``.
+
+Where each rule applies:
+
+* every string field of a reader profile (``api_key_env``, ``model``, ``label``, ``name`` …) and every string of a
+  study file is refused when key-shaped (:func:`find_key`), naming the file the user wrote, the line and the field;
+  the message shows the value masked (:func:`mask`). ``api_key_env`` must moreover be a variable *name*
+  (letters, digits and ``_``): a pasted key is the commonest way a key reaches a file;
+* :func:`scrub` (:mod:`lcrag.keyshapes`) replaces every key-shaped substring with ``[key removed]``; it is applied
+  by every writer of run files and logs: ``write_atomic`` (manifests, ``results.csv``, reports), the results
+  writer (``results.jsonl``), the stored reply (``text`` and ``reasoning``, :func:`lcrag.llm.call.record_of`, and
+  Batch API replies), and lcrag's standard output and error (the CLI wraps both), so a key that reaches lcrag by
+  another road (a document, a model's reply, an exception message) is not written out either. The response
+  cache stores *requests* verbatim (the cache key is their hash, and ``cache export`` copies them byte for
+  byte); keys reach them only through the fields refused above.
 """
 
 from __future__ import annotations
@@ -18,16 +34,44 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
+from ..keyshapes import KEY_SHAPES, REMOVED, looks_like_key, mask, scrub, scrub_bytes, scrub_streams  # noqa: F401  (re-exported)
+
 SECRET_NAMES = re.compile(r"^(x[-_])?(api[-_]?key|key|token|access[-_]?token|auth[-_]?token|secret|client[-_]?secret|"
                           r"password|passwd|authorization|auth|sig|signature|bearer|credential|credentials)$", re.I)
-KEY_SHAPES = re.compile(r"(^|[^A-Za-z0-9])(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|"
-                        r"AIza[0-9A-Za-z_-]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abpr]-[A-Za-z0-9-]{10,}|"
-                        r"Bearer\s+[A-Za-z0-9._~+/=-]{16,})")
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
 ADVICE = "put the key in an environment variable and name it with api_key_env (the key then reaches no file)"
 
 
-def looks_like_key(value: Any) -> bool:
-    return isinstance(value, str) and bool(KEY_SHAPES.search(value))
+def find_key(doc: Any, path: str = "") -> tuple[str, str] | None:
+    """``(dotted field, value)`` of the first key-shaped string in a parsed YAML/JSON document, or None."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if looks_like_key(str(k)):
+                return (path or str(k)), str(k)
+            found = find_key(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    elif isinstance(doc, (list, tuple)):
+        for i, v in enumerate(doc):
+            found = find_key(v, f"{path}[{i}]")
+            if found:
+                return found
+    elif looks_like_key(doc):
+        return path, doc
+    return None
+
+
+def env_name_problem(value: str | None) -> str | None:
+    """Why ``value`` cannot be the *name* of the environment variable holding a key (``api_key_env``), or None."""
+    if value is None:
+        return None
+    if looks_like_key(value) or not ENV_NAME.match(value):
+        shown = mask(value) if looks_like_key(value) or len(value) > 12 else repr(value)
+        return (f"api_key_env names the environment variable that holds the key, not the key itself; got {shown}. "
+                f"Put the key in a variable (export OPENAI_API_KEY=…) and write its name here")
+    return None
 
 
 def url_problem(url: str | None) -> str | None:

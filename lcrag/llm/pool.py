@@ -236,7 +236,8 @@ class PooledChatClient:
                 with self._lock:
                     self.rerouted += 1
             elif not (ep.gate is not None and res.retry_after_s > 0):  # the gate waits out a Retry-After
-                self._sleep(max(res.retry_after_s, self.backoff(attempt)))
+                ep.client.wait(max(res.retry_after_s, self.backoff(attempt)), f"retry {attempt + 1} of a call to "
+                               f"{self.profile.model or self.profile.name} after {res.error[:80]}")
             avoid = ep
         res.attempts = attempt + 1
         res.latency_s = time.perf_counter() - t0

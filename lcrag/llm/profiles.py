@@ -74,7 +74,9 @@ class ReaderProfile(BaseModel):
     concurrency_min: int = Field(1, ge=1, le=256)
     concurrency_max: int | None = Field(None, ge=1, le=1024)
     prefix_affinity: bool = True  # pool: route requests sharing a prompt prefix to the same endpoint
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0)  # total deadline of one attempt: connect + headers + body (lcrag.llm.deadline)
+    retry_after_max_s: float = Field(300.0, ge=0.0)  # longest server-requested wait (Retry-After) honoured
+    check_reply_model: bool = True  # a reply naming another model is a failed attempt (lcrag.llm.client.reply_problem)
     max_retries: int = Field(5, ge=0, le=20)
     backoff_base_s: float = Field(1.0, ge=0.0)
     backoff_max_s: float = Field(60.0, ge=0.0)
@@ -108,6 +110,26 @@ class ReaderProfile(BaseModel):
         bad = url_problem(v)
         if bad:
             raise ValueError(bad)
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name_not_key(cls, v: str | None) -> str | None:
+        from .keyscan import env_name_problem
+
+        bad = env_name_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v
+
+    @field_validator("name", "label", "model", "family", "kind", "tokenizer", "prices_as_of", "prices_source")
+    @classmethod
+    def _no_key_in_text(cls, v: str) -> str:
+        from .keyscan import ADVICE, looks_like_key, mask
+
+        if looks_like_key(v):
+            raise ValueError(f"a key-shaped value ({mask(v)}) would be written to results, manifests and the cache; "
+                             f"{ADVICE}")
         return v
 
     @field_validator("extra_body")
@@ -240,4 +262,10 @@ def load_profile(name_or_path: str | Path | dict[str, Any], **overrides: Any) ->
     if not isinstance(doc, dict):
         raise ConfigError(p, "expected a mapping of profile fields")
     doc.setdefault("name", p.stem)
-    return profile_from_dict({**doc, **overrides}, source=p, text=text)
+    try:
+        return profile_from_dict({**doc, **overrides}, source=p, text=text)
+    except ConfigError as e:
+        root = (e.field or "").split(".", 1)[0].split("[", 1)[0]
+        if root and root in overrides:  # the bad value is the caller's (a study's {profile: NAME, field: …}), not the file's
+            raise ConfigError(f"reader {p.stem!r} with changed fields", e.reason, field=e.field) from None
+        raise

@@ -117,6 +117,7 @@ class ResumeCounts:
     invalidated: int = 0
     retried: int = 0
     new: int = 0
+    resent_in_flight: int = 0  # requests in flight when the previous run stopped, sent again (lcrag.runtime.inflight)
 
     def add(self, decision: str) -> None:
         field = {REUSE: "reused", INVALIDATED: "invalidated", RETRY: "retried", NEW: "new"}[decision]
@@ -124,4 +125,6 @@ class ResumeCounts:
 
     def summary(self) -> str:
         return (f"{self.reused} reused, {self.invalidated} invalidated (prompt, reader profile or scorer changed), "
-                f"{self.retried} errors retried, {self.new} new")
+                f"{self.retried} errors retried, {self.new} new"
+                + (f"; {self.resent_in_flight} request(s) in flight when the previous run stopped (kill -9, crash) "
+                   f"are sent again, and may be billed twice" if self.resent_in_flight else ""))

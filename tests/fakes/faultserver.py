@@ -5,8 +5,11 @@ Faults are requested inside the last user message with a directive ``FAULT:<spec
 message, e.g. ``FAULT:429,500,ok`` (rate-limited, then server error, then success),
 ``FAULT:hang`` (sleeps ``hang_s`` on every attempt), ``FAULT:malformed`` (HTTP 200 with a
 non-JSON body), ``FAULT:empty`` (valid completion with empty content), ``FAULT:500*`` (always
-500). Without a directive every request succeeds. A success returns the text given by
-``FAULT_REPLY:<text>`` if present, else ``{"lines": [0], "answer": "ok"}``, with usage
+500). Hostile endpoints: ``FAULT:retryafter`` (HTTP 429 with ``Retry-After: 3600``), ``FAULT:trickle``
+(HTTP 200 whose headers come at once and whose body follows one byte every ``trickle_s`` seconds, default 2),
+``FAULT:null`` (a completion whose ``content`` is null), ``FAULT:wrongmodel`` (a well-formed completion naming
+the model ``other-model`` rather than the one asked for). Without a directive every request succeeds. A success returns the text given by
+``FAULT_REPLY:<text>`` if present, else ``state.default_reply`` (``{"lines": [0], "answer": "ok"}``), with usage
 counts. It binds 127.0.0.1 only, and its request count is bounded by the caller's test.
 
 Reasoning models: a request whose ``model`` is one of ``reasoning_models`` (default
@@ -84,6 +87,8 @@ class _State:
         self.bodies: list[dict] = []  # request parameters received (without messages), in order
         self.hang_s = hang_s
         self.delay_s = delay_s
+        self.trickle_s = 2.0  # seconds between the bytes of a FAULT:trickle body
+        self.default_reply = json.dumps({"lines": [0], "answer": "ok"})  # the text of a success without FAULT_REPLY
         self.default = default
         self.attempts: dict[str, int] = {}
         self.requests = 0
@@ -111,9 +116,11 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def log_message(self, *a):  # quiet
         pass
 
-    def _send(self, code: int, body: bytes, ctype: str = "application/json"):
+    def _send(self, code: int, body: bytes, ctype: str = "application/json", headers: dict | None = None):
         self.send_response(code)
         self.send_header("Content-Type", ctype)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         try:
@@ -195,20 +202,41 @@ def _handler(state: _State):
             if action == "malformed":
                 self._send(200, b"<html>this is not json", "application/json")
                 return
+            if action == "retryafter":
+                self._send(429, json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode(),
+                           headers={"Retry-After": "3600"})
+                return
             reply = _REPLY.search(content)
-            text = "" if action == "empty" else (reply.group(1) if reply else json.dumps({"lines": [0], "answer": "ok"}))
+            text = "" if action == "empty" else (reply.group(1) if reply else state.default_reply)
             if req.get("model") in state.reasoning_models:
                 code, rbody = reasoning_reply(req, content, text, state.requests)
                 self._send(code, json.dumps(rbody).encode())
                 return
             body = {
                 "id": f"chatcmpl-{state.requests}", "object": "chat.completion", "created": int(time.time()),
-                "model": req.get("model", "fault-model"),
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "model": "other-model" if action == "wrongmodel" else req.get("model", "fault-model"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": None if action == "null" else text}}],
                 "usage": {"prompt_tokens": max(1, len(content) // 4), "completion_tokens": max(1, len(text) // 4),
                           "total_tokens": max(1, len(content) // 4) + max(1, len(text) // 4)},
             }
+            if action == "trickle":
+                self._trickle(json.dumps(body).encode())
+                return
             self._send(200, json.dumps(body).encode())
+
+        def _trickle(self, data: bytes):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(state.trickle_s)
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass
 
     return Handler
 
@@ -250,13 +278,26 @@ def _embeddings_reply(state: _State, req: dict) -> tuple[int, bytes]:
     return 200, json.dumps(body).encode()
 
 
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A threading server that does not print a traceback when a client it was answering died (a killed run)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FaultServer:
     """Context manager running the server in a thread on 127.0.0.1 (``port=0`` picks a free port)."""
 
     def __init__(self, port: int = 0, *, hang_s: float = 5.0, delay_s: float = 0.0,
                  reasoning_models: tuple[str, ...] = ("fault-reasoning",), default: str = "ok"):
         self.state = _State(hang_s, delay_s, reasoning_models, default)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
+        self.httpd = QuietHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 

@@ -136,3 +136,21 @@ def test_collect_refuses_an_output_line_of_another_batch(tmp_path):
     with pytest.raises(InputError, match="out.jsonl.*line 1"):
         batch.collect_outcome(out, other, cache)
     assert cache.stats()["entries"] == 0
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda body: body["choices"][0]["message"].update(content=None), "bad reply: content is null"),
+    (lambda body: body.update(model="another-model"), "bad reply: the reply is from model 'another-model'"),
+])
+def test_collect_checks_replies_as_live_calls_do(tmp_path, edit, reason):
+    """A Batch API output line with null content or another model's reply fails its request and stores nothing."""
+    tasks = _tasks(2)
+    with FakeBatchServer() as srv:
+        cache = ResponseCache(tmp_path / "c.sqlite")
+        pending, out = _submit_and_wait(tasks, srv, tmp_path, cache)
+    lines = [json.loads(x) for x in out.files[0].read_text().splitlines()]
+    edit(lines[0]["response"]["body"])
+    out.files[0].write_text("".join(json.dumps(x) + "\n" for x in lines))
+    failures = batch.collect_outcome(out, pending, cache)
+    assert len(failures) == 1 and reason in failures[lines[0]["custom_id"]]
+    assert list(failures) == [lines[0]["custom_id"]] and cache.stats()["entries"] == 1
