@@ -155,3 +155,23 @@ def test_own_study_inspection(env, cell, capsys):
     _cell(env, "own", cell, capsys)
     if cell == "export_trec":  # the default lc-rag builder records its rankings: real TREC files
         assert list((env["runs"]["own"][0] / "export" / "trec").glob("run.*.txt"))
+
+
+@pytest.mark.parametrize("name, labels", [
+    ("synthetic-two-hop", ["Ans*", "Ans", "Evid (strict)", "Ans+Evid"]),
+    ("nolima-lc", ["Ans", "Evid", "Ans+Evid"]),
+    ("own", ["Ans", "Evid", "Ans+Evid"]),
+])
+def test_run_summary_shows_the_headline_measures(env, name, labels, capsys):
+    """The run's own summary leads with what the study measures (per reader x condition: mean [interval]
+    n=…), then the usage of a reader that reports usage (the loopback endpoint does)."""
+    _, _, out = _run(env, name, capsys)
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("[lcrag] what the study measures"))
+    header = lines[at + 1]
+    assert all(lab in header for lab in labels), header
+    end = next(i for i, ln in enumerate(lines) if i > at and "prompt_tokens" in ln)  # the usage table follows
+    body = [ln for ln in lines[at + 2:end] if ln.strip().startswith("loop ")]
+    assert body and all("n=" in ln for ln in body)
+    assert re.search(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\] n=\d+", "\n".join(body))
+    assert "prompt_tokens" in out and "calls/s" in out  # usage lines: this reader reports usage
