@@ -68,7 +68,7 @@ def leaderboard(man: dict, df: pd.DataFrame) -> pd.DataFrame:
 
 def export(run_dir: str | Path, out: str | Path | None = None) -> dict[str, Path]:
     rd = Path(run_dir)
-    man, df, _ = views.load_run(rd)
+    man, df, _ = views.load_run(rd, with_roles=True)
     dst = Path(out) if out else rd / "export"
     dst.mkdir(parents=True, exist_ok=True)
     runs = {r["run"] for r in man["readers"]}

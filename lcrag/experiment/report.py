@@ -29,8 +29,13 @@ cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cach
                             characters beside own-tokenizer tokens), ``accuracy_vs_cost`` (figure)
 ==========================  ====================================================================
 
-Views that do not apply (no RAG condition, no JSON prompt) are skipped and listed as such in
-``README.md`` of the report directory. Item filters (``sufficient``,
+Views that do not apply (no RAG condition, no JSON prompt, no gold-in-context flag, no cost) are
+skipped and listed with a one-line reason in ``README.md`` of the report directory. A built-in
+study's measures are read through the roles ``ans`` / ``evid`` / ``ans_evid``
+(:func:`lcrag.experiment.views.roles`; the README lists the mapping). The report is written into a
+temporary folder beside the target and moved into place when every view is written: a failing view
+leaves the previous report (or none), never a half-written one. The LC − RAG figure holds at most
+:data:`MAX_PAIRS` pairs; more are paged (``deltas_lc_minus_rag_p2`` …). Item filters (``sufficient``,
 ``answerable_without_context``; :func:`lcrag.experiment.breakdowns.filter_items`) restrict every
 view to the items with those control flags. ``html=True`` also writes ``report.html``, one
 self-contained page (:mod:`.html`).
@@ -308,7 +313,7 @@ def file_names(files: dict[str, dict]) -> list[str]:
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
                 sufficient: bool | None = None, answerable_without_context: bool | None = None) -> dict[str, dict]:
     """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
-    man, df, ranks = views.load_run(run_dir)
+    man, df, ranks = views.load_run(run_dir, with_roles=True)
     df = breakdowns.add_flags(df)
     filt = {k: v for k, v in (("sufficient", sufficient), ("answerable_without_context", answerable_without_context)) if v is not None}
     if filt:

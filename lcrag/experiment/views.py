@@ -4,7 +4,8 @@
   manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks. A built-in
   study scores under its own measure names (``synthetic_ans``, ``nolima_evid_needles_cited`` …);
   :func:`roles` maps them onto the three roles every view reads (``ans``, ``evid``,
-  ``ans_evid``) and ``load_run`` adds those columns as copies, recorded in ``man["roles"]``.
+  ``ans_evid``) and ``load_run(..., with_roles=True)`` adds those columns as copies, recorded in
+  ``man["roles"]``.
 * :func:`headline` — the study's headline measures (role measures, plus Ans\* where the study
   has it) with the papers' labels: what the run summary and the report lead with.
 * :func:`summary` — per reader × prompt × condition: n, failures, N/A, parse-failure rate and
@@ -106,8 +107,12 @@ def role_label(man: dict, role: str) -> str:
     return r["label"] if r else LABELS.get(role, role)
 
 
-def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """``(manifest, results frame, retrieval ranks)`` of a run directory."""
+def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """``(manifest, results frame, retrieval ranks)`` of a run directory.
+
+    ``man["roles"]`` is always set (:func:`roles`); ``with_roles`` also adds the role columns ``ans``,
+    ``evid`` and ``ans_evid`` as copies of the study's measures where the study scores under its own
+    measure names (what ``lcrag report`` and ``lcrag export`` read)."""
     rd = Path(run_dir)
     mp = rd / "manifest.json"
     if not mp.is_file():
@@ -124,9 +129,10 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     multi = df["prompt"].nunique() > 1
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
     man["roles"] = roles(man, df)
-    for role, r in man["roles"].items():
-        if r["column"] != role:
-            df[role] = df[r["column"]]
+    if with_roles:
+        for role, r in man["roles"].items():
+            if r["column"] != role:
+                df[role] = df[r["column"]]
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks
@@ -154,7 +160,7 @@ def condition_order(man: dict, present) -> list[str]:
 
 def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
     """The role columns, then every other measure of the study (a measure behind a role is not repeated)."""
-    behind = {r["column"] for r in (man.get("roles") or {}).values()}
+    behind = {r["column"] for role, r in (man.get("roles") or {}).items() if role in df.columns and r["column"] != role}
     extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE and m not in behind]
     return [m for m in CORE if m in df.columns] + extra
 
