@@ -140,12 +140,12 @@ def _deltas(d, out, label, files, skipped, man=None):
             delta_heatmap(t, ax=ax, annot=lab, limit=1.0,
                           title=f"Δ {views.role_label(man, m) if man else LABELS[m]} (LC − RAG)")
             ax.set_xlabel("")
-            ax.tick_params(axis="x", labelrotation=30)
+            plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
             if ax is not axes[-1, 0]:
                 ax.set_xticklabels([])
         part = f" (pairs {MAX_PAIRS * (no - 1) + 1}–{MAX_PAIRS * (no - 1) + len(page)} of {len(pairs)})" if len(pages) > 1 else ""
         fig.suptitle(wrap(f"LC − RAG{part}: Δ, cluster-bootstrap 95% CI, Holm-corrected p, MDE (α=0.05, power 0.8) — {label}",
-                          int(40 + 14 * len(page))), y=1.02)
+                          int(40 + 14 * len(page))), y=1.0, va="bottom")  # above the panels, however many lines
         name = "deltas_lc_minus_rag" + (f"_p{no}" if no > 1 else "")
         files[name] = save_figure(fig, name, out)
         plt.close(fig)
@@ -214,7 +214,7 @@ def _failures(f, order, out, label, files):
         ax.set_xlabel("")
         if ax is axes[0, 0]:
             ax.set_xticklabels([])
-    fig.suptitle(wrap(f"Parse failures and refusals — {label}"), y=1.02)
+    fig.suptitle(wrap(f"Parse failures and refusals — {label}", int(40 + 12 * len(order))), y=1.0, va="bottom")
     files["failures_fig"] = save_figure(fig, "failures", out)
     plt.close(fig)
 
