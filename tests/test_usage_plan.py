@@ -179,7 +179,7 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
     assert "TOTAL:" in out and "upper bound" in out
 
 
-def test_study_report_has_usage_and_accuracy_vs_cost(tmp_path, tmp_cache, capsys):
+def test_study_report_has_usage_and_no_cost_plot_for_a_free_reader(tmp_path, tmp_cache, capsys):
     from lcrag.experiment.example import write_example
     from lcrag.experiment.report import make_report
 

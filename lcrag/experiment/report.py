@@ -35,7 +35,9 @@ study's measures are read through the roles ``ans`` / ``evid`` / ``ans_evid``
 (:func:`lcrag.experiment.views.roles`; the README lists the mapping). The report is written into a
 temporary folder beside the target and moved into place when every view is written: a failing view
 leaves the previous report (or none), never a half-written one. The LC − RAG figure holds at most
-:data:`MAX_PAIRS` pairs; more are paged (``deltas_lc_minus_rag_p2`` …). Item filters (``sufficient``,
+:data:`MAX_PAIRS` pairs; more are paged (``deltas_lc_minus_rag_p2`` …). A reader × condition heatmap
+with more than :data:`MAX_COLUMNS` conditions (and more conditions than reader rows) is drawn with
+one condition per row, so no figure's width grows with the number of conditions. Item filters (``sufficient``,
 ``answerable_without_context``; :func:`lcrag.experiment.breakdowns.filter_items`) restrict every
 view to the items with those control flags. ``html=True`` also writes ``report.html``, one
 self-contained page (:mod:`.html`).
@@ -63,6 +65,7 @@ COLORS = {"evidence_miss": "#666666", "retrieval_miss": "#d95f02", "reading_miss
 
 
 MAX_PAIRS = 8  # LC − RAG pairs per deltas figure: more are paged (deltas_lc_minus_rag_p2, …)
+MAX_COLUMNS = 12  # conditions as columns of a heatmap; more are drawn as rows (the figure grows down, not across)
 
 
 def wrap(text: str, width: int = 90) -> str:
@@ -98,6 +101,8 @@ def heatmap_figure(man: dict, summ: pd.DataFrame, metric: str = "ans_evid"):
         return None
     s = summ[summ[metric].notna()]
     t, lab = _wide(s, metric, views.condition_order(man, s["condition"]))
+    if t.shape[1] > MAX_COLUMNS and t.shape[1] > t.shape[0]:  # many conditions: one per row, the width stays bounded
+        t, lab = t.T, lab.T
     fig, ax = plt.subplots(figsize=(3.5 + 1.4 * t.shape[1], 2.6 + 0.7 * t.shape[0]))
     name = views.role_label(man, metric)
     heatmap(t, annot=lab, ax=ax, title=f"{name} (mean, 95% CI)\n{wrap(data_label(man), 60 + 12 * t.shape[1])}")
@@ -205,16 +210,25 @@ def _attribution(a, order, out, label, files, skipped):
 
 def _failures(f, order, out, label, files):
     files["failures"] = save_table(f, "failures", out, source=label)
-    fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * f["row"].nunique()) + 1.5), squeeze=False)
-    for ax, col, title in zip(axes[:, 0], ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate")):
+    n_rows = f["row"].nunique()
+    tall = len(order) > MAX_COLUMNS and len(order) > n_rows  # many conditions: one per row, panels side by side
+    if tall:
+        fig, axes = plt.subplots(1, 2, figsize=(2 * (3.5 + 1.3 * n_rows) + 1.5, 1.6 + 0.45 * len(order)), squeeze=False)
+    else:
+        fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * n_rows) + 1.5), squeeze=False)
+    for i, (ax, col, title) in enumerate(zip(axes.flat, ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate"))):
         t = f.groupby(["row", "condition"])[col].mean().unstack("condition")
         t = t[[c for c in order if c in t.columns]]
         t.index.name = None
-        heatmap(t, ax=ax, title=title, cmap="Reds")
+        heatmap(t.T if tall else t, ax=ax, title=title, cmap="Reds")
         ax.set_xlabel("")
-        if ax is axes[0, 0]:
+        ax.set_ylabel("")
+        if i == 0 and not tall:
             ax.set_xticklabels([])
-    fig.suptitle(wrap(f"Parse failures and refusals — {label}", int(40 + 12 * len(order))), y=1.0, va="bottom")
+        if i == 1 and tall:
+            ax.set_yticklabels([])
+    width = 2 * (3.5 + 1.3 * n_rows) if tall else 3.5 + 1.3 * len(order)
+    fig.suptitle(wrap(f"Parse failures and refusals — {label}", int(12 * width)), y=1.0, va="bottom")
     files["failures_fig"] = save_figure(fig, "failures", out)
     plt.close(fig)
 

@@ -81,3 +81,27 @@ def test_a_failing_view_leaves_the_previous_report_and_no_temporary_folder(run, 
     files = make_report(run, other)
     assert (other / "notes.txt").read_text() == "keep" and files["readme"]["md"] == other / "README.md"
     assert files["summary"]["csv"].parent == other and files["summary"]["csv"].is_file()
+
+
+def test_a_heatmap_of_many_conditions_grows_down_not_across(tmp_path):
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from lcrag.experiment.report import MAX_COLUMNS, _failures, heatmap_figure
+
+    conds = [f"RAG-bm25-k{k}" for k in range(1, 31)]
+    man = {"conditions": [{"condition": c, "kind": "RAG"} for c in conds], "study": {"name": "many", "description": "d"},
+           "data": {"n_items": 3}, "roles": {}}
+    summ = pd.DataFrame([{"row": r, "prompt": "ebg", "condition": c, "ans": 0.5, "ans_lo": 0.2, "ans_hi": 0.8}
+                         for r in ("reader a", "reader b") for c in conds])
+    fig = heatmap_figure(man, summ, "ans")
+    w, h = fig.get_size_inches()
+    assert w <= 3.5 + 1.4 * MAX_COLUMNS and h > w  # 30 conditions as rows
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == conds[:2]
+    plt.close(fig)
+    f = pd.DataFrame([{"row": r, "prompt": "ebg", "condition": c, "n": 3, "n_failed": 0, "n_na": 0, "parse_fail_rate": 0.0,
+                       "refusal_rate": 0.0} for r in ("reader a", "reader b") for c in conds])
+    files: dict = {}
+    _failures(f, conds, tmp_path, "label", files)
+    w, h = _png_size(files["failures_fig"]["png"])
+    assert w <= 150 * (2 * (3.5 + 1.3 * 2) + 3) and h > w
