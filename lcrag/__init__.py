@@ -97,6 +97,7 @@ _API: dict[str, str] = {
     "synthetic_joint_figure": "lcrag.studies.synthetic.views:joint_figure",
     "synthetic_conditions_figure": "lcrag.studies.synthetic.views:conditions_hop2_figure",
     "synthetic_rag_pivot": "lcrag.studies.synthetic.views:rag_pivot",
+    "synthetic_what_it_shows": "lcrag.studies.synthetic.views:what_it_shows",
     # the NoLiMa studies (notebooks 02-09; EBG §5, App. G)
     "load_nolima": "lcrag.studies.nolima.data:load_nolima",
     "nolima_title": "lcrag.studies.nolima.report:title",
@@ -148,7 +149,7 @@ __all__ = [
     "experiment", "plots", "views",
     "check_pool", "synthetic_conditions_figure", "synthetic_difficulty", "synthetic_difficulty_summary",
     "synthetic_heatmaps_figure", "synthetic_inputs", "synthetic_joint_figure", "synthetic_overrides",
-    "synthetic_rag_pivot", "synthetic_rank_figure", "load_nolima", "nolima_attribution",
+    "synthetic_rag_pivot", "synthetic_rank_figure", "synthetic_what_it_shows", "load_nolima", "nolima_attribution",
     "nolima_attribution_source", "nolima_coverage_summary", "nolima_coverage_tables", "nolima_figure8",
     "nolima_figure8_tables", "nolima_lexical_overlap", "nolima_matched_budget", "nolima_replay_check",
     "nolima_title", "nolima_write_notice", "nolima_cot_inputs", "nolima_effective_lengths", "nolima_fig1_heat",

@@ -9,6 +9,11 @@ class LcragError(Exception):
     """Base class of lcrag's own errors."""
 
 
+class NotApplicable(LcragError):
+    """A view or export that does not apply to this run (a study without RAG conditions has no TREC
+    run file): the message is the one-line reason. Commands print it and exit 0, writing nothing."""
+
+
 class InputError(LcragError, ValueError):
     """Bad input data: the message always names the file, the line (1-based) and the field.
 

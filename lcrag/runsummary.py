@@ -5,6 +5,13 @@
   the runner's per-reader stats (:class:`lcrag.runner.RunStats` as dicts), and per reader that made
   calls its achieved calls per second and the share of attempts answered HTTP 429
   (:mod:`lcrag.llm.throughput`; the same numbers are in the manifest's per-reader stats).
+* :func:`headline_table` — what the study measures, per reader × condition (× prompt when the study
+  has several): each headline measure (:func:`lcrag.experiment.views.headline`; for the EBG studies Ans\*,
+  Ans, Evid, Ans+Evid) as ``mean [lo, hi] n=N`` — the 95 % percentile-bootstrap interval over the N
+  rows that measure scored (:func:`lcrag.results.aggregate`); ``–`` where no row has it (an
+  answer-only prompt has no Evid).
+* :func:`usage_lines` — the usage table (tokens, spend, latency, cache hits) of the readers that
+  reported usage only; a model-free reader gets none.
 * :meth:`RunSummary.failed` — the run counts as failed when every row is an error, or when the
   error share (error rows / all rows of the run, N/A included) is above ``max_error_rate``
   (default 0.5); :meth:`RunSummary.reasons` gives the most common error reasons with counts.
@@ -78,10 +85,75 @@ def summarize(df, stats: dict[str, dict[str, Any]], seconds: float) -> RunSummar
         out.calls += int(st.get("done", 0)) - int(st.get("cached", 0)) + int(st.get("failed", 0))
         out.skipped += int(st.get("skipped", 0))
         out.spend_usd += float(st.get("spend_usd", 0.0))
-    for reader, st in stats.items():  # the sending phase's rate (lcrag.llm.throughput), where calls were made
-        if float(st.get("calls_per_s", 0.0) or 0.0) > 0:
+    for reader, st in stats.items():  # the sending phase's rate (lcrag.llm.throughput), where HTTP calls were made
+        if float(st.get("calls_per_s", 0.0) or 0.0) > 0 and int(st.get("attempts", 0) or 0) > 0:
             out.throughput[reader] = (float(st["calls_per_s"]), float(st.get("rate_limited_share", 0.0) or 0.0))
     return out
 
 
-__all__ = ["RunSummary", "summarize", "DEFAULT_MAX_ERROR_RATE"]
+def _cell(mean: float, lo: float, hi: float, n: int) -> str:
+    import math
+
+    if n == 0 or mean is None or math.isnan(mean):
+        return "–"
+    iv = f" [{lo:.2f}, {hi:.2f}]" if not (math.isnan(lo) or math.isnan(hi)) else ""
+    return f"{mean:.2f}{iv} n={n}"
+
+
+def headline_table(man: dict, df, *, seed: int = 0):
+    """The study's headline measures per reader × (prompt ×) condition (module doc) as a frame of
+    formatted cells, conditions in the study's order; None when the study has no headline measure."""
+    import pandas as pd
+
+    from .experiment import views
+
+    df = df.copy()
+    man = {**man}
+    man["roles"] = views.roles(man, df)
+    for role, r in man["roles"].items():
+        if r["column"] != role:
+            df[role] = df[r["column"]]
+    heads = views.headline(man, df)
+    if not heads or df.empty:
+        return None
+    from .results import aggregate
+
+    if "reader_label" not in df.columns:
+        df["reader_label"] = df["reader"]
+    ok = df[df["outcome"] == "ok"]
+    # one line per condition when each measure is scored under one prompt only (Ans* on the answer-only
+    # prompt, Ans / Evid on the EBG prompt: the papers' side-by-side); else one line per prompt too
+    per_prompt = any(int((ok.groupby("prompt")[c].count() > 0).sum()) > 1 for c, _ in heads)
+    by = ["reader", "prompt", "condition"] if per_prompt and df["prompt"].nunique() > 1 else ["reader", "condition"]
+    agg = aggregate(df, by, [c for c, _ in heads], seed=seed, n_boot=1000)
+    counts = {c: ok.groupby(by)[c].count() for c, _ in heads}
+    order = {c["condition"]: i for i, c in enumerate(man.get("conditions", []))}
+    agg = agg.assign(_o=agg["condition"].map(order).fillna(len(order))).sort_values(["reader", "_o"] + (["prompt"] if "prompt" in by else []))
+    rows = []
+    for _, r in agg.iterrows():
+        key = tuple(r[b] for b in by)
+        rec = {b: r[b] for b in by}
+        for c, label in heads:
+            n = int(counts[c].get(key, 0))
+            rec[label] = _cell(r[c], r[f"{c}_lo"], r[f"{c}_hi"], n)
+        rows.append(rec)
+    out = pd.DataFrame(rows)
+    out.attrs["measures"] = {label: (man["roles"].get(c) or {}).get("column", c) for c, label in heads}
+    return out
+
+
+def usage_lines(df, by=("reader", "condition")):
+    """The usage table restricted to the readers whose rows report usage (tokens or spend); None when
+    no reader does (a model-free reader such as the extractive baseline)."""
+    from .usage import usage_table
+
+    used = df.groupby("reader")[[c for c in ("prompt_tokens", "completion_tokens", "cost_usd") if c in df.columns]].sum()
+    readers = [r for r, v in used.iterrows() if float(v.sum()) > 0]
+    if not readers:
+        return None
+    u = usage_table(df[df["reader"].isin(readers)], list(by))
+    return u[[c for c in ("reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens",
+                          "usd", "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate") if c in u.columns]]
+
+
+__all__ = ["RunSummary", "summarize", "headline_table", "usage_lines", "DEFAULT_MAX_ERROR_RATE"]

@@ -179,17 +179,20 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
     assert "TOTAL:" in out and "upper bound" in out
 
 
-def test_study_report_has_usage_and_accuracy_vs_cost(tmp_path, tmp_cache, capsys):
+def test_study_report_has_usage_and_no_cost_plot_for_a_free_reader(tmp_path, tmp_cache, capsys):
     from lcrag.experiment.example import write_example
     from lcrag.experiment.report import make_report
 
     study = write_example(tmp_path / "ex")["study"]
     assert main(["run", str(study), "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "latency_p50_s" in out and "cache_hit_rate" in out
+    # the extractive baseline reports no usage: no usage table of zeros, no calls/s or HTTP-429 rate
+    assert "latency_p50_s" not in out and "cache_hit_rate" not in out and "HTTP 429" not in out
+    assert "what the study measures" in out
     run_dir = next((tmp_path / "ex").rglob("manifest.json")).parent
     files = make_report(run_dir)
-    assert files["accuracy_vs_cost"]["png"].stat().st_size > 0
+    assert "accuracy_vs_cost" not in files  # no cost plot without cost, and the README says why
+    assert "accuracy_vs_cost: no row of this run has a cost" in files["readme"]["md"].read_text()
     u = pd.read_csv(files["usage"]["csv"])
     res = read_results(run_dir / "results.jsonl")
     assert set(u["condition"]) == {r.condition for r in res}

@@ -39,8 +39,14 @@ def run(args) -> int:
 
         fn = None
     if fn is not None:
+        from ..errors import NotApplicable
+
         out = Path(args.out) if args.out else Path(args.run_dir) / "export" / args.format
-        paths = fn(args.run_dir, out)
+        try:
+            paths = fn(args.run_dir, out)
+        except NotApplicable as e:  # nothing written; the one-line reason, not an error
+            print(f"[lcrag] {e}")
+            return 0
     else:
         paths = export(args.run_dir, args.out)
     for k, v in paths.items():

@@ -216,16 +216,16 @@ def run(args) -> int:
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
     summ = summarize(df, res.stats, res.seconds)
-    cols = [c for c in ("ans", "evid", "ans_evid") if c in df.columns]
-    ok = df[df["outcome"] == "ok"]
-    if cols and len(ok):
-        by = ["reader", "prompt", "condition"] if df["prompt"].nunique() > 1 else ["reader", "condition"]
-        print(ok.groupby(by, sort=False)[cols].mean().round(3).to_string())
-    from ..usage import usage_table
+    from ..runsummary import headline_table, usage_lines
 
-    u = usage_table(df, ["reader", "condition"])
-    print(u[["reader", "condition", "calls", "n_na", "prompt_tokens", "completion_tokens", "reasoning_tokens", "usd",
-             "latency_p50_s", "latency_p95_s", "cache_hit_rate", "truncation_rate"]].round(4).to_string(index=False))
+    head = headline_table(res.manifest, df)
+    if head is not None:
+        print("[lcrag] what the study measures (mean [95 % interval] n=rows scored; – = not scored on these rows): "
+              + ", ".join(f"{k} = {v}" for k, v in head.attrs["measures"].items()))
+        print(head.to_string(index=False))
+    u = usage_lines(df)
+    if u is not None:
+        print(u.round(4).to_string(index=False))
     from ..llm.extractive import scope_warning
     from ..usage import estimate_vs_reported
 

@@ -78,7 +78,9 @@ def k_curve(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) ->
     ms = [m for m in metrics if m in ok.columns]
     if ok.empty or not ms:
         return pd.DataFrame(columns=["row", "setup", "order", "k", "n", *ms, "recall"])
-    ok["setup"] = ok["condition"].map(lambda c: f"{topk[c]['retriever']} / {topk[c]['chunker']}")
+    # a built-in study's condition record may name only its retriever (NoLiMa-RAG: the recorded rankings)
+    ok["setup"] = ok["condition"].map(lambda c: " / ".join(str(topk[c][f]) for f in ("retriever", "chunker") if topk[c].get(f))
+                                      or c)
     ok["order"] = ok["condition"].map(lambda c: topk[c].get("order") or "score")
     ok["k"] = ok["condition"].map(lambda c: int(topk[c]["k"]))
     if {"meta.n_units", "meta.missing_units"} <= set(ok.columns):

@@ -11,8 +11,9 @@ Written to ``RUN/export`` (or ``out``):
 * ``manifest.json`` — the run manifest plus ``export``: data file SHA-256, prompt templates
   with their versions, scorer names, tokenizer (``lcrag.llm.tokens`` encoding), lcrag version;
 * ``leaderboard.csv`` — one line per reader × prompt: study, config hash, reader, model,
-  prompt, n items, and the mean Ans / Evid / Ans+Evid of the best LC and best RAG condition
-  (by Ans+Evid, else Ans) and of the oracle and no-context controls.
+  prompt, n items, and the mean of each headline measure (:func:`.views.headline`: Ans\*, Ans,
+  Evid, Ans+Evid where the study has them) of the best LC and best RAG condition (by Ans+Evid,
+  else Ans, else the first headline measure scored) and of the oracle and no-context controls.
 """
 
 from __future__ import annotations
@@ -42,10 +43,13 @@ def leaderboard(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     kinds = {c["condition"]: c["kind"] for c in man["conditions"]}
     ok = df[df["outcome"] == Outcome.OK]
     prof = {r["name"]: r.get("profile", {}).get("model") or r["name"] for r in man["readers"]}
+    heads = [c for c, _ in views.headline(man, df)]
     recs = []
     for (reader, prompt), g in ok.groupby(["reader", "prompt"], sort=True):
-        ms = [m for m in ("ans", "evid", "ans_evid") if m in g.columns and g[m].notna().any()]
-        key = "ans_evid" if "ans_evid" in ms else "ans"
+        ms = [m for m in heads if g[m].notna().any()]
+        if not ms:  # no headline measure scored on this prompt's rows
+            continue
+        key = next((m for m in ("ans_evid", "ans") if m in ms), ms[0])
         means = g.groupby("condition")[ms].mean()
         rec = {"study": man["study"]["name"], "config_hash": man["config_hash"][:12], "lcrag_version": man["lcrag_version"],
                "reader": reader, "model": prof.get(reader, reader), "prompt": prompt, "n_items": int(g["item_id"].nunique())}
@@ -64,7 +68,7 @@ def leaderboard(man: dict, df: pd.DataFrame) -> pd.DataFrame:
 
 def export(run_dir: str | Path, out: str | Path | None = None) -> dict[str, Path]:
     rd = Path(run_dir)
-    man, df, _ = views.load_run(rd)
+    man, df, _ = views.load_run(rd, with_roles=True)
     dst = Path(out) if out else rd / "export"
     dst.mkdir(parents=True, exist_ok=True)
     runs = {r["run"] for r in man["readers"]}

@@ -29,8 +29,15 @@ cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cach
                             characters beside own-tokenizer tokens), ``accuracy_vs_cost`` (figure)
 ==========================  ====================================================================
 
-Views that do not apply (no RAG condition, no JSON prompt) are skipped and listed as such in
-``README.md`` of the report directory. Item filters (``sufficient``,
+Views that do not apply (no RAG condition, no JSON prompt, no gold-in-context flag, no cost) are
+skipped and listed with a one-line reason in ``README.md`` of the report directory. A built-in
+study's measures are read through the roles ``ans`` / ``evid`` / ``ans_evid``
+(:func:`lcrag.experiment.views.roles`; the README lists the mapping). The report is written into a
+temporary folder beside the target and moved into place when every view is written: a failing view
+leaves the previous report (or none), never a half-written one. The LC − RAG figure holds at most
+:data:`MAX_PAIRS` pairs; more are paged (``deltas_lc_minus_rag_p2`` …). A reader × condition heatmap
+with more than :data:`MAX_COLUMNS` conditions (and more conditions than reader rows) is drawn with
+one condition per row, so no figure's width grows with the number of conditions. Item filters (``sufficient``,
 ``answerable_without_context``; :func:`lcrag.experiment.breakdowns.filter_items`) restrict every
 view to the items with those control flags. ``html=True`` also writes ``report.html``, one
 self-contained page (:mod:`.html`).
@@ -38,6 +45,8 @@ self-contained page (:mod:`.html`).
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -53,6 +62,17 @@ from . import breakdowns, paired, views
 
 LABELS = {"ans": "Ans", "evid": "Evid", "ans_evid": "Ans+Evid"}
 COLORS = {"evidence_miss": "#666666", "retrieval_miss": "#d95f02", "reading_miss": "#7570b3", "grounding_miss": "#e7298a", "ok": "#1b9e77"}
+
+
+MAX_PAIRS = 8  # LC − RAG pairs per deltas figure: more are paged (deltas_lc_minus_rag_p2, …)
+MAX_COLUMNS = 12  # conditions as columns of a heatmap; more are drawn as rows (the figure grows down, not across)
+
+
+def wrap(text: str, width: int = 90) -> str:
+    """``text`` broken into lines of at most ``width`` characters: a long study label never widens a figure."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(part, width) for part in str(text).split("\n"))
 
 
 def data_label(man: dict) -> str:
@@ -81,8 +101,11 @@ def heatmap_figure(man: dict, summ: pd.DataFrame, metric: str = "ans_evid"):
         return None
     s = summ[summ[metric].notna()]
     t, lab = _wide(s, metric, views.condition_order(man, s["condition"]))
+    if t.shape[1] > MAX_COLUMNS and t.shape[1] > t.shape[0]:  # many conditions: one per row, the width stays bounded
+        t, lab = t.T, lab.T
     fig, ax = plt.subplots(figsize=(3.5 + 1.4 * t.shape[1], 2.6 + 0.7 * t.shape[0]))
-    heatmap(t, annot=lab, ax=ax, title=f"{LABELS.get(metric, metric)} (mean, 95% CI)\n{data_label(man)}")
+    name = views.role_label(man, metric)
+    heatmap(t, annot=lab, ax=ax, title=f"{name} (mean, 95% CI)\n{wrap(data_label(man), 60 + 12 * t.shape[1])}")
     ax.set_xlabel("")
     return fig
 
@@ -97,7 +120,9 @@ def _heatmaps(man, summ, out, label, files, skipped):
         plt.close(fig)
 
 
-def _deltas(d, out, label, files, skipped):
+def _deltas(d, out, label, files, skipped, man=None):
+    """The LC − RAG table, and its figure in pages of at most :data:`MAX_PAIRS` pairs (LC × RAG in the
+    study's order), each page at most ``3.5 + 1.5 * MAX_PAIRS`` inches wide whatever the study's size."""
     files["deltas"] = save_table(d, "deltas", out, source=label)
     if d.empty:
         skipped.append("deltas_lc_minus_rag: needs an LC and a RAG condition scored on the same items")
@@ -105,23 +130,30 @@ def _deltas(d, out, label, files, skipped):
     metrics = [m for m in ("ans", "evid", "ans_evid") if m in set(d["metric"])]
     d = d.assign(pair=d["a"] + " − " + d["b"])
     n_rows = d["row"].nunique()
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(3.5 + 1.5 * d["pair"].nunique(), len(metrics) * (1.6 + 0.6 * n_rows) + 1.5),
-                             squeeze=False)
-    for ax, m in zip(axes[:, 0], metrics):
-        g = d[d["metric"] == m]
-        pairs = list(dict.fromkeys(g["pair"]))  # study order (k as listed), never string order
-        t = g.pivot(index="row", columns="pair", values="delta").reindex(columns=pairs)
-        lab = g.assign(l=[ci_label(a, b, c, "+.2f") + f"\np={p:.2g}, MDE {e:.2f}" for a, b, c, p, e in
-                          zip(g["delta"], g["cluster_lo"], g["cluster_hi"], g["p_holm"], g["mde"])]).pivot(
-            index="row", columns="pair", values="l").reindex_like(t).fillna("N/A")
-        t.index.name = lab.index.name = None
-        delta_heatmap(t, ax=ax, annot=lab, limit=1.0, title=f"Δ {LABELS[m]} (LC − RAG)")
-        ax.set_xlabel("")
-        if ax is not axes[-1, 0]:
-            ax.set_xticklabels([])
-    fig.suptitle(f"LC − RAG: Δ, cluster-bootstrap 95% CI, Holm-corrected p, MDE (α=0.05, power 0.8) — {label}", y=1.02)
-    files["deltas_lc_minus_rag"] = save_figure(fig, "deltas_lc_minus_rag", out)
-    plt.close(fig)
+    pairs = list(dict.fromkeys(d["pair"]))  # study order (k as listed), never string order
+    pages = [pairs[i:i + MAX_PAIRS] for i in range(0, len(pairs), MAX_PAIRS)]
+    for no, page in enumerate(pages, start=1):
+        fig, axes = plt.subplots(len(metrics), 1, figsize=(3.5 + 1.5 * len(page), len(metrics) * (1.6 + 0.6 * n_rows) + 1.5),
+                                 squeeze=False)
+        for ax, m in zip(axes[:, 0], metrics):
+            g = d[(d["metric"] == m) & d["pair"].isin(page)]
+            t = g.pivot(index="row", columns="pair", values="delta").reindex(columns=page)
+            lab = g.assign(l=[ci_label(a, b, c, "+.2f") + f"\np={p:.2g}, MDE {e:.2f}" for a, b, c, p, e in
+                              zip(g["delta"], g["cluster_lo"], g["cluster_hi"], g["p_holm"], g["mde"])]).pivot(
+                index="row", columns="pair", values="l").reindex_like(t).fillna("N/A")
+            t.index.name = lab.index.name = None
+            delta_heatmap(t, ax=ax, annot=lab, limit=1.0,
+                          title=f"Δ {views.role_label(man, m) if man else LABELS[m]} (LC − RAG)")
+            ax.set_xlabel("")
+            plt.setp(ax.get_xticklabels(), rotation=30, ha="right", rotation_mode="anchor")
+            if ax is not axes[-1, 0]:
+                ax.set_xticklabels([])
+        part = f" (pairs {MAX_PAIRS * (no - 1) + 1}–{MAX_PAIRS * (no - 1) + len(page)} of {len(pairs)})" if len(pages) > 1 else ""
+        fig.suptitle(wrap(f"LC − RAG{part}: Δ, cluster-bootstrap 95% CI, Holm-corrected p, MDE (α=0.05, power 0.8) — {label}",
+                          int(40 + 14 * len(page))), y=1.0, va="bottom")  # above the panels, however many lines
+        name = "deltas_lc_minus_rag" + (f"_p{no}" if no > 1 else "")
+        files[name] = save_figure(fig, name, out)
+        plt.close(fig)
 
 
 def _retrieval(ranks, ks, out, label, files, skipped):
@@ -138,7 +170,7 @@ def _retrieval(ranks, ks, out, label, files, skipped):
         ax.plot(g["k"], g["hits_any"], marker="o", color=col, label=f"{setup}: any gold")
         ax.plot(g["k"], g["hits_all"], marker="s", ls="--", color=col, label=f"{setup}: all gold")
     ax.set(xscale="log", xlabel="k (chunks)", ylabel="fraction of items", ylim=(-0.02, 1.02),
-           title=f"Hits@k, any vs all gold units\n{label}")
+           title=f"Hits@k, any vs all gold units\n{wrap(label)}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     files["hits_at_k_fig"] = save_figure(fig, "hits_at_k", out)
@@ -148,7 +180,7 @@ def _retrieval(ranks, ks, out, label, files, skipped):
         if len(g):
             ax.step(g["k"], g["fraction_covered"], where="post", color=f"C{i}", label=setup)
     ax.set(xscale="log", xlabel="k (chunks)", ylabel="items with all gold in top-k", ylim=(-0.02, 1.02),
-           title=f"Full-coverage k (CDF over items)\n{label}")
+           title=f"Full-coverage k (CDF over items)\n{wrap(label)}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     files["full_coverage_k"] = save_figure(fig, "full_coverage_k", out)
@@ -170,7 +202,7 @@ def _attribution(a, order, out, label, files, skipped):
         left += v
     ax.set_yticks(range(len(a)), ylab, fontsize=7)
     ax.invert_yaxis()
-    ax.set(xlim=(0, 1), xlabel="share of scored items", title=f"Failure attribution\n{label}")
+    ax.set(xlim=(0, 1), xlabel="share of scored items", title=f"Failure attribution\n{wrap(label)}")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     files["attribution_fig"] = save_figure(fig, "attribution", out)
     plt.close(fig)
@@ -178,29 +210,41 @@ def _attribution(a, order, out, label, files, skipped):
 
 def _failures(f, order, out, label, files):
     files["failures"] = save_table(f, "failures", out, source=label)
-    fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * f["row"].nunique()) + 1.5), squeeze=False)
-    for ax, col, title in zip(axes[:, 0], ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate")):
+    n_rows = f["row"].nunique()
+    tall = len(order) > MAX_COLUMNS and len(order) > n_rows  # many conditions: one per row, panels side by side
+    if tall:
+        fig, axes = plt.subplots(1, 2, figsize=(2 * (3.5 + 1.3 * n_rows) + 1.5, 1.6 + 0.45 * len(order)), squeeze=False)
+    else:
+        fig, axes = plt.subplots(2, 1, figsize=(3.5 + 1.3 * len(order), 2 * (1.6 + 0.6 * n_rows) + 1.5), squeeze=False)
+    for i, (ax, col, title) in enumerate(zip(axes.flat, ("parse_fail_rate", "refusal_rate"), ("parse-failure rate", "refusal rate"))):
         t = f.groupby(["row", "condition"])[col].mean().unstack("condition")
         t = t[[c for c in order if c in t.columns]]
         t.index.name = None
-        heatmap(t, ax=ax, title=title, cmap="Reds")
+        heatmap(t.T if tall else t, ax=ax, title=title, cmap="Reds")
         ax.set_xlabel("")
-        if ax is axes[0, 0]:
+        ax.set_ylabel("")
+        if i == 0 and not tall:
             ax.set_xticklabels([])
-    fig.suptitle(f"Parse failures and refusals — {label}", y=1.02)
+        if i == 1 and tall:
+            ax.set_yticklabels([])
+    width = 2 * (3.5 + 1.3 * n_rows) if tall else 3.5 + 1.3 * len(order)
+    fig.suptitle(wrap(f"Parse failures and refusals — {label}", int(12 * width)), y=1.0, va="bottom")
     files["failures_fig"] = save_figure(fig, "failures", out)
     plt.close(fig)
 
 
-def _usage(man, df, summ, out, label, files):
+def _usage(man, df, summ, out, label, files, skipped):
     u = views.usage(man, df)
     files["usage"] = save_table(u, "usage", out, float_format="%.6g", source=label)
     metric = next((m for m in ("ans", "ans_evid") if m in summ.columns), None)
     if metric is None:
         return
+    if not (pd.to_numeric(u.get("usd", pd.Series(dtype=float)), errors="coerce").fillna(0) > 0).any():
+        skipped.append("accuracy_vs_cost: no row of this run has a cost (a model-free or unpriced reader)")
+        return
     acc = summ.groupby(["row", "condition"], as_index=False)[metric].mean()
     pts = acc.merge(u, on=["row", "condition"], how="left")
-    fig = accuracy_vs_cost(pts, y=metric, hue="row", title=f"{LABELS.get(metric, metric)} vs cost per call\n{label}")
+    fig = accuracy_vs_cost(pts, y=metric, hue="row", title=f"{views.role_label(man, metric)} vs cost per call\n{wrap(label, 70)}")
     files["accuracy_vs_cost"] = save_figure(fig, "accuracy_vs_cost", out)
     plt.close(fig)
 
@@ -218,7 +262,7 @@ def _positions(man, df, out, label, files, skipped, tables):
                            + (" (needs two or more gold units per item)" if axis.startswith("distance") else ""))
             continue
         fig = position_heatmap(t, "cell", metric, axis, title=f"{LABELS.get(metric, metric)} by "
-                               f"{'needle depth' if axis.startswith('depth') else 'distance between gold units'} (LC)\n{label}")
+                               f"{'needle depth' if axis.startswith('depth') else 'distance between gold units'} (LC)\n{wrap(label)}")
         files[f"{name}_fig"] = save_figure(fig, name, out)
         plt.close(fig)
 
@@ -230,7 +274,7 @@ def _k_curve(man, df, out, label, files, skipped, tables):
     if t.empty:
         skipped.append("accuracy_vs_k figure: no top-k RAG condition")
         return
-    fig = k_sweep_figure(t, title=f"Accuracy and retriever recall vs k (top-k RAG)\n{label}")
+    fig = k_sweep_figure(t, title=f"Accuracy and retriever recall vs k (top-k RAG)\n{wrap(label)}")
     files["accuracy_vs_k_fig"] = save_figure(fig, "accuracy_vs_k", out)
     plt.close(fig)
 
@@ -283,15 +327,49 @@ def file_names(files: dict[str, dict]) -> list[str]:
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
                 sufficient: bool | None = None, answerable_without_context: bool | None = None) -> dict[str, dict]:
     """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
-    man, df, ranks = views.load_run(run_dir)
+    man, df, ranks = views.load_run(run_dir, with_roles=True)
     df = breakdowns.add_flags(df)
     filt = {k: v for k, v in (("sufficient", sufficient), ("answerable_without_context", answerable_without_context)) if v is not None}
     if filt:
         df = breakdowns.filter_items(df, **filt)
         if df.empty:
             raise ValueError(f"no item passes the filter {filt}")
-    out = Path(out_dir) if out_dir else Path(run_dir) / "report"
-    out.mkdir(parents=True, exist_ok=True)
+    final = Path(out_dir) if out_dir else Path(run_dir) / "report"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    out = final.parent / f".{final.name}.{os.getpid()}.tmp"  # built aside, moved into place when complete
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    try:
+        files = _write_views(run_dir, man, df, ranks, out, filt, seed=seed, html=html)
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)  # the previous report, if any, stays as it was
+        raise
+    return _move_into_place(out, final, files)
+
+
+def _move_into_place(stage: Path, final: Path, files: dict[str, dict]) -> dict[str, dict]:
+    """Replace ``final`` by the finished ``stage`` folder: a previous report (or nothing) becomes the new
+    one by two renames. A ``final`` folder that is not a report (other files in a ``--out`` folder)
+    keeps its other files; the report's files are renamed into it one by one. Returns ``files`` with
+    their paths under ``final``."""
+    is_report = not final.exists() or (final / "README.md").is_file() and \
+        (final / "README.md").read_text(encoding="utf-8", errors="replace").startswith("# Report:") or \
+        (final.is_dir() and not any(final.iterdir()))
+    if is_report:
+        old = final.parent / f".{final.name}.{os.getpid()}.old"
+        if final.exists():
+            os.replace(final, old)
+        os.replace(stage, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        for p in stage.iterdir():
+            os.replace(p, final / p.name)
+        stage.rmdir()
+    return {v: {k: (final / Path(p).name if isinstance(p, Path) else p) for k, p in paths.items()}
+            for v, paths in files.items()}
+
+
+def _write_views(run_dir, man, df, ranks, out: Path, filt: dict, *, seed: int, html: bool) -> dict[str, dict]:
     label = data_label(man) + (" — items " + ", ".join(f"{k}={v}" for k, v in filt.items()) if filt else "")
     files: dict[str, dict] = {}
     tables: dict[str, pd.DataFrame] = {}
@@ -306,7 +384,7 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     order = views.condition_order(man, df["condition"].unique())
     _heatmaps(man, summ, out, label, files, skipped)
     tables["deltas"] = paired.lc_vs_rag(man, df, seed=seed)
-    _deltas(tables["deltas"], out, label, files, skipped)
+    _deltas(tables["deltas"], out, label, files, skipped, man)
     tables["prompt_deltas"] = paired.prompt_vs_prompt(man, df, seed=seed)
     files["prompt_deltas"] = save_table(tables["prompt_deltas"], "prompt_deltas", out, source=label)
     if tables["prompt_deltas"].empty:
@@ -320,14 +398,24 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
         tables[name] = v
     _retrieval(ranks, man["study"]["config"].get("hits_ks", [1, 5, 10]), out, label, files, skipped)
     tables["attribution"] = views.attribution(df, man)
-    _attribution(tables["attribution"], order, out, label, files, skipped)
+    if "meta.gold_in_context" not in df.columns and "ans_evid" in df.columns:
+        skipped.append(f"attribution: needs each row's gold-in-context flag, which the default lc-rag task builder records "
+                       f"and this study's builder ({(man['study']['config'].get('tasks') or {}).get('builder')}) does not")
+        files["attribution"] = save_table(tables["attribution"], "attribution", out, source=label)
+    else:
+        _attribution(tables["attribution"], order, out, label, files, skipped)
     tables["failures"] = views.failures(df, man)
     _failures(tables["failures"], order, out, label, files)
-    _usage(man, df, summ, out, label, files)
+    _usage(man, df, summ, out, label, files, skipped)
     _route(man, df, out, label, files, tables)
     note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", *(["", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]
+    rs = man.get("roles") or {}
+    if rs:
+        at = lines.index("## Files")
+        lines[at:at] = ["## Measures", "", *(f"* {views.LABELS[r]} role: `{x['column']}` ({x['label']})" for r, x in rs.items()),
+                        *([f"* no {views.LABELS[r]} measure in this study: its views are left out" for r in views.CORE if r not in rs]), ""]
     lines += [f"* `{v}`: " + ", ".join(sorted(p.name for p in paths.values())) for v, paths in files.items()]
     if skipped:
         lines += ["", "## Skipped", "", *(f"* {s}" for s in skipped)]

@@ -54,6 +54,23 @@ def _study(man: dict, run_dir: Path):
     return cfg, base, items
 
 
+def _source_study_tasks(man: dict, run_dir: Path, item: str):
+    """``(config, base directory, {(condition, prompt): task})`` of ``item`` for a study whose items come
+    from an item source (``data.source``) and whose tasks from its task builder: the study is prepared
+    from the manifest's configuration exactly as ``lcrag run`` prepared it (same data directory
+    default, same seed) and its tasks built; the readers are replaced by the model-free extractive
+    reader, which shapes no task and needs no key (nothing is sent)."""
+    from .study import build_tasks, detach_conditions, prepare
+
+    doc = {**man["study"]["config"], "readers": ["extractive"]}
+    src = man["study"].get("file")
+    base = Path(src).resolve().parent if src else run_dir
+    prep = prepare(doc, base_dir=base, out=run_dir)
+    built = build_tasks(prep)
+    mine, _ = detach_conditions([t for t in built.tasks if t.item.id == item])
+    return prep.cfg, base, {(t.condition, t.prompt): t for t in mine}
+
+
 def collect(run_dir: str | Path, item: str, condition: str | None = None) -> list[Shown]:
     """The rows of ``item`` (and ``condition``) with their rebuilt tasks (see module doc)."""
     rd = Path(run_dir)
@@ -73,9 +90,12 @@ def collect(run_dir: str | Path, item: str, condition: str | None = None) -> lis
                                                    f"conditions: {', '.join(known)}")
     order = {c["condition"]: i for i, c in enumerate(man["conditions"])}
     rows.sort(key=lambda r: (order.get(r.condition, 1e9), r.reader, r.prompt, r.meta.get("sample", 0)))
-    cfg, base, items = _study(man, rd)
-    sub = ItemSet([si for si in items.items if si.item.id == item], items.documents, items.paths)
-    tasks = {(t.condition, t.prompt): t for t in build(cfg, sub).tasks} if sub.items else {}
+    if man["data"].get("items"):  # an own study: its items file, the default lc-rag builder
+        cfg, base, items = _study(man, rd)
+        sub = ItemSet([si for si in items.items if si.item.id == item], items.documents, items.paths)
+        tasks = {(t.condition, t.prompt): t for t in build(cfg, sub).tasks} if sub.items else {}
+    else:  # a study with an item source and its own task builder (every built-in study)
+        cfg, base, tasks = _source_study_tasks(man, rd, item)
     cache = ResponseCache(resolve(base, cfg.cache) if cfg.cache else None)
     out = []
     for r in rows:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, NotApplicable
 
 TOP = 100
 RANKINGS_FILE = "retrieval_run.jsonl"
@@ -69,12 +69,30 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
+def _why_no_rankings(run_dir: Path) -> str:
+    """The one-line reason a run directory holds no ``retrieval_run.jsonl``."""
+    try:
+        man = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"{run_dir}: not a run directory (manifest.json is missing or unreadable)"
+    rag = [c["condition"] for c in man.get("conditions", []) if c.get("kind") == "RAG"]
+    if not rag:
+        return "TREC export left out: this run has no RAG condition, so no retrieval stage to export"
+    builder = ((man.get("study") or {}).get("config") or {}).get("tasks", {}).get("builder")
+    if builder and builder != "lc-rag":
+        return (f"TREC export left out: the task builder {builder!r} of study {man['study']['name']!r} does not record "
+                f"per-item chunk rankings (only the default lc-rag builder of an own study does); its "
+                f"{len(rag)} RAG condition(s) are scored in results.csv and its gold-unit ranks, where it has them, "
+                f"are in retrieval_ranks.csv")
+    return ("TREC export left out: no retrieval rankings in this run directory (a run made before they were "
+            "recorded: run it again to record them)")
+
+
 def export_trec(run_dir: str | Path, out: str | Path) -> dict[str, Path]:
     """Write the run and qrels files of ``run_dir`` into ``out`` (module doc); returns them by name."""
     src = Path(run_dir) / RANKINGS_FILE
     if not src.is_file():
-        raise InputError(src, "no retrieval rankings in this run directory (a study without RAG conditions, or a run "
-                              "made before they were recorded: run it again to record them)")
+        raise NotApplicable(_why_no_rankings(Path(run_dir)))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs: dict[str, list[str]] = {}

@@ -1,7 +1,13 @@
 """The tables behind ``lcrag report``: computed from a run directory, no model, no retrieval.
 
 * :func:`load_run` — the manifest, the rows of *this* configuration (run ids of the
-  manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks.
+  manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks. A built-in
+  study scores under its own measure names (``synthetic_ans``, ``nolima_evid_needles_cited`` …);
+  :func:`roles` maps them onto the three roles every view reads (``ans``, ``evid``,
+  ``ans_evid``) and ``load_run(..., with_roles=True)`` adds those columns as copies, recorded in
+  ``man["roles"]``.
+* :func:`headline` — the study's headline measures (role measures, plus Ans\* where the study
+  has it) with the papers' labels: what the run summary and the report lead with.
 * :func:`summary` — per reader × prompt × condition: n, failures, N/A, parse-failure rate and
   mean + 95% percentile-bootstrap CI of every metric (:func:`lcrag.results.aggregate`).
 * :func:`deltas` — LC − RAG per reader × prompt × (LC condition, RAG condition) × metric over
@@ -33,10 +39,80 @@ from ..types import Outcome, ParseStatus
 from .manifest import read_manifest
 
 CORE = ["ans", "evid", "ans_evid"]
+LABELS = {"ans": "Ans", "evid": "Evid", "ans_evid": "Ans+Evid"}
 
 
-def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """``(manifest, results frame, retrieval ranks)`` of a run directory."""
+def _measure(name: str):
+    from .. import measures
+
+    measures.load_all()
+    try:
+        return measures.get(name)
+    except KeyError:  # a plug-in measure whose module is not loaded here
+        return None
+
+
+def roles(man: dict, df: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """``{role: {"column": measure, "label": header}}`` for the roles ``ans``, ``evid`` and ``ans_evid``.
+
+    An own study's scorers already write the role columns (:mod:`.scorers`): the roles are those
+    columns themselves. For a study scored by named measures, in the order the study lists them
+    (``metrics.scorers`` of the manifest): ``ans`` is the study's ``answer_metric`` if set, else the
+    first answer measure labelled exactly "Ans", else the first answer measure not labelled "Ans*";
+    ``evid`` is the ``evidence_metric`` or the first evidence measure; ``ans_evid`` the first joint
+    measure. A role without a measure (LongEval has no joint measure) is left out; only measures
+    with a column in ``df`` count.
+    """
+    listed = [m for m in (man.get("metrics") or {}).get("scorers", []) if m in df.columns]
+    out: dict[str, dict[str, str]] = {}
+    if "ans" in df.columns:  # an own study: the scorers wrote the roles
+        return {r: {"column": r, "label": LABELS[r]} for r in CORE if r in df.columns}
+    info = {n: _measure(n) for n in listed}
+    kind = {n: (m.kind if m else "other") for n, m in info.items()}
+    label = {n: (m.label if m else n) for n, m in info.items()}
+    mets = man.get("metrics") or {}
+    answers = [n for n in listed if kind[n] == "answer"]
+    ans = mets.get("answer_metric") if mets.get("answer_metric") in listed else \
+        next((n for n in answers if label[n] == "Ans"), None) or next((n for n in answers if label[n] != "Ans*"), None)
+    evid = mets.get("evidence_metric") if mets.get("evidence_metric") in listed else \
+        next((n for n in listed if kind[n] == "evidence"), None)
+    joint = next((n for n in listed if kind[n] == "joint"), None)
+    for role, col in (("ans", ans), ("evid", evid), ("ans_evid", joint)):
+        if col is not None:
+            out[role] = {"column": col, "label": label[col]}
+    return out
+
+
+def headline(man: dict, df: pd.DataFrame) -> list[tuple[str, str]]:
+    """``[(column, label)]``: the study's headline measures in the papers' order — Ans\* (an answer
+    measure labelled "Ans*", where the study has one), then the ``ans``, ``evid`` and ``ans_evid``
+    roles (:func:`roles`). Columns are the role names (``ans`` …) once :func:`load_run` added them."""
+    out = []
+    for n in (man.get("metrics") or {}).get("scorers", []):
+        m = _measure(n) if n in df.columns else None
+        if m is not None and m.kind == "answer" and m.label == "Ans*":
+            out.append((n, "Ans*"))
+            break
+    rs = man.get("roles") or roles(man, df)
+    for r in CORE:
+        if r in rs and r in df.columns:
+            out.append((r, rs[r]["label"]))
+    return out
+
+
+def role_label(man: dict, role: str) -> str:
+    """The display label of ``role`` in this run: the papers' header of the measure behind it
+    (``Evid (strict)``, ``Answer-F1`` …), the role's own label (``Ans``) for an own study."""
+    r = (man.get("roles") or {}).get(role)
+    return r["label"] if r else LABELS.get(role, role)
+
+
+def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """``(manifest, results frame, retrieval ranks)`` of a run directory.
+
+    ``man["roles"]`` is always set (:func:`roles`); ``with_roles`` also adds the role columns ``ans``,
+    ``evid`` and ``ans_evid`` as copies of the study's measures where the study scores under its own
+    measure names (what ``lcrag report`` and ``lcrag export`` read)."""
     rd = Path(run_dir)
     mp = rd / "manifest.json"
     if not mp.is_file():
@@ -52,6 +128,11 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     df.loc[clash, "reader_label"] = df.loc[clash, "reader_label"] + " (" + df.loc[clash, "reader"] + ")"
     multi = df["prompt"].nunique() > 1
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
+    man["roles"] = roles(man, df)
+    if with_roles:
+        for role, r in man["roles"].items():
+            if r["column"] != role:
+                df[role] = df[r["column"]]
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks
@@ -78,7 +159,9 @@ def condition_order(man: dict, present) -> list[str]:
 
 
 def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
-    extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE]
+    """The role columns, then every other measure of the study (a measure behind a role is not repeated)."""
+    behind = {r["column"] for role, r in (man.get("roles") or {}).items() if role in df.columns and r["column"] != role}
+    extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE and m not in behind]
     return [m for m in CORE if m in df.columns] + extra
 
 
@@ -156,7 +239,7 @@ def attribution(df: pd.DataFrame, man: dict | None = None) -> pd.DataFrame:
     read), and with the oracle control an item the oracle also misses is an ``evidence_miss``."""
     none = {c["condition"] for c in man["conditions"] if c["kind"] == "none"} if man else {NO_CONTEXT}
     d = df[(df["outcome"] == Outcome.OK) & ~df["condition"].isin(none)]
-    if "ans_evid" not in d.columns:
+    if "ans_evid" not in d.columns or "meta.gold_in_context" not in d.columns:
         return pd.DataFrame()
     d = d.dropna(subset=["ans_evid"]).copy()
     d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
