@@ -74,6 +74,10 @@ _API: dict[str, str] = {
     "save_table": "lcrag.report:save_table",
     "usage_table": "lcrag.usage:usage_table",
     "make_report": "lcrag.experiment.report:make_report",
+    # a run in a notebook: the run object, its item views, breakdowns and comparisons
+    "open_run": "lcrag.experiment.runview:open_run",
+    "Run": "lcrag.experiment.runview:Run",
+    "compare_runs": "lcrag.experiment.compare:compare_runs",
     "file_names": "lcrag.experiment.report:file_names",
     "heatmap_figure": "lcrag.experiment.report:heatmap_figure",
     "write_example": "lcrag.experiment.example:write_example",

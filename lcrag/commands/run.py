@@ -43,6 +43,10 @@ def register(sub) -> None:
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
                    help="validate the study, build its conditions and print the plan — calls, N/A, cached calls, prompt "
                         "tokens and cost per reader and condition — then stop (nothing is sent)")
+    p.add_argument("--judge", metavar="PROFILE",
+                   help="add the judged-correctness measure `judge` (EBG judge prompt, 0 / 0.5 / 1) graded by this reader "
+                        "profile through the same response cache, budget and window guard; judgments.csv in the run "
+                        "directory (study field: judge)")
     p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--wait", action="store_true",
@@ -99,6 +103,8 @@ def control_overrides(args) -> dict:
         out["limit"] = {"n": args.limit}
     if args.sample is not None:
         out["limit"] = {"n": args.sample, "sample": True, "seed": args.seed or 0}
+    if getattr(args, "judge", None):
+        out["judge"] = args.judge
     return out
 
 

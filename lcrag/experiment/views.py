@@ -36,7 +36,7 @@ CORE = ["ans", "evid", "ans_evid"]
 
 
 def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """``(manifest, results frame, retrieval ranks)`` of a run directory."""
+    """``(manifest, results frame, retrieval ranks)`` of a run directory (a path or a :class:`lcrag.experiment.runview.Run`)."""
     rd = Path(run_dir)
     mp = rd / "manifest.json"
     if not mp.is_file():
@@ -52,6 +52,9 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     df.loc[clash, "reader_label"] = df.loc[clash, "reader_label"] + " (" + df.loc[clash, "reader"] + ")"
     multi = df["prompt"].nunique() > 1
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
+    from .judging import merge
+
+    df = merge(rd, df)  # the judge's measure, when the run has judgments (lcrag.experiment.judging)
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks
@@ -79,6 +82,7 @@ def condition_order(man: dict, present) -> list[str]:
 
 def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
     extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE]
+    extra += ["judge"] if "judge" in df.columns and "judge" not in extra else []
     return [m for m in CORE if m in df.columns] + extra
 
 

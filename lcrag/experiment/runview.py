@@ -1,0 +1,251 @@
+"""A run in a notebook: :func:`open_run` returns a :class:`Run` with a rich display.
+
+* ``Run`` — study, readers, conditions, items, rows, the headline measures (mean and 95 %
+  percentile-bootstrap interval per reader × condition, :func:`lcrag.experiment.views.summary`),
+  cost (USD of every row) and status (complete / partial / running). A ``Run`` is a path-like
+  object (``os.fspath(run)`` is its directory), so every view that takes a run directory
+  (``make_report``, ``views.load_run``, ``lcrag.experiment.show.show`` …) takes a ``Run`` too.
+* ``run.rows`` — one row per result row: ``item_id, condition, reader`` (the reader's label),
+  ``prompt, outcome, answer, lines, gold_lines``, one column per measure (its name) and the items'
+  ``metadata.*`` fields.
+* ``run.item(id, condition=None)`` — an :class:`ItemView`, the notebook twin of ``lcrag show``
+  (same record, :func:`lcrag.experiment.show.gather`): the context with gold and cited lines
+  marked, the exact prompt, the raw reply, the scores and the retrieval ranks.
+* ``run.by("metadata.field")`` — every measure per reader × condition × value of the field, with
+  n and intervals (:func:`lcrag.experiment.breakdowns.by_field`).
+* ``run.compare(other)`` — matched items, paired deltas and tests (:mod:`lcrag.experiment.compare`).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from . import breakdowns, views
+from .manifest import read_manifest
+
+#: marks of the item view: background colour, badge
+MARKS = {"GC": ("#b7e4c7", "GC", "gold and cited"), "G": ("#ffe08a", "G", "gold, not cited"),
+         "C": ("#f8b4b4", "C", "cited, not gold")}
+CSS = """<style>
+.lcrag-run table{border-collapse:collapse;font-size:12px;margin:4px 0}
+.lcrag-run td,.lcrag-run th{border:1px solid #ccc;padding:2px 6px;text-align:left}
+.lcrag-run .status-complete{color:#1b7f3a;font-weight:bold}.lcrag-run .status-partial,.lcrag-run .status-running{color:#b3261e;font-weight:bold}
+.lcrag-ctx{font-family:monospace;font-size:12px;max-height:480px;overflow:auto;border:1px solid #ccc;padding:4px}
+.lcrag-ctx div{white-space:pre-wrap;padding:1px 4px}
+.lcrag-ctx .mark-GC{background:#b7e4c7;border-left:4px solid #1b7f3a}
+.lcrag-ctx .mark-G{background:#ffe08a;border-left:4px solid #b8860b}
+.lcrag-ctx .mark-C{background:#f8b4b4;border-left:4px solid #b3261e}
+.lcrag-badge{display:inline-block;min-width:1.8em;font-weight:bold;font-family:sans-serif;text-align:center;
+ border-radius:3px;margin-right:4px;color:#000;background:#fff;border:1px solid #555}
+.lcrag-run pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;max-height:300px;overflow:auto}
+</style>"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _table(df: pd.DataFrame) -> str:
+    return df.to_html(index=False, escape=True, border=0, na_rep="N/A", float_format=lambda v: f"{v:.3f}")
+
+
+def open_run(path) -> "Run":
+    """The run of a run directory written by ``lcrag run`` (or a :class:`Run`, returned as is)."""
+    return path if isinstance(path, Run) else Run(path)
+
+
+class Run(os.PathLike):
+    """One run directory (module doc)."""
+
+    def __init__(self, path):
+        self.path = Path(os.fspath(path)).resolve()
+        self.manifest, self.frame, self.ranks = views.load_run(self.path)
+        self.frame = breakdowns.add_metadata(self.manifest, self.frame)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __repr__(self) -> str:
+        return f"Run({str(self.path)!r}: study {self.study}, {self.n_items} items, {len(self.frame)} rows, {self.status})"
+
+    # -- facts -------------------------------------------------------------------------------------------------
+    @property
+    def study(self) -> str:
+        return self.manifest["study"].get("name") or self.manifest["study"]["config"].get("name", "")
+
+    @property
+    def status(self) -> str:
+        return self.manifest.get("status", "complete")
+
+    @property
+    def readers(self) -> list[str]:
+        return list(dict.fromkeys(self.frame["reader_label"]))
+
+    @property
+    def conditions(self) -> list[str]:
+        return views.condition_order(self.manifest, self.frame["condition"].unique())
+
+    @property
+    def measures(self) -> list[str]:
+        return views.metric_names(self.manifest, self.frame)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.frame["item_id"].nunique())
+
+    @property
+    def cost_usd(self) -> float:
+        return float(self.frame["cost_usd"].fillna(0).sum()) if "cost_usd" in self.frame else 0.0
+
+    @property
+    def metadata_fields(self) -> list[str]:
+        return [c for c in self.frame.columns if c.startswith("metadata.")]
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """One row per result row (module doc); measure names are the columns."""
+        f = self.frame
+        base = ["item_id", "condition", "reader_label", "prompt", "outcome", "answer", "lines", "gold_lines"]
+        if "meta.sample" in f and f["meta.sample"].fillna(0).astype(int).gt(0).any():
+            base.append("meta.sample")
+        out = f[[c for c in base if c in f] + self.measures + self.metadata_fields].rename(
+            columns={"reader_label": "reader", "meta.sample": "sample"})
+        return out.reset_index(drop=True)
+
+    def summary(self, *, seed: int = 0) -> pd.DataFrame:
+        """Per reader × prompt × condition: n, failures, N/A and every measure with its 95 % interval."""
+        return views.summary(self.manifest, self.frame, seed=seed)
+
+    def headline(self, *, seed: int = 0) -> pd.DataFrame:
+        """The summary in one cell per measure, ``mean [lo, hi]`` (the display of a run)."""
+        s = self.summary(seed=seed)
+        ms = [m for m in ("ans", "evid", "ans_evid", "judge") if m in s.columns] or self.measures[:3]
+        out = s[["row", "prompt", "condition", "n"]].rename(columns={"row": "reader"}).copy()
+        if s["prompt"].nunique() == 1:
+            out = out.drop(columns="prompt")
+        for m in ms:
+            out[m] = [("N/A" if pd.isna(v) else f"{v:.3f} [{lo:.3f}, {hi:.3f}]")
+                      for v, lo, hi in zip(s[m], s[f"{m}_lo"], s[f"{m}_hi"])]
+        return out
+
+    # -- views -------------------------------------------------------------------------------------------------
+    def item(self, item_id: str, condition: str | None = None) -> "ItemView":
+        """The drill-down of one item (every condition, or one) — what ``lcrag show`` prints, for a notebook."""
+        from .show import gather
+
+        shown, ranks = gather(self.path, str(item_id), condition)
+        return ItemView(self, str(item_id), condition, shown, ranks)
+
+    def by(self, field: str, measures=None, *, seed: int = 0) -> pd.DataFrame:
+        """Every measure per reader × prompt × condition × value of ``field`` (``metadata.<key>`` or a row column),
+        with n and 95 % intervals."""
+        return breakdowns.by_field(self.manifest, self.frame, field, list(measures or self.measures), seed=seed)
+
+    def compare(self, other, **kw):
+        """Paired comparison with another run (or this run, another reader): :func:`lcrag.experiment.compare.compare_runs`."""
+        from .compare import compare_runs
+
+        return compare_runs(self, other, **kw)
+
+    # -- display -----------------------------------------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        note = views.status_note(self.manifest, self.frame, self.path)
+        ctrl = (self.manifest.get("run_controls") or {}).get("limit_caption")
+        facts = [("study", self.study), ("run directory", str(self.path)),
+                 ("status", f'<span class="status-{_e(self.status)}">{_e(self.status)}</span>' + (f" — {_e(note)}" if note else "")),
+                 ("readers", ", ".join(self.readers)), ("conditions", ", ".join(self.conditions)),
+                 ("items", f"{self.n_items}" + (f" ({_e(ctrl)})" if ctrl else "")),
+                 ("rows", ", ".join(f"{v} {k}" for k, v in self.frame["outcome"].value_counts().items())),
+                 ("measures", ", ".join(self.measures)), ("cost", f"${self.cost_usd:.4f}")]
+        if self.metadata_fields:
+            facts.append(("item metadata", ", ".join(self.metadata_fields)))
+        if self.manifest.get("judge"):
+            j = self.manifest["judge"]
+            facts.append(("judge", f"{_e(j['profile'].get('name'))}: {j['judged']} of {j['rows_judged']} rows judged, {_e(j['status'])}"))
+        rows = "".join(f"<tr><th>{_e(k)}</th><td>{v if k == 'status' else _e(v)}</td></tr>" for k, v in facts)
+        return (f'{CSS}<div class="lcrag-run" data-kind="run"><h3>Run {_e(self.study)}</h3><table>{rows}</table>'
+                f"<h4>Headline measures (mean, 95% bootstrap interval)</h4>{_table(self.headline())}</div>")
+
+
+class ItemView:
+    """One item of a run (:meth:`Run.item`): the record of :func:`lcrag.experiment.show.gather`, rendered as HTML
+    (``_repr_html_``) or as the text of ``lcrag show`` (``str``)."""
+
+    def __init__(self, run: Run, item_id: str, condition: str | None, shown, ranks: pd.DataFrame):
+        self.run, self.item_id, self.condition, self.shown, self.ranks = run, item_id, condition, shown, ranks
+
+    def __str__(self) -> str:
+        from .show import render
+
+        return render(self.shown, self.ranks, color=False)
+
+    def _marks(self, s):
+        cited, gold = {int(x) for x in s.row.lines}, set(s.row.gold_lines)
+        return cited, gold
+
+    def _context(self, s) -> str:
+        cited, gold = self._marks(s)
+        out = []
+        for ln in s.task.context.lines:
+            n = ln.number
+            tag = ("G" if n in gold else "") + ("C" if n in cited else "")
+            cls = f' class="mark-{tag}" data-mark="{tag}"' if tag else ""
+            badge = f'<span class="lcrag-badge">{tag}</span>' if tag else '<span class="lcrag-badge" style="visibility:hidden">·</span>'
+            out.append(f"<div{cls}>{badge}{n}: {_e(ln.text)}</div>")
+        known = {ln.number for ln in s.task.context.lines}
+        for n in sorted((cited | gold) - known):
+            out.append(f'<div class="mark-C" data-mark="C"><span class="lcrag-badge">C</span>{n}: (not a line of this context)</div>')
+        return '<div class="lcrag-ctx">' + "".join(out) + "</div>"
+
+    def _repr_html_(self) -> str:
+        first = self.shown[0]
+        item = first.task.item if first.task else None
+        legend = " ".join(f'<span class="lcrag-badge" style="background:{c}">{b}</span>{_e(t)}' for c, b, t in MARKS.values())
+        parts = [CSS, f'<div class="lcrag-run" data-kind="item"><h3>Item {_e(self.item_id)}'
+                      + (f": {_e(item.question)}" if item else "") + "</h3>"]
+        if item:
+            parts.append(f"<p>accepted answers: {_e(list(item.answers))} · run {_e(self.run.study)}</p>")
+        parts.append(f"<p>{legend}</p>")
+        for s in self.shown:
+            r = s.row
+            parts.append(f'<h4 id="{_e(r.condition)}">condition {_e(r.condition)} · reader {_e(r.meta.get("reader_label", r.reader))} '
+                         f"· prompt {_e(r.prompt)} · outcome {_e(r.outcome)}</h4>")
+            scores = pd.DataFrame([{k: v for k, v in sorted(r.metrics.items())}])
+            j = self.run.frame
+            j = j[(j["item_id"] == r.item_id) & (j["condition"] == r.condition) & (j["reader"] == r.reader) & (j["prompt"] == r.prompt)]
+            if "judge" in j.columns and len(j) and pd.notna(j["judge"].iloc[0]):
+                scores["judge"] = j["judge"].iloc[0]
+            parts.append(f"<p>answer: <b>{_e(r.answer)}</b> · parse status {_e(r.parse_status)} · cited {_e(list(r.lines))} "
+                         f"· gold {_e(list(r.gold_lines))}"
+                         + (f" · gold units missing from the context: {_e(r.meta.get('missing_units'))} of {_e(r.meta.get('n_units'))}"
+                            if r.meta.get("missing_units") else "") + "</p>")
+            parts.append(_table(scores))
+            if s.task is None:
+                parts.append("<p>(prompt not rebuilt: the study no longer produces this condition)</p>")
+            else:
+                parts.append(f"<p>context ({len(s.task.context.lines)} lines; gold and cited lines marked):</p>{self._context(s)}")
+                ok = "verified against the cache key" if s.verified else "WARNING: rebuilt prompt does not match the row's cache key"
+                msgs = "".join(f"<p><b>{_e(m['role'])}</b></p><pre>{_e(m['content'])}</pre>" for m in s.messages)
+                parts.append(f"<details><summary>exact prompt sent ({ok})</summary>{msgs}</details>")
+            parts.append(f"<p>raw reply:</p><pre>{_e(s.raw or '(empty)')}</pre>")
+        if self.ranks is not None and len(self.ranks):
+            rk = self.ranks[["retriever", "chunker", "unit", "label", "doc_id", "rank", "n_chunks"]].copy()
+            rk["rank"] = rk["rank"].map(lambda v: "never" if pd.isna(v) else str(int(v)))
+            parts.append(f"<h4>Retrieval ranks of the gold units (1-based; never = not in the ranking)</h4>"
+                         f"{_table(rk.sort_values(['retriever', 'chunker', 'unit']))}")
+        return "".join(parts) + "</div>"
+
+    def to_html(self, path) -> Path:
+        """A standalone page of this view."""
+        p = Path(path)
+        p.write_text(page(f"item {self.item_id}", self._repr_html_()), encoding="utf-8")
+        return p
+
+
+def page(title: str, body: str) -> str:
+    return (f'<!doctype html><html><head><meta charset="utf-8"><title>{_e(title)}</title></head>'
+            f'<body style="font-family:sans-serif">{body}</body></html>')
