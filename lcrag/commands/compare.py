@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..experiment.compare import compare_runs
+    from ..experiment.runview import compare_runs
 
     c = compare_runs(args.run_a, args.run_b, reader_a=args.reader_a, reader_b=args.reader_b, measures=args.measure,
                      seed=args.seed)

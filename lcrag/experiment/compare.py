@@ -1,4 +1,5 @@
-"""Two runs side by side: ``lcrag compare RUN_A RUN_B [--html OUT]`` and ``run_a.compare(run_b)``.
+"""Two runs side by side: ``lcrag compare RUN_A RUN_B [--html OUT]``, ``run_a.compare(run_b)`` and
+``lcrag.compare_runs(a, b)``.
 
 **Matching.** A row of run A and a row of run B are a pair when they have the same item id,
 condition, prompt and sample (one reader of each run: ``reader_a`` / ``reader_b``, needed when a
@@ -32,7 +33,6 @@ import pandas as pd
 from ..errors import InputError
 from ..stats import holm
 from ..types import Outcome
-from . import views
 from .paired import compare as paired_cell
 
 KEYS = ["item_id", "condition", "prompt", "sample"]
@@ -44,7 +44,7 @@ COLUMNS = ["measure", "n_pairs", "a_mean", "b_mean", "delta", "delta_lo", "delta
 
 @dataclass
 class Comparison:
-    """What :func:`compare_runs` returns (module doc)."""
+    """What :func:`compare` returns (module doc)."""
 
     a: object
     b: object
@@ -72,10 +72,18 @@ class Comparison:
     def __str__(self) -> str:
         return self.text()
 
-    def _repr_html_(self, item_links: dict | None = None) -> str:
-        from .runview import CSS, _table
+    def __repr__(self) -> str:
+        return (f"Comparison(A={self.label_a!r}, B={self.label_b!r}: {len(self.pairs)} matched pairs, "
+                f"{len(self.overall)} measures, {len(self.flips)} flips)")
+
+    def _repr_html_(self, item_links: dict | None = None, max_flips: int | None = 40) -> str:
+        """The page of the comparison; a notebook shows the first ``max_flips`` flips (all: ``comparison.flips``)."""
+        from .richhtml import CSS, table as _table
 
         f = self.flips.copy()
+        more = len(f) - max_flips if max_flips is not None and len(f) > max_flips else 0
+        if more:
+            f = f.head(max_flips)
         if item_links:
             f["item_id"] = [f'<a href="{html.escape(item_links[(i, c)])}">{html.escape(i)}</a>' if (i, c) in item_links
                             else html.escape(i) for i, c in zip(f["item_id"], f["condition"])]
@@ -87,12 +95,13 @@ class Comparison:
                 f"{self.pairs['item_id'].nunique()} items; {self.only_a} rows only in A, {self.only_b} only in B</p>"
                 f"<h4>Per measure (exact McNemar for 0/1 measures, else paired randomization; Holm across measures)</h4>"
                 f"{_table(self.overall)}<h4>Per condition (Holm across all cells)</h4>{_table(self.by_condition)}"
-                f"<h4>Flipped items ({len(f)})</h4>{flips}</div>")
+                f"<h4>Flipped items ({len(self.flips)})</h4>{flips}"
+                + (f"<p>… {more} more: <code>comparison.flips</code></p>" if more else "") + "</div>")
 
     def write_html(self, path, *, items: bool = True) -> Path:
         """One page of the comparison; with ``items`` every flipped (item, condition) gets a page of both runs'
         item views in ``<stem>_items/``, linked from the list of flips."""
-        from .runview import page
+        from .richhtml import page
 
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +118,7 @@ class Comparison:
                         f"{vb._repr_html_()}</div></div>")
                 (d / name).write_text(page(f"{item} · {cond}", body), encoding="utf-8")
                 links[(item, cond)] = f"{d.name}/{name}"
-        p.write_text(page("comparison", self._repr_html_(links)), encoding="utf-8")
+        p.write_text(page("comparison", self._repr_html_(links, max_flips=None)), encoding="utf-8")
         return p
 
 
@@ -127,18 +136,16 @@ def _side(run, reader: str | None, which: str) -> tuple[pd.DataFrame, str]:
         raise InputError(run.path, f"run {which} has no reader {reader!r}; readers: {', '.join(labels)} "
                                    f"(names: {', '.join(names)})")
     sel = sel.assign(sample=sel["meta.sample"].fillna(0).astype(int) if "meta.sample" in sel else 0)
-    return sel, f"{run.study} · {sel['reader_label'].iloc[0]} ({run.path})"
+    return sel, f"{run.study} · {sel['reader_label'].iloc[0]} ({run.shown_path})"
 
 
-def compare_runs(a, b, *, reader_a: str | None = None, reader_b: str | None = None, measures=None, seed: int = 0,
+def compare(a, b, *, reader_a: str | None = None, reader_b: str | None = None, measures=None, seed: int = 0,
                  n_boot: int = 2000, flip_measures=None) -> Comparison:
-    """Compare run ``a`` with run ``b`` (paths or :class:`lcrag.experiment.runview.Run`; module doc)."""
-    from .runview import open_run
-
-    a, b = open_run(a), open_run(b)
+    """Compare run ``a`` with run ``b`` (opened :class:`lcrag.experiment.runview.Run` objects; module doc;
+    :func:`lcrag.experiment.runview.compare_runs` opens run directories first)."""
     fa, la = _side(a, reader_a, "A")
     fb, lb = _side(b, reader_b, "B")
-    if a.path == b.path and set(fa["reader"]) == set(fb["reader"]):
+    if a.path.resolve() == b.path.resolve() and set(fa["reader"]) == set(fb["reader"]):
         raise InputError(a.path, "A and B are the same reader of the same run: name two readers (reader_a=, reader_b=)")
     shared = set(zip(fa["item_id"], fa["condition"])) & set(zip(fb["item_id"], fb["condition"]))
     if not shared:

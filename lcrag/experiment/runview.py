@@ -18,39 +18,13 @@
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 
 import pandas as pd
 
 from . import breakdowns, views
-from .manifest import read_manifest
-
-#: marks of the item view: background colour, badge
-MARKS = {"GC": ("#b7e4c7", "GC", "gold and cited"), "G": ("#ffe08a", "G", "gold, not cited"),
-         "C": ("#f8b4b4", "C", "cited, not gold")}
-CSS = """<style>
-.lcrag-run table{border-collapse:collapse;font-size:12px;margin:4px 0}
-.lcrag-run td,.lcrag-run th{border:1px solid #ccc;padding:2px 6px;text-align:left}
-.lcrag-run .status-complete{color:#1b7f3a;font-weight:bold}.lcrag-run .status-partial,.lcrag-run .status-running{color:#b3261e;font-weight:bold}
-.lcrag-ctx{font-family:monospace;font-size:12px;max-height:480px;overflow:auto;border:1px solid #ccc;padding:4px}
-.lcrag-ctx div{white-space:pre-wrap;padding:1px 4px}
-.lcrag-ctx .mark-GC{background:#b7e4c7;border-left:4px solid #1b7f3a}
-.lcrag-ctx .mark-G{background:#ffe08a;border-left:4px solid #b8860b}
-.lcrag-ctx .mark-C{background:#f8b4b4;border-left:4px solid #b3261e}
-.lcrag-badge{display:inline-block;min-width:1.8em;font-weight:bold;font-family:sans-serif;text-align:center;
- border-radius:3px;margin-right:4px;color:#000;background:#fff;border:1px solid #555}
-.lcrag-run pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;max-height:300px;overflow:auto}
-</style>"""
-
-
-def _e(x) -> str:
-    return html.escape(str(x))
-
-
-def _table(df: pd.DataFrame) -> str:
-    return df.to_html(index=False, escape=True, border=0, na_rep="N/A", float_format=lambda v: f"{v:.3f}")
+from .richhtml import CSS, MARKS, esc as _e, page, table as _table  # noqa: F401  (page: re-exported)
 
 
 def open_run(path) -> "Run":
@@ -62,15 +36,22 @@ class Run(os.PathLike):
     """One run directory (module doc)."""
 
     def __init__(self, path):
-        self.path = Path(os.fspath(path)).resolve()
+        self.path = Path(os.fspath(path))
         self.manifest, self.frame, self.ranks = views.load_run(self.path)
         self.frame = breakdowns.add_metadata(self.manifest, self.frame)
 
     def __fspath__(self) -> str:
         return str(self.path)
 
+    @property
+    def shown_path(self) -> str:
+        """The run directory as log lines show it (relative to the working directory when below or beside it)."""
+        from .study import shown_path
+
+        return shown_path(self.path)
+
     def __repr__(self) -> str:
-        return f"Run({str(self.path)!r}: study {self.study}, {self.n_items} items, {len(self.frame)} rows, {self.status})"
+        return f"Run({self.shown_path!r}: study {self.study}, {self.n_items} items, {len(self.frame)} rows, {self.status})"
 
     # -- facts -------------------------------------------------------------------------------------------------
     @property
@@ -146,16 +127,14 @@ class Run(os.PathLike):
         return breakdowns.by_field(self.manifest, self.frame, field, list(measures or self.measures), seed=seed)
 
     def compare(self, other, **kw):
-        """Paired comparison with another run (or this run, another reader): :func:`lcrag.experiment.compare.compare_runs`."""
-        from .compare import compare_runs
-
+        """Paired comparison with another run (or this run, another reader): :func:`compare_runs`."""
         return compare_runs(self, other, **kw)
 
     # -- display -----------------------------------------------------------------------------------------------
     def _repr_html_(self) -> str:
         note = views.status_note(self.manifest, self.frame, self.path)
         ctrl = (self.manifest.get("run_controls") or {}).get("limit_caption")
-        facts = [("study", self.study), ("run directory", str(self.path)),
+        facts = [("study", self.study), ("run directory", self.shown_path),
                  ("status", f'<span class="status-{_e(self.status)}">{_e(self.status)}</span>' + (f" — {_e(note)}" if note else "")),
                  ("readers", ", ".join(self.readers)), ("conditions", ", ".join(self.conditions)),
                  ("items", f"{self.n_items}" + (f" ({_e(ctrl)})" if ctrl else "")),
@@ -177,6 +156,10 @@ class ItemView:
 
     def __init__(self, run: Run, item_id: str, condition: str | None, shown, ranks: pd.DataFrame):
         self.run, self.item_id, self.condition, self.shown, self.ranks = run, item_id, condition, shown, ranks
+
+    def __repr__(self) -> str:
+        conds = ", ".join(dict.fromkeys(s.row.condition for s in self.shown))
+        return f"ItemView(item {self.item_id!r} of run {self.run.study}: {len(self.shown)} rows; conditions {conds})"
 
     def __str__(self) -> str:
         from .show import render
@@ -246,6 +229,9 @@ class ItemView:
         return p
 
 
-def page(title: str, body: str) -> str:
-    return (f'<!doctype html><html><head><meta charset="utf-8"><title>{_e(title)}</title></head>'
-            f'<body style="font-family:sans-serif">{body}</body></html>')
+def compare_runs(a, b, **kw):
+    """Compare run ``a`` with run ``b`` (run directories or :class:`Run` objects): matched items, paired deltas,
+    tests with Holm, flipped items (:func:`lcrag.experiment.compare.compare`, whose keywords it takes)."""
+    from .compare import compare
+
+    return compare(open_run(a), open_run(b), **kw)

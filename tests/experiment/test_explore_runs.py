@@ -103,7 +103,7 @@ def runs(tmp_path_factory):
 def test_run_object_facts_rows_and_display(runs):
     r = open_run(runs["a"])
     assert r.study == "a" and r.status == "complete" and r.readers == ["reader A"] and r.conditions == CONDS
-    assert r.n_items == 6 and os.fspath(r) == str(runs["a"].resolve())
+    assert r.n_items == 6 and Path(os.fspath(r)).resolve() == runs["a"].resolve()
     rows = r.rows
     assert len(rows) == 12 and {"ans", "evid", "ans_evid", "ans_contains", "exact", "judge", "metadata.type"} <= set(rows.columns)
     got = rows[rows["condition"] == "LC-full"].set_index("item_id")["ans"]
