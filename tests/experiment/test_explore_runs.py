@@ -280,3 +280,26 @@ def test_run_and_item_html_in_headless_chromium(runs, tmp_path):
     rdom = subprocess.run([CHROMIUM, *flags, "--dump-dom", (tmp_path / "run.html").as_uri()], capture_output=True, text=True,
                           timeout=180).stdout
     assert "status-complete" in rdom and "Headline measures" in rdom and rdom.count("<tr>") >= 7
+
+
+def test_cli_judge_flag_and_window_guard(runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
+    items = runs["items"]
+    with ScriptedChatServer(_reader(items, RIGHT_B)) as sb, ScriptedChatServer(_judge(items)) as sj:
+        p = _study(runs["ex"], "cli_judge", "items6.jsonl", sb.profile(model="reader-b"), out=str(tmp_path / "run"))
+        prof = tmp_path / "judge.yaml"
+        prof.write_text(yaml.safe_dump(sj.profile(model="cli-judge", name="cli-judge", max_tokens=64)))
+        assert main(["run", str(p), "--quiet", "--judge", str(prof)]) == 0
+        assert len(sj.requests) == 6 and all(r["model"] == "cli-judge" for r in sj.requests)
+        j = pd.read_csv(tmp_path / "run" / "judgments.csv")
+        assert len(j) == 12 and j["judge"].notna().all()
+        # a judge whose window is smaller than its prompt is never sent a prompt: no judgment, the reason kept
+        small = tmp_path / "small.yaml"
+        small.write_text(yaml.safe_dump(sj.profile(model="tiny-judge", name="tiny-judge", max_tokens=64, context_window=20)))
+        assert main(["run", str(p), "--quiet", "--judge", str(small)]) == 0
+        assert len(sj.requests) == 6
+    j = pd.read_csv(tmp_path / "run" / "judgments.csv")
+    assert len(j) == 12 and j["judge"].isna().all() and j["judge_error"].str.contains("window|context", case=False).all()
+    r = open_run(tmp_path / "run")
+    assert r.rows["judge"].isna().all()
+    assert "judge" in r.manifest and r.manifest["judge"]["judged"] == 0
