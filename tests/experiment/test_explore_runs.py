@@ -303,3 +303,35 @@ def test_cli_judge_flag_and_window_guard(runs, tmp_path, monkeypatch, capsys):
     r = open_run(tmp_path / "run")
     assert r.rows["judge"].isna().all()
     assert "judge" in r.manifest and r.manifest["judge"]["judged"] == 0
+
+
+def test_compare_two_readers_of_one_run(runs, tmp_path, monkeypatch):
+    monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
+    items = runs["items"]
+    with ScriptedChatServer(_reader(items, RIGHT_A)) as sa, ScriptedChatServer(_reader(items, RIGHT_B)) as sb:
+        p = _study(runs["ex"], "two_readers", "items6.jsonl", sa.profile(model="reader-a", label="reader A"),
+                   out=str(tmp_path / "run"))
+        doc = yaml.safe_load(p.read_text())
+        doc["readers"].append(sb.profile(model="reader-b", name="scripted-b", label="reader B"))
+        p.write_text(yaml.safe_dump(doc))
+        assert main(["run", str(p), "--quiet"]) == 0
+    r = open_run(tmp_path / "run")
+    assert r.readers == ["reader A", "reader B"]
+    with pytest.raises(InputError, match="several readers"):
+        r.compare(r)
+    c = r.compare(r, reader_a="reader A", reader_b="reader B")
+    two_runs = open_run(runs["a"]).compare(runs["b"])
+    assert c.flips.equals(two_runs.flips)
+    cols = ["measure", "n_pairs", "n_b", "n_c", "delta", "p_value", "p_holm"]
+    pd.testing.assert_frame_equal(c.overall[cols], two_runs.overall[cols])
+
+
+def test_partial_run_is_displayed_as_partial(runs, tmp_path):
+    d = tmp_path / "partial"
+    shutil.copytree(runs["b"], d)
+    man = json.loads((d / "manifest.json").read_text())
+    man.update(status="partial", stopped="KeyboardInterrupt: ")
+    (d / "manifest.json").write_text(json.dumps(man))
+    r = open_run(d)
+    h = r._repr_html_()
+    assert r.status == "partial" and 'class="status-partial"' in h and "stopped before it finished" in h
