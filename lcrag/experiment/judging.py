@@ -83,11 +83,12 @@ def write(run_dir: str | Path, judgments: pd.DataFrame) -> Path:
     return p
 
 
-def merge(run_dir: str | Path, df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with the column ``judge`` from ``judgments.csv`` (when the run has one), matched on run, item,
-    condition, reader, prompt and sample."""
+def merge(run_dir: str | Path, df: pd.DataFrame, man: dict) -> pd.DataFrame:
+    """``df`` with the column ``judge`` from ``judgments.csv``, matched on run, item, condition, reader, prompt
+    and sample — when the manifest records a judge (a run made again without one keeps the file but not the
+    measure)."""
     p = Path(run_dir) / FILE
-    if not p.is_file() or p.stat().st_size < 2:
+    if not man.get("judge") or not p.is_file() or p.stat().st_size < 2:
         return df
     j = pd.read_csv(p, dtype={"item_id": str})
     keys = ["run", "item_id", "condition", "reader", "prompt"]

@@ -509,14 +509,14 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     seconds = time.monotonic() - t0
     manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
     if getattr(cfg, "judge", None) is not None:
-        manifest = _judge(cfg, prep, rdir, rows, cache, budget_usd, manifest, log)
+        manifest = _judge(cfg, {t.item.id: t.item for t in built.tasks}, rdir, rows, cache, budget_usd, manifest, log)
         from .judging import merge
 
-        df = merge(rdir, df)
+        df = merge(rdir, df, manifest)
     return StudyRun(rdir, df, manifest, stats, seconds, cfg)
 
 
-def _judge(cfg, prep: Prepared, rdir: Path, rows: list, cache: ResponseCache, budget_usd: float | None, manifest: dict,
+def _judge(cfg, items: dict, rdir: Path, rows: list, cache: ResponseCache, budget_usd: float | None, manifest: dict,
            log) -> dict:
     """The judge role (:mod:`lcrag.experiment.judging`): judgments of this run's rows, ``judgments.csv`` and the
     manifest's ``judge`` record; a budget stop writes both, then raises."""
@@ -526,7 +526,6 @@ def _judge(cfg, prep: Prepared, rdir: Path, rows: list, cache: ResponseCache, bu
 
     cap = cfg.budget_usd if budget_usd is None else budget_usd
     left = None if cap is None else max(0.0, cap - judging.spent_usd(rows))
-    items = {si.item.id: si.item for si in prep.items.items}
     stopped = ""
     try:
         got = judging.judge_rows(rows, items, cfg.judge, cache=cache, budget_usd=left, log=log)

@@ -54,7 +54,7 @@ def load_run(run_dir: str | Path) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
     from .judging import merge
 
-    df = merge(rd, df)  # the judge's measure, when the run has judgments (lcrag.experiment.judging)
+    df = merge(rd, df, man)  # the judge's measure, when the run has a judge (lcrag.experiment.judging)
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks

@@ -303,6 +303,10 @@ def test_cli_judge_flag_and_window_guard(runs, tmp_path, monkeypatch, capsys):
     r = open_run(tmp_path / "run")
     assert r.rows["judge"].isna().all()
     assert "judge" in r.manifest and r.manifest["judge"]["judged"] == 0
+    # made again without a judge: the manifest has none, so the old judgments are not a measure of this run
+    assert main(["run", str(p), "--quiet"]) == 0
+    r = open_run(tmp_path / "run")
+    assert "judge" not in r.manifest and "judge" not in r.rows.columns and "judge" not in r.measures
 
 
 def test_compare_two_readers_of_one_run(runs, tmp_path, monkeypatch):
