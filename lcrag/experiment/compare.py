@@ -64,8 +64,13 @@ class Comparison:
                f"{self.only_a} rows only in A, {self.only_b} only in B",
                "", "per measure, A − B (95% bootstrap intervals; exact McNemar for 0/1 measures, else paired "
                    "randomization; Holm across measures):", self.overall.to_string(index=False, **fmt)]
+        bc = self.by_condition[self.by_condition["measure"].isin(FLIP_MEASURES)]
+        if len(bc) and self.by_condition["condition"].nunique() > 1:
+            out += ["", "per condition (Ans, Evid, Ans+Evid; Holm across every measure × condition cell):",
+                    bc[["condition", "measure", "n_pairs", "a_mean", "b_mean", "delta", "delta_lo", "delta_hi", "test", "n_b",
+                        "n_c", "p_value", "p_holm"]].to_string(index=False, **fmt)]
         f = self.flips
-        out += ["", f"flipped items ({len(f)} flips of 0/1 measures):"]
+        out += ["", f"flipped items ({len(f)} flips of {', '.join(sorted(set(f['measure'])) or ['0/1 measures'])}):"]
         out += [f.to_string(index=False)] if len(f) else ["(none)"]
         return "\n".join(out)
 

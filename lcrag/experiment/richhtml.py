@@ -29,9 +29,21 @@ def esc(x) -> str:
     return html.escape(str(x))
 
 
+#: columns shown with 3 significant digits (p-values can be tiny) and columns of counts
+P_COLUMNS = ("p_value", "p_holm")
+COUNT_COLUMNS = ("n", "n_pairs", "n_b", "n_c", "n_failed", "n_na", "judge_only", "measure_only", "n_partial")
+
+
 def table(df: pd.DataFrame) -> str:
-    """``df`` as an HTML table: no index, values escaped, floats with 3 decimals, NaN shown as N/A."""
-    return df.to_html(index=False, escape=True, border=0, na_rep="N/A", float_format=lambda v: f"{v:.3f}")
+    """``df`` as an HTML table: no index, values escaped, floats with 3 decimals (p-values with 3 significant
+    digits, counts as integers), NaN shown as N/A."""
+    d = df.copy()
+    for c in d.columns:
+        if c in P_COLUMNS:
+            d[c] = d[c].map(lambda v: "N/A" if pd.isna(v) else f"{float(v):.3g}")
+        elif c in COUNT_COLUMNS and pd.api.types.is_numeric_dtype(d[c]):
+            d[c] = d[c].map(lambda v: "N/A" if pd.isna(v) else str(int(v)))
+    return d.to_html(index=False, escape=True, border=0, na_rep="N/A", float_format=lambda v: f"{v:.3f}")
 
 
 def page(title: str, body: str) -> str:

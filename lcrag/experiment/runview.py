@@ -170,6 +170,17 @@ class ItemView:
         cited, gold = {int(x) for x in s.row.lines}, set(s.row.gold_lines)
         return cited, gold
 
+    def _marked(self, s) -> str:
+        """Only the gold and cited lines, in line order (what ``lcrag show`` lists), above the whole context."""
+        cited, gold = self._marks(s)
+        out = []
+        for n in sorted(cited | gold):
+            ln = s.task.context.line(n)
+            tag = ("G" if n in gold else "") + ("C" if n in cited else "")
+            text = ln.text if ln is not None else "(not a line of this context)"
+            out.append(f'<div class="mark-{tag}" data-mark="{tag}"><span class="lcrag-badge">{tag}</span>{n}: {_e(text)}</div>')
+        return '<div class="lcrag-ctx" data-part="marked">' + ("".join(out) or "<div>(no cited and no gold line)</div>") + "</div>"
+
     def _context(self, s) -> str:
         cited, gold = self._marks(s)
         out = []
@@ -182,7 +193,7 @@ class ItemView:
         known = {ln.number for ln in s.task.context.lines}
         for n in sorted((cited | gold) - known):
             out.append(f'<div class="mark-C" data-mark="C"><span class="lcrag-badge">C</span>{n}: (not a line of this context)</div>')
-        return '<div class="lcrag-ctx">' + "".join(out) + "</div>"
+        return '<div class="lcrag-ctx" data-part="context">' + "".join(out) + "</div>"
 
     def _repr_html_(self) -> str:
         first = self.shown[0]
@@ -210,7 +221,9 @@ class ItemView:
             if s.task is None:
                 parts.append("<p>(prompt not rebuilt: the study no longer produces this condition)</p>")
             else:
-                parts.append(f"<p>context ({len(s.task.context.lines)} lines; gold and cited lines marked):</p>{self._context(s)}")
+                parts.append(f"<p>cited and gold lines:</p>{self._marked(s)}"
+                             f"<p>the whole context ({len(s.task.context.lines)} lines; gold and cited lines marked):</p>"
+                             f"{self._context(s)}")
                 ok = "verified against the cache key" if s.verified else "WARNING: rebuilt prompt does not match the row's cache key"
                 msgs = "".join(f"<p><b>{_e(m['role'])}</b></p><pre>{_e(m['content'])}</pre>" for m in s.messages)
                 parts.append(f"<details><summary>exact prompt sent ({ok})</summary>{msgs}</details>")
