@@ -143,10 +143,10 @@ def item_metadata(man: dict) -> pd.DataFrame:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
-                raise InputError(p, f"line {n}: not JSON ({e.msg})") from None
+                raise InputError(p, f"not JSON ({e.msg})", line=n) from None
             md = obj.get("metadata") or {}
             if not isinstance(md, dict):
-                raise InputError(p, f"line {n}: field 'metadata' must be a mapping")
+                raise InputError(p, "item metadata must be a mapping", line=n, field="metadata")
             recs.append({"item_id": str(obj.get("id")), **{f"metadata.{k}": v for k, v in _flat(md).items()}})
     return pd.DataFrame(recs) if recs else pd.DataFrame(columns=["item_id"])
 
@@ -177,8 +177,9 @@ def by_field(man: dict, df: pd.DataFrame, field: str, metrics, *, seed: int = 0)
 
     if field not in df.columns:
         known = sorted(c for c in df.columns if c.startswith("metadata."))
-        raise InputError(field, "no such item field in this run; item metadata fields: "
-                                + (", ".join(known) if known else "(none: the items carry no metadata)"))
+        src = ((man.get("data") or {}).get("items") or {}).get("path") if isinstance((man.get("data") or {}).get("items"), dict) else None
+        raise InputError(src or "<run>", "no such item field in this run; item metadata fields: "
+                         + (", ".join(known) if known else "(none: the items carry no metadata)"), field=field)
     d = df.assign(**{field: df[field].map(lambda v: "(none)" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))})
     out = aggregate(d, ["row", "prompt", "condition", field], [m for m in metrics if m in d.columns], seed=seed)
     order = {c["condition"]: i for i, c in enumerate(man["conditions"])}

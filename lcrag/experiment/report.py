@@ -284,10 +284,16 @@ def _study_breakdowns(man, df, out, label, files, tables, seed):
     for a run with a judge, ``judge_agreement`` (:func:`lcrag.experiment.judging.agreement`)."""
     fields = ((man["study"].get("config") or {}).get("report") or {}).get("breakdowns") or []
     if fields:
+        from ..errors import ConfigError, InputError
+
         d = breakdowns.add_metadata(man, df)
-        for f in fields:
+        for i, f in enumerate(fields):
             name = "breakdown_" + f.replace(".", "_")
-            tables[name] = breakdowns.by_field(man, d, f, views.metric_names(man, d), seed=seed)
+            try:
+                tables[name] = breakdowns.by_field(man, d, f, views.metric_names(man, d), seed=seed)
+            except InputError as e:  # named in the study file: say where
+                raise ConfigError(man["study"].get("file") or "<study>", e.reason,
+                                  field=f"report.breakdowns[{i}]") from None
             files[name] = save_table(tables[name], name, out, source=label)
     if "judge" in df.columns:
         from .judging import agreement

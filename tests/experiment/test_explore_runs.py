@@ -339,3 +339,26 @@ def test_partial_run_is_displayed_as_partial(runs, tmp_path):
     r = open_run(d)
     h = r._repr_html_()
     assert r.status == "partial" and 'class="status-partial"' in h and "stopped before it finished" in h
+
+
+def test_bad_breakdown_field_and_bad_items_file_are_named(runs, tmp_path):
+    from lcrag.errors import ConfigError
+    from lcrag.experiment.breakdowns import item_metadata
+
+    d = tmp_path / "run"
+    shutil.copytree(runs["a"], d)
+    man = json.loads((d / "manifest.json").read_text())
+    man["study"]["config"]["report"] = {"breakdowns": ["metadata.type", "metadata.colour"]}
+    (d / "manifest.json").write_text(json.dumps(man))
+    with pytest.raises(ConfigError, match=r"field 'report.breakdowns\[1\]'.*metadata.n, metadata.type") as e:
+        make_report(d, tmp_path / "rep")
+    assert e.value.path == man["study"]["file"]
+    bad = tmp_path / "items.jsonl"
+    bad.write_text('{"id": "a", "metadata": {"type": "x"}}\n{"id": "b", "metadata": ["x"]}\n')
+    with pytest.raises(InputError, match=r"items.jsonl, line 2, field 'metadata'"):
+        item_metadata({"data": {"items": {"path": str(bad)}}})
+    bad.write_text('{"id": "a"}\n{"id": \n')
+    with pytest.raises(InputError, match=r"items.jsonl, line 2: not JSON"):
+        item_metadata({"data": {"items": {"path": str(bad)}}})
+    with pytest.raises(InputError, match="items file is missing"):
+        item_metadata({"data": {"items": {"path": str(tmp_path / "gone.jsonl")}}})
