@@ -417,6 +417,13 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     data = data_hashes(prep)
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
+    if getattr(cfg, "judge", None) is not None:  # a judge that cannot be built fails before any reader call
+        from ..llm.readers import make_reader
+
+        try:
+            make_reader(cfg.judge)
+        except LcragError as e:
+            raise ConfigError(prep.source or "<study>", f"judge: {e}", field="judge") from None
     built = build_tasks(prep)
     tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None))
     repeats = int(getattr(cfg, "repeats", 1) or 1)

@@ -362,3 +362,15 @@ def test_bad_breakdown_field_and_bad_items_file_are_named(runs, tmp_path):
         item_metadata({"data": {"items": {"path": str(bad)}}})
     with pytest.raises(InputError, match="items file is missing"):
         item_metadata({"data": {"items": {"path": str(tmp_path / "gone.jsonl")}}})
+
+
+def test_judge_and_breakdown_fields_are_validated_before_any_call(runs, tmp_path):
+    from lcrag.errors import ConfigError
+    from lcrag.experiment.spec import parse_spec
+
+    with pytest.raises(ConfigError, match=r"report.breakdowns.*metadata.<key>"):
+        parse_spec({"name": "x", "data": {"items": "i.jsonl"}, "readers": ["extractive"], "report": {"breakdowns": ["type"]}})
+    p = _study(runs["ex"], "bad_judge", "items6.jsonl", "extractive", judge="no-such-profile", out=str(tmp_path / "run"))
+    with pytest.raises(ConfigError, match="field 'judge'"):
+        run_study(p, progress=False, log=lambda s: None)
+    assert not (tmp_path / "run" / "results.jsonl").exists()
