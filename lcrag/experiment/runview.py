@@ -27,6 +27,11 @@ from . import breakdowns, views
 from .richhtml import CSS, MARKS, esc as _e, page, table as _table  # noqa: F401  (page: re-exported)
 
 
+def _bg(tag: str) -> str:
+    """The mark's colour also inline: a notebook opened untrusted drops the style sheet, not inline colours."""
+    return f' style="background-color:{MARKS[tag][0]}"'
+
+
 def open_run(path) -> "Run":
     """The run of a run directory written by ``lcrag run`` (or a :class:`Run`, returned as is)."""
     return path if isinstance(path, Run) else Run(path)
@@ -178,7 +183,7 @@ class ItemView:
             ln = s.task.context.line(n)
             tag = ("G" if n in gold else "") + ("C" if n in cited else "")
             text = ln.text if ln is not None else "(not a line of this context)"
-            out.append(f'<div class="mark-{tag}" data-mark="{tag}"><span class="lcrag-badge">{tag}</span>{n}: {_e(text)}</div>')
+            out.append(f'<div class="mark-{tag}"{_bg(tag)} data-mark="{tag}"><span class="lcrag-badge">{tag}</span>{n}: {_e(text)}</div>')
         return '<div class="lcrag-ctx" data-part="marked">' + ("".join(out) or "<div>(no cited and no gold line)</div>") + "</div>"
 
     def _context(self, s) -> str:
@@ -187,12 +192,12 @@ class ItemView:
         for ln in s.task.context.lines:
             n = ln.number
             tag = ("G" if n in gold else "") + ("C" if n in cited else "")
-            cls = f' class="mark-{tag}" data-mark="{tag}"' if tag else ""
+            cls = f' class="mark-{tag}"{_bg(tag)} data-mark="{tag}"' if tag else ""
             badge = f'<span class="lcrag-badge">{tag}</span>' if tag else '<span class="lcrag-badge" style="visibility:hidden">·</span>'
             out.append(f"<div{cls}>{badge}{n}: {_e(ln.text)}</div>")
         known = {ln.number for ln in s.task.context.lines}
         for n in sorted((cited | gold) - known):
-            out.append(f'<div class="mark-C" data-mark="C"><span class="lcrag-badge">C</span>{n}: (not a line of this context)</div>')
+            out.append(f'<div class="mark-C"{_bg("C")} data-mark="C"><span class="lcrag-badge">C</span>{n}: (not a line of this context)</div>')
         return '<div class="lcrag-ctx" data-part="context">' + "".join(out) + "</div>"
 
     def _repr_html_(self) -> str:
