@@ -137,6 +137,12 @@ def run(args) -> int:
         print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
               f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
+        if info.get("judge") is not None:
+            j = info["judge"]
+            name = j.get("name") or j.get("profile") if isinstance(j, dict) else j
+            print(f"[lcrag] judge {name}: after the readers, at most one call per scored row ({int(df['calls'].sum())} "
+                  f"rows; identical answers to one question share a call) — not in the plan's cost; capped by the "
+                  f"budget left after the readers")
         return 0
     from ..runsummary import summarize
 

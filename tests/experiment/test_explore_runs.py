@@ -374,3 +374,11 @@ def test_judge_and_breakdown_fields_are_validated_before_any_call(runs, tmp_path
     with pytest.raises(ConfigError, match="field 'judge'"):
         run_study(p, progress=False, log=lambda s: None)
     assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_dry_run_says_what_the_judge_adds(runs, tmp_path, capsys):
+    p = _study(runs["ex"], "dry_judge", "items6.jsonl", "extractive", out=str(tmp_path / "run"))
+    assert main(["run", str(p), "--dry-run", "--judge", "gpt-4o"]) == 0
+    out = capsys.readouterr().out
+    assert "judge gpt-4o: after the readers, at most one call per scored row (12 rows" in out
+    assert not (tmp_path / "run").exists()
