@@ -142,15 +142,15 @@ class Run(os.PathLike):
         facts = [("study", self.study), ("run directory", self.shown_path),
                  ("status", f'<span class="status-{_e(self.status)}">{_e(self.status)}</span>' + (f" — {_e(note)}" if note else "")),
                  ("readers", ", ".join(self.readers)), ("conditions", ", ".join(self.conditions)),
-                 ("items", f"{self.n_items}" + (f" ({_e(ctrl)})" if ctrl else "")),
+                 ("items", f"{self.n_items}" + (f" ({ctrl})" if ctrl else "")),
                  ("rows", ", ".join(f"{v} {k}" for k, v in self.frame["outcome"].value_counts().items())),
                  ("measures", ", ".join(self.measures)), ("cost", f"${self.cost_usd:.4f}")]
         if self.metadata_fields:
             facts.append(("item metadata", ", ".join(self.metadata_fields)))
         if self.manifest.get("judge"):
             j = self.manifest["judge"]
-            facts.append(("judge", f"{_e(j['profile'].get('name'))}: {j['judged']} of {j['rows_judged']} rows judged, {_e(j['status'])}"))
-        rows = "".join(f"<tr><th>{_e(k)}</th><td>{v if k == 'status' else _e(v)}</td></tr>" for k, v in facts)
+            facts.append(("judge", f"{j['profile'].get('name')}: {j['judged']} of {j['rows_judged']} rows judged, {j['status']}"))
+        rows = "".join(f"<tr><th>{_e(k)}</th><td>{v if k == 'status' else _e(v)}</td></tr>" for k, v in facts)  # values escaped once, here
         return (f'{CSS}<div class="lcrag-run" data-kind="run"><h3>Run {_e(self.study)}</h3><table>{rows}</table>'
                 f"<h4>Headline measures (mean, 95% bootstrap interval)</h4>{_table(self.headline())}</div>")
 
