@@ -87,6 +87,8 @@ class Comparison:
 
         f = self.flips.copy()
         more = len(f) - max_flips if max_flips is not None and len(f) > max_flips else 0
+        shown = [m for m in FLIP_MEASURES if m in set(self.by_condition["measure"])] or list(dict.fromkeys(self.by_condition["measure"]))
+        bc = self.by_condition[self.by_condition["measure"].isin(shown)]
         if more:
             f = f.head(max_flips)
         if item_links:
@@ -99,7 +101,8 @@ class Comparison:
                 f"B = {html.escape(self.label_b)}</p><p>{len(self.pairs)} matched (item, condition) pairs over "
                 f"{self.pairs['item_id'].nunique()} items; {self.only_a} rows only in A, {self.only_b} only in B</p>"
                 f"<h4>Per measure (exact McNemar for 0/1 measures, else paired randomization; Holm across measures)</h4>"
-                f"{_table(self.overall)}<h4>Per condition (Holm across all cells)</h4>{_table(self.by_condition)}"
+                f"{_table(self.overall)}<h4>Per condition: {', '.join(shown)} (Holm across every measure × condition "
+                f"cell; all measures: <code>comparison.by_condition</code>)</h4>{_table(bc)}"
                 f"<h4>Flipped items ({len(self.flips)})</h4>{flips}"
                 + (f"<p>… {more} more: <code>comparison.flips</code></p>" if more else "") + "</div>")
 
