@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import InputError
 from . import breakdowns, views
 from .richhtml import CSS, MARKS, esc as _e, page, table as _table  # noqa: F401  (page: re-exported)
 
@@ -43,7 +44,11 @@ class Run(os.PathLike):
     def __init__(self, path):
         self.path = Path(os.fspath(path))
         self.manifest, self.frame, self.ranks = views.load_run(self.path)
-        self.frame = breakdowns.add_metadata(self.manifest, self.frame)
+        self.metadata_note = ""
+        try:
+            self.frame = breakdowns.add_metadata(self.manifest, self.frame)
+        except InputError as e:  # a run directory moved without its items: the rows are still the run
+            self.metadata_note = str(e)
 
     def __fspath__(self) -> str:
         return str(self.path)
@@ -145,8 +150,8 @@ class Run(os.PathLike):
                  ("items", f"{self.n_items}" + (f" ({ctrl})" if ctrl else "")),
                  ("rows", ", ".join(f"{v} {k}" for k, v in self.frame["outcome"].value_counts().items())),
                  ("measures", ", ".join(self.measures)), ("cost", f"${self.cost_usd:.4f}")]
-        if self.metadata_fields:
-            facts.append(("item metadata", ", ".join(self.metadata_fields)))
+        if self.metadata_fields or self.metadata_note:
+            facts.append(("item metadata", ", ".join(self.metadata_fields) or f"not read: {self.metadata_note}"))
         if self.manifest.get("judge"):
             j = self.manifest["judge"]
             facts.append(("judge", f"{j['profile'].get('name')}: {j['judged']} of {j['rows_judged']} rows judged, {j['status']}"))

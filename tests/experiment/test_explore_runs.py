@@ -382,3 +382,16 @@ def test_dry_run_says_what_the_judge_adds(runs, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "judge gpt-4o: after the readers, at most one call per scored row (12 rows" in out
     assert not (tmp_path / "run").exists()
+
+
+def test_run_moved_without_its_items_still_opens(runs, tmp_path):
+    d = tmp_path / "run"
+    shutil.copytree(runs["b"], d)
+    man = json.loads((d / "manifest.json").read_text())
+    man["data"]["items"]["path"] = str(tmp_path / "elsewhere" / "items.jsonl")
+    (d / "manifest.json").write_text(json.dumps(man))
+    r = open_run(d)
+    assert len(r.rows) == 12 and r.metadata_fields == [] and "items file is missing" in r.metadata_note
+    assert "not read:" in r._repr_html_()
+    with pytest.raises(InputError, match="no such item field"):
+        r.by("metadata.type")
