@@ -74,6 +74,10 @@ _API: dict[str, str] = {
     "save_table": "lcrag.report:save_table",
     "usage_table": "lcrag.usage:usage_table",
     "make_report": "lcrag.experiment.report:make_report",
+    # a run in a notebook: the run object, its item views, breakdowns and comparisons
+    "open_run": "lcrag.experiment.runview:open_run",
+    "Run": "lcrag.experiment.runview:Run",
+    "compare_runs": "lcrag.experiment.runview:compare_runs",
     "file_names": "lcrag.experiment.report:file_names",
     "heatmap_figure": "lcrag.experiment.report:heatmap_figure",
     "write_example": "lcrag.experiment.example:write_example",
@@ -144,6 +148,7 @@ __all__ = [
     "load_plugins", "lookup", "make_reader", "measure", "names", "register", "register_chunker", "register_reader",
     "register_retriever", "run_tasks",
     "StudyResult", "StudySpec", "builtin_names", "load_spec", "run", "spec_yaml", "view",
+    "Run", "compare_runs", "open_run",
     "EXAMPLE_LABEL", "attribution_bars", "file_names", "heatmap_figure", "make_report", "needle_position_curves",
     "save_figure", "save_table", "similarity_bars", "similarity_diff_bars", "usage_table", "write_example",
     "experiment", "plots", "views",

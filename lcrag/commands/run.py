@@ -53,6 +53,10 @@ def register(sub) -> None:
     p.add_argument("--dry-run", "--check", dest="dry_run", action="store_true",
                    help="validate the study, build its conditions and print the plan — calls, N/A, cached calls, prompt "
                         "tokens and cost per reader and condition — then stop (nothing is sent)")
+    p.add_argument("--judge", metavar="PROFILE",
+                   help="add the judged-correctness measure `judge` (EBG judge prompt, 0 / 0.5 / 1) graded by this reader "
+                        "profile through the same response cache, budget and window guard; judgments.csv in the run "
+                        "directory (study field: judge)")
     p.add_argument("--report", action="store_true", help="also write the standard report (same as `lcrag report RUN`)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--wait", action="store_true",
@@ -122,6 +126,8 @@ def control_overrides(args) -> dict:
         out["limit"] = {"n": args.limit_first, "per": "study"}
     if args.sample is not None:
         out["limit"] = {"n": args.sample, "sample": True, "seed": args.seed or 0}
+    if getattr(args, "judge", None):
+        out["judge"] = args.judge
     return out
 
 
@@ -203,6 +209,12 @@ def run(args) -> int:
         print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
               f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
         print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
+        if info.get("judge") is not None:
+            j = info["judge"]
+            name = j.get("name") or j.get("profile") if isinstance(j, dict) else j
+            print(f"[lcrag] judge {name}: after the readers, at most one call per scored row ({int(df['calls'].sum())} "
+                  f"rows; identical answers to one question share a call) — not in the plan's cost; capped by the "
+                  f"budget left after the readers")
         return 0
     from ..runsummary import summarize
 

@@ -118,3 +118,72 @@ def positions(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     if d.empty or "meta.unit_first_lines" not in d:
         return d.assign(depth=np.nan, distance=np.nan, depth_decile=np.nan, distance_decile=np.nan)
     return add_positions(d)
+
+
+def item_metadata(man: dict) -> pd.DataFrame:
+    """``item_id`` and one ``metadata.<key>`` column per key of the items' ``metadata`` (nested keys dotted).
+
+    Read from the items file the manifest records (``data.items.path``); a run without one (a built-in
+    study's item source) has no item metadata: an empty frame with only ``item_id``.
+    """
+    import json
+    from pathlib import Path
+
+    from ..errors import InputError
+
+    path = (man.get("data") or {}).get("items", {}).get("path") if isinstance((man.get("data") or {}).get("items"), dict) else None
+    if not path:
+        return pd.DataFrame(columns=["item_id"])
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "the run's items file is missing (the manifest records it under data.items.path)")
+    recs = []
+    with p.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(p, f"not JSON ({e.msg})", line=n) from None
+            md = obj.get("metadata") or {}
+            if not isinstance(md, dict):
+                raise InputError(p, "item metadata must be a mapping", line=n, field="metadata")
+            recs.append({"item_id": str(obj.get("id")), **{f"metadata.{k}": v for k, v in _flat(md).items()}})
+    return pd.DataFrame(recs) if recs else pd.DataFrame(columns=["item_id"])
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v if not isinstance(v, list) else ", ".join(map(str, v))
+    return out
+
+
+def add_metadata(man: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """The results frame with the items' ``metadata.*`` columns (:func:`item_metadata`) joined on ``item_id``."""
+    md = item_metadata(man)
+    d = df.drop(columns=[c for c in md.columns if c != "item_id" and c in df.columns])
+    return d.merge(md, on="item_id", how="left") if len(md.columns) > 1 else d
+
+
+def by_field(man: dict, df: pd.DataFrame, field: str, metrics, *, seed: int = 0) -> pd.DataFrame:
+    """Per reader row × prompt × condition × value of ``field`` (a ``metadata.*`` column of :func:`add_metadata`
+    or any column of the frame, e.g. ``meta.hops``): ``n`` (scored rows), failures, N/A and every metric's mean
+    with its 95 % percentile-bootstrap interval (:func:`lcrag.results.aggregate`); a missing value is ``(none)``."""
+    from ..errors import InputError
+    from ..results import aggregate
+
+    if field not in df.columns:
+        known = sorted(c for c in df.columns if c.startswith("metadata."))
+        src = ((man.get("data") or {}).get("items") or {}).get("path") if isinstance((man.get("data") or {}).get("items"), dict) else None
+        raise InputError(src or "<run>", "no such item field in this run; item metadata fields: "
+                         + (", ".join(known) if known else "(none: the items carry no metadata)"), field=field)
+    d = df.assign(**{field: df[field].map(lambda v: "(none)" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))})
+    out = aggregate(d, ["row", "prompt", "condition", field], [m for m in metrics if m in d.columns], seed=seed)
+    order = {c["condition"]: i for i, c in enumerate(man["conditions"])}
+    return out.assign(_o=out["condition"].map(order)).sort_values(["row", "prompt", "_o", field], kind="stable") \
+        .drop(columns="_o").reset_index(drop=True)

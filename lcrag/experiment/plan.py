@@ -64,5 +64,6 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     for entry, r in zip(cfg.readers, prep.readers):
         rows += plan_tasks(limited(for_reader(tasks, r), cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)
     info = {"study": cfg.name, "items": limit_rec["items_used"] if limit_rec else len(prep.items.items), "conditions": len(built.conditions),
-            "prompts": len({t.prompt for t in built.tasks}) or len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir}
+            "prompts": len({t.prompt for t in built.tasks}) or len(cfg.prompts), "readers": [r.name for r in prep.readers], "run_dir": prep.run_dir,
+            "judge": getattr(cfg, "judge", None)}
     return plan_frame(rows), info

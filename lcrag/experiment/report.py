@@ -25,6 +25,10 @@ full-coverage k             ``full_coverage`` (CDF table), ``full_coverage_summa
 failure attribution         ``attribution`` (table + figure: evidence / retrieval / reading / grounding miss;
                             the evidence miss needs the oracle control)
 parse failures, refusals    ``failures`` (table + figure)
+item-field breakdowns       ``breakdown_<field>`` per field named in the study file's ``report: {breakdowns: [...]}``
+                            (e.g. ``metadata.type``): every measure per reader × condition × value, n and CIs
+judge agreement             ``judge_agreement`` (runs with a judge): Cohen's kappa of judged-correct against exact
+                            match / containment (:mod:`.judging`)
 cost, latency, cache hits   ``usage`` (table: tokens, USD, p50/p95 latency, cache-hit, N/A and truncation rates,
                             characters beside own-tokenizer tokens), ``accuracy_vs_cost`` (figure)
 ==========================  ====================================================================
@@ -319,6 +323,29 @@ def _route(man, df, out, label, files, tables):
     files["route"] = save_table(t, "route", out, float_format="%.6g", source=label)
 
 
+def _study_breakdowns(man, df, out, label, files, tables, seed):
+    """``breakdown_<field>`` per item field the study file names (``report: {breakdowns: [metadata.type]}``) and,
+    for a run with a judge, ``judge_agreement`` (:func:`lcrag.experiment.judging.agreement`)."""
+    fields = ((man["study"].get("config") or {}).get("report") or {}).get("breakdowns") or []
+    if fields:
+        from ..errors import ConfigError, InputError
+
+        d = breakdowns.add_metadata(man, df)
+        for i, f in enumerate(fields):
+            name = "breakdown_" + f.replace(".", "_")
+            try:
+                tables[name] = breakdowns.by_field(man, d, f, views.metric_names(man, d), seed=seed)
+            except InputError as e:  # named in the study file: say where
+                raise ConfigError(man["study"].get("file") or "<study>", e.reason,
+                                  field=f"report.breakdowns[{i}]") from None
+            files[name] = save_table(tables[name], name, out, source=label)
+    if "judge" in df.columns:
+        from .judging import agreement
+
+        tables["judge_agreement"] = agreement(man, df)
+        files["judge_agreement"] = save_table(tables["judge_agreement"], "judge_agreement", out, source=label)
+
+
 def file_names(files: dict[str, dict]) -> list[str]:
     """Sorted distinct file names of a :func:`make_report` result (``{view: {ext: path}}``)."""
     return sorted({Path(p).name for f in files.values() for p in f.values()})
@@ -408,6 +435,7 @@ def _write_views(run_dir, man, df, ranks, out: Path, filt: dict, *, seed: int, h
     _failures(tables["failures"], order, out, label, files)
     _usage(man, df, summ, out, label, files, skipped)
     _route(man, df, out, label, files, tables)
+    _study_breakdowns(man, df, out, label, files, tables, seed)
     note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", *(["", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]

@@ -162,11 +162,18 @@ def render(shown: list[Shown], ranks: pd.DataFrame | None = None, *, color: bool
     return "\n".join(out)
 
 
-def show(run_dir: str | Path, item: str, condition: str | None = None, *, color: bool | None = None) -> str:
+def gather(run_dir: str | Path, item: str, condition: str | None = None) -> tuple[list[Shown], pd.DataFrame]:
+    """The structured record behind :func:`show`: the rows of ``item`` with their rebuilt tasks
+    (:func:`collect`) and the item's retrieval ranks (rows of ``retrieval_ranks.csv``; empty when none)."""
     rd = Path(run_dir)
     shown = collect(rd, item, condition)
     rp = rd / "retrieval_ranks.csv"
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     if len(ranks):
         ranks = ranks[ranks["item_id"].astype(str) == item]
+    return shown, ranks
+
+
+def show(run_dir: str | Path, item: str, condition: str | None = None, *, color: bool | None = None) -> str:
+    shown, ranks = gather(run_dir, item, condition)
     return render(shown, ranks, color=sys.stdout.isatty() if color is None else color)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import registry
 from ..errors import ConfigError
@@ -102,6 +102,23 @@ class ReaderLimit(BaseModel):
     trials: int | None = Field(None, gt=0)
 
 
+class ReportSpec(BaseModel):
+    """``report``: what ``lcrag report`` adds for this study. ``breakdowns``: item fields to break every measure
+    down by (``metadata.<key>`` of the items' ``metadata``, dotted for nested keys, or a ``meta.<field>`` column
+    of the rows such as ``meta.hops``), one table ``breakdown_<field>`` each."""
+
+    model_config = ConfigDict(extra="forbid")
+    breakdowns: list[str] = Field(default_factory=list)
+
+    @field_validator("breakdowns")
+    @classmethod
+    def _fields(cls, v: list[str]) -> list[str]:
+        for f in v:
+            if not (f.startswith("metadata.") or f.startswith("meta.")) or f.endswith("."):
+                raise ValueError(f"{f!r}: a breakdown names an item field as metadata.<key> (or a row field as meta.<field>)")
+        return v
+
+
 class StudySpec(StudyConfig):
     """A study: items (or an item source), tasks (conditions), readers, measures, views (module doc)."""
 
@@ -113,6 +130,8 @@ class StudySpec(StudyConfig):
     repeats: int = Field(1, ge=1)  # samples per task (lcrag.experiment.repeats)
     limit: LimitSpec | None = None  # first N items or a seeded sample (lcrag.experiment.runcontrols)
     reader_seed: int | None = None  # the seed sent to every endpoint reader (lcrag.experiment.runcontrols)
+    judge: str | dict[str, Any] | None = None  # grader profile of the judged-correctness measure (lcrag.experiment.judging)
+    report: ReportSpec = Field(default_factory=ReportSpec)  # breakdowns of lcrag report (lcrag.experiment.report)
 
     @model_validator(mode="before")
     @classmethod
@@ -155,7 +174,7 @@ class StudySpec(StudyConfig):
 # fields added to the own-study config; left out of run-id hashes while at their defaults, so run
 # ids of existing study files do not change
 NEW_FIELDS = {"paper": "", "tasks": {"builder": DEFAULT_BUILDER, "params": {}, "columns": []}, "views": [], "reader_limits": {},
-              "repeats": 1, "limit": None, "reader_seed": None}
+              "repeats": 1, "limit": None, "reader_seed": None, "judge": None, "report": {"breakdowns": []}}
 
 
 def hash_doc(spec: StudyConfig) -> dict[str, Any]:

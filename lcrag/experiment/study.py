@@ -399,6 +399,12 @@ def append_routes(results: Path, routes: list[dict[str, Any]], rows: list) -> li
     return out
 
 
+def _default(cfg, name: str):
+    """The default value of a field of the spec's model (None when the model has no such field)."""
+    f = type(cfg).model_fields.get(name)
+    return None if f is None else (f.default_factory() if f.default_factory is not None else f.default)
+
+
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
               cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
               budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
@@ -428,11 +434,19 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
                                     "cache": None, "out": None, "description": "", "hits_ks": [],
-                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None))
+                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None), ("judge", None),
+                                                         ("report", _default(cfg, "report")))
                                        if k in type(cfg).model_fields}})
     data = data_hashes(prep)
     chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     ids = run_ids(prep, chash)
+    if getattr(cfg, "judge", None) is not None:  # a judge that cannot be built fails before any reader call
+        from ..llm.readers import make_reader
+
+        try:
+            make_reader(cfg.judge)
+        except LcragError as e:
+            raise ConfigError(prep.source or "<study>", f"judge: {e}", field="judge") from None
     built = build_tasks(prep)
     tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
     repeats = int(getattr(cfg, "repeats", 1) or 1)
@@ -532,7 +546,35 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         summarize(df, measure_columns(rows)).to_csv(rdir / "repeats.csv", index=False)
     seconds = time.monotonic() - t0
     manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
+    if getattr(cfg, "judge", None) is not None:
+        manifest = _judge(cfg, {t.item.id: t.item for t in built.tasks}, rdir, rows, cache, budget_usd, manifest, log)
+        from .judging import merge
+
+        df = merge(rdir, df, manifest)
     return StudyRun(rdir, df, manifest, stats, seconds, cfg)
+
+
+def _judge(cfg, items: dict, rdir: Path, rows: list, cache: ResponseCache, budget_usd: float | None, manifest: dict,
+           log) -> dict:
+    """The judge role (:mod:`lcrag.experiment.judging`): judgments of this run's rows, ``judgments.csv`` and the
+    manifest's ``judge`` record; a budget stop writes both, then raises."""
+    from ..atomicio import write_atomic
+    from ..errors import BudgetExceeded
+    from . import judging
+
+    cap = cfg.budget_usd if budget_usd is None else budget_usd
+    left = None if cap is None else max(0.0, cap - judging.spent_usd(rows))
+    stopped = ""
+    try:
+        got = judging.judge_rows(rows, items, cfg.judge, cache=cache, budget_usd=left, log=log)
+    except BudgetExceeded as e:
+        got, stopped = e.judgments, str(e)
+    judging.write(rdir, got)
+    manifest = {**manifest, "judge": judging.manifest_record(cfg.judge, got, stopped=stopped)}
+    write_atomic(rdir / "manifest.json", json.dumps(manifest, indent=2, default=str) + "\n")
+    if stopped:
+        raise BudgetExceeded(stopped)
+    return manifest
 
 
 __all__ = ["Prepared", "StudyRun", "prepare", "run_study", "serve_local"]

@@ -108,7 +108,8 @@ def role_label(man: dict, role: str) -> str:
 
 
 def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """``(manifest, results frame, retrieval ranks)`` of a run directory.
+    """``(manifest, results frame, retrieval ranks)`` of a run directory (a path or a
+    :class:`lcrag.experiment.runview.Run`).
 
     ``man["roles"]`` is always set (:func:`roles`); ``with_roles`` also adds the role columns ``ans``,
     ``evid`` and ``ans_evid`` as copies of the study's measures where the study scores under its own
@@ -128,6 +129,9 @@ def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd
     df.loc[clash, "reader_label"] = df.loc[clash, "reader_label"] + " (" + df.loc[clash, "reader"] + ")"
     multi = df["prompt"].nunique() > 1
     df["row"] = df["reader_label"] + (" · " + df["prompt"] if multi else "")
+    from .judging import merge
+
+    df = merge(rd, df, man)  # the judge's measure, when the run has a judge (lcrag.experiment.judging)
     man["roles"] = roles(man, df)
     if with_roles:
         for role, r in man["roles"].items():
@@ -162,6 +166,7 @@ def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
     """The role columns, then every other measure of the study (a measure behind a role is not repeated)."""
     behind = {r["column"] for role, r in (man.get("roles") or {}).items() if role in df.columns and r["column"] != role}
     extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE and m not in behind]
+    extra += ["judge"] if "judge" in df.columns and "judge" not in extra else []
     return [m for m in CORE if m in df.columns] + extra
 
 

@@ -9,7 +9,8 @@ One module per statistic:
 * :mod:`.randomization` — paired approximate randomization (sign flips) for graded measures;
 * :mod:`.cluster` — cluster (block) bootstrap of a mean or a paired difference;
 * :mod:`.holm` — Holm's step-down correction across the cells of one figure;
-* :mod:`.mde` — minimum detectable effect at a run's n (paired binary and graded).
+* :mod:`.mde` — minimum detectable effect at a run's n (paired binary and graded);
+* :mod:`.kappa` — Cohen's kappa, chance-corrected agreement of two raters (a judge against a string rule).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _WHERE = {"Metric": "metric", "mean_interval": "metric", "bootstrap_ci": "bootst
           "McNemar": "mcnemar", "mcnemar_exact": "mcnemar", "Randomization": "randomization",
           "approximate_randomization": "randomization", "exact_randomization": "randomization",
           "cluster_bootstrap_ci": "cluster", "cluster_bootstrap_distribution": "cluster", "holm": "holm",
-          "mde_paired_binary": "mde", "mde_paired_graded": "mde"}
+          "mde_paired_binary": "mde", "mde_paired_graded": "mde", "Kappa": "kappa", "cohen_kappa": "kappa"}
 __all__ = list(_WHERE)
 
 
