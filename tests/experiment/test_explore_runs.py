@@ -69,6 +69,13 @@ def _study(d: Path, name: str, items_file: str, reader: dict, **extra) -> Path:
     return p
 
 
+@pytest.fixture(autouse=True)
+def _runs_in_tmp_path(monkeypatch):
+    """The studies of this module live in a shared example folder and write their runs into each test's own
+    tmp_path (``out:`` outside the study's folder), which a study may do only when it is allowed."""
+    monkeypatch.setenv("LCRAG_ALLOW_OUT_OUTSIDE", "1")
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("explore")
