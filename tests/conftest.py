@@ -146,6 +146,24 @@ XDIST_GROUPS = {
 }
 
 
+def _group_suffix(item) -> None:
+    """The ``@group`` suffix pytest-xdist's ``--dist loadgroup`` schedules by, on the node id of an item marked
+    ``xdist_group``. pytest-xdist 3.8 writes it into ``item._nodeid``, which pytest 9.2 no longer reads (the node
+    id is ``item._id``, a structured ``NodeId``); without this every group would be spread over the workers."""
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})
+    nid = getattr(item, "_id", None)
+    if not names or nid is None or "@" in item.nodeid:
+        return
+    from _pytest.nodeid import NodeId
+
+    new = f"{item.nodeid}@{'_'.join(names)}"
+    parsed = NodeId.parse(new)
+    if str(parsed) != new:
+        raise RuntimeError(f"pytest-xdist group suffix does not round-trip through NodeId: {new!r} -> {parsed}")
+    item._id = parsed
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(session, config, items):
     """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``; pytest-xdist groups
@@ -163,6 +181,8 @@ def pytest_collection_modifyitems(session, config, items):
             it.add_marker(pytest.mark.xdist_group(XDIST_GROUPS[rel]))
         elif it.get_closest_marker("server") or "local_server" in getattr(it, "fixturenames", ()):
             it.add_marker(pytest.mark.xdist_group("llama-server"))
+        if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+            _group_suffix(it)
     last = [it for it in items if it.nodeid.endswith(LAST_TEST)]
     if last:
         items[:] = [it for it in items if it not in last] + last
