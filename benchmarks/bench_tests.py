@@ -34,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 START, END = "<!-- test-times:start -->", "<!-- test-times:end -->"
-SUMMARY = re.compile(r"^=+ (?P<counts>.*?) in (?P<secs>[0-9.]+)s", re.M)
+SUMMARY = re.compile(r"^(?:=+ )?(?P<counts>\d+ (?:passed|failed|skipped|error).*?) in (?P<secs>[0-9.]+)s", re.M)
 DURATION = re.compile(r"^(?P<secs>[0-9.]+)s (?P<when>call|setup|teardown)\s+(?P<test>\S.*)$", re.M)
 
 
@@ -77,6 +77,8 @@ def run_tier(tier: str, jobs: int, serial: bool) -> dict:
         load1 = loadavg()
     out = r.stdout + r.stderr
     m = list(SUMMARY.finditer(out))
+    if r.returncode != 0:  # the failures, for the log (the figures are still written, with pytest's result line)
+        print(out[out.find("= FAILURES ="):][:20000] if "= FAILURES =" in out else out[-5000:], file=sys.stderr)
     if not m:
         raise SystemExit(f"no pytest summary line in the {tier} run's output (exit {r.returncode}):\n{out[-3000:]}")
     slowest = [(float(d["secs"]), d["when"], d["test"].strip()) for d in DURATION.finditer(out)]
