@@ -130,6 +130,9 @@ def read_results(path: str | Path) -> list[ResultRow]:
         mistyped = [f for f in ("run", "item_id", "condition", "reader", "prompt", "outcome") if not isinstance(d[f], str)]
         if mistyped:
             raise InputError(path, "not a result row: must be a string", line=i, field=mistyped[0])
+        not_object = [f for f in ("metrics", "meta") if f in d and not isinstance(d[f], dict)]
+        if not_object:  # e.g. "meta": null would fail later as an AttributeError, not as this file's error
+            raise InputError(path, "not a result row: must be a JSON object", line=i, field=not_object[0])
         r = ResultRow.from_dict(d)
         rows[r.task_id] = r
     return list(rows.values())

@@ -199,3 +199,18 @@ def test_model_free_readers_are_computed_in_every_cache_mode_and_never_stored(tm
         assert served.records_replies is True
         assert GovernedReader(served, Governor(1.0)).records_replies is True
     assert GovernedReader(make_reader("extractive"), Governor(1.0)).records_replies is False
+
+
+@pytest.mark.parametrize("field", ["meta", "metrics"])
+def test_a_row_whose_object_field_is_null_is_an_input_error_naming_line_and_field(tmp_path, field):
+    """Found by the mutation property test (test_reliability_properties.py): ``"meta": null`` used to reach
+    ``ResultRow.task_id`` and fail there as an AttributeError."""
+    from lcrag.errors import InputError
+
+    row = {"run": "r", "item_id": "i", "condition": "c", "reader": "x", "prompt": "ebg", "outcome": "ok",
+           "parse_status": "ok", "answer": "a", "lines": [1], "gold_lines": [1], "metrics": {"ans": 1.0}, "meta": {}}
+    p = tmp_path / "results.jsonl"
+    p.write_text(json.dumps({**row, "item_id": "j"}) + "\n" + json.dumps({**row, field: None}) + "\n")
+    with pytest.raises(InputError) as e:
+        read_results(p)
+    assert e.value.line == 2 and e.value.field == field
