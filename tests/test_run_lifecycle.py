@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import childproc  # noqa: E402  (tests/childproc.py: a child that hangs is dumped before it is killed)
+
 from fakes.faultserver import FaultServer
 from lcrag.runner import read_results
 from lcrag.runtime.runlock import lock_path
@@ -83,7 +85,7 @@ def test_signal_stops_sending_saves_rows_and_resumes(tmp_path, sig, status):
         _wait_rows(results, 4, p)
         t_sig = time.time()
         p.send_signal(sig)
-        out, err = p.communicate(timeout=30)
+        out, err = childproc.communicate(p, 30)
         after = [t for t in fs.state.stats()["arrivals"] if t > t_sig]
         sent_first = fs.requests
 
@@ -100,14 +102,14 @@ def test_signal_stops_sending_saves_rows_and_resumes(tmp_path, sig, status):
 
         if sig == signal.SIGINT:  # the interrupted run can be reported, and says it is partial
             rep = _lcrag(tmp_path, "report", str(run_dir))
-            rout, rerr = rep.communicate(timeout=120)
+            rout, rerr = childproc.communicate(rep, 120)
             assert rep.returncode == 0, rerr
             assert "partial" in rout and f"{len(rows_first)} of {N_TASKS} rows" in rout, rout
             assert "Partial run" in (run_dir / "report" / "README.md").read_text()
 
         # a re-run resumes: 0 rows lost, 0 duplicated, no call repeated
         again = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet")
-        aout, aerr = again.communicate(timeout=60)
+        aout, aerr = childproc.communicate(again, 60)
         assert again.returncode == 0, aerr
         raw = _raw_rows(results)
         ids = [r.task_id for r in read_results(results)]
@@ -130,7 +132,7 @@ def test_second_interrupt_abandons_calls_in_flight(tmp_path):
         time.sleep(0.5)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=15)
+        out, err = childproc.communicate(p, 15)
         waited = time.monotonic() - t0
         assert p.returncode == 130, err
         assert "Traceback" not in err, err
@@ -171,14 +173,14 @@ def test_second_run_on_same_directory_refuses_or_waits(tmp_path):
             assert time.monotonic() < deadline and first.poll() is None, first.communicate()
             time.sleep(0.05)
         second = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet")
-        out, err = second.communicate(timeout=60)
+        out, err = childproc.communicate(second, 60)
         assert second.returncode == 2, (out, err)
         assert "in use by another run" in err and f"pid {first.pid}" in err and "--wait" in err, err
         waiting = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet", "--wait")
         werr = _wait_line(waiting.stderr, "waiting for the run holding")
         fs.release()
         assert first.wait(timeout=60) == 0, first.communicate()
-        wout, rest = waiting.communicate(timeout=60)
+        wout, rest = childproc.communicate(waiting, 60)
         assert waiting.returncode == 0, werr + rest
         assert len(_raw_rows(run_dir / "results.jsonl")) == N_TASKS == fs.requests, "the waiting run re-did nothing"
 
@@ -193,7 +195,7 @@ def test_stale_lock_is_broken_with_a_message(tmp_path):
         {"pid": dead.pid, "start": None, "host": os.uname().nodename, "started": "2026-01-01T00:00:00+00:00"}))
     with FaultServer() as fs:
         p = _lcrag(tmp_path, "run", str(_study(tmp_path, fs.base_url)), "--out", str(run_dir), "--quiet")
-        out, err = p.communicate(timeout=60)
+        out, err = childproc.communicate(p, 60)
     assert p.returncode == 0, err
     assert "breaking a stale run lock" in err and f"pid {dead.pid}" in err, err
     assert len(_raw_rows(run_dir / "results.jsonl")) == N_TASKS
@@ -203,7 +205,7 @@ def test_stale_lock_is_broken_with_a_message(tmp_path):
 def test_all_error_run_exits_nonzero_with_reasons(tmp_path):
     with FaultServer(default="500") as fs:
         p = _lcrag(tmp_path, "run", str(_study(tmp_path, fs.base_url)), "--out", str(tmp_path / "run"), "--quiet")
-        out, err = p.communicate(timeout=60)
+        out, err = childproc.communicate(p, 60)
     assert p.returncode == 1, (out, err)
     assert "run failed: every row is an error" in err, err
     assert f"{N_TASKS} × HTTP 500" in err, err
@@ -238,11 +240,11 @@ def test_killed_run_reports_as_partial_and_resumes_past_its_stale_lock(tmp_path)
         assert json.loads((run_dir / "manifest.json").read_text())["status"] == "running"
         assert lock_path(results).exists()
         rep = _lcrag(tmp_path, "report", str(run_dir))
-        rout, rerr = rep.communicate(timeout=120)
+        rout, rerr = childproc.communicate(rep, 120)
         assert rep.returncode == 0, rerr
         assert f"partial — it stopped before it finished (its process was killed); the report shows the {n} of {N_TASKS} rows" in rout, rout
         again = _lcrag(tmp_path, "run", str(study), "--out", str(run_dir), "--quiet")
-        aout, aerr = again.communicate(timeout=60)
+        aout, aerr = childproc.communicate(again, 60)
         assert again.returncode == 0 and "breaking a stale run lock" in aerr, aerr
         ids = [r.task_id for r in read_results(results)]
         assert len(ids) == len(set(ids)) == N_TASKS

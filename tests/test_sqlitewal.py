@@ -27,7 +27,13 @@ def _open(kind: str, path: str, go) -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses the fork start method")
-@pytest.mark.parametrize("kind,rounds", [("responses", 60), ("embeddings", 30), ("bare", 60)])
+@pytest.mark.parametrize("kind,rounds", [
+    # the fast tier: three rounds of each kind (each round is four processes racing to switch one new file to WAL)
+    ("responses", 3), ("embeddings", 3), ("bare", 3),
+    # the stress rounds that catch a one-in-forty race: ~1.2 s a round (the losers back off up to 0.2 s each),
+    # 150 s in all, so in the slow tier (make test)
+    pytest.param("responses", 60, marks=pytest.mark.slow), pytest.param("embeddings", 30, marks=pytest.mark.slow),
+    pytest.param("bare", 60, marks=pytest.mark.slow)])
 def test_new_stores_opened_by_four_processes_at_once_never_fail(tmp_path, kind, rounds):
     ctx = mp.get_context("fork")
     failed = 0

