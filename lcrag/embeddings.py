@@ -118,7 +118,10 @@ def load_minilm():
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(minilm_path()), device="cpu")
+    from .weights import quiet_loading
+
+    with quiet_loading():
+        return SentenceTransformer(str(minilm_path()), device="cpu")
 
 
 THREADS_ENV = "LCRAG_EMBED_THREADS"  # batches encoded at once by the fp32 torch path (default: the usable CPUs)

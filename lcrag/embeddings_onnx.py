@@ -94,7 +94,10 @@ def export_int8(model_dir: Path, out_dir: Path | None = None) -> Path:
         from onnxruntime.quantization import QuantType, quantize_dynamic
         from transformers import AutoModel
 
-        model = AutoModel.from_pretrained(str(model_dir)).eval()
+        from .weights import quiet_loading
+
+        with quiet_loading():
+            model = AutoModel.from_pretrained(str(model_dir)).eval()
 
         class Encoder(torch.nn.Module):
             def __init__(self, m):

@@ -27,7 +27,7 @@ notebook, which do not stop the run:
   by :func:`lcrag.plots.panel_note` (gid :data:`NOTE_GID`) marks the panel as explained;
 * **noise in the executed notebook** (:func:`notebook_noise`): a warning (``Warning:``), a progress bar
   (``%|``) or a machine path (``site-packages``, ``/root/``, ``/home/``, the checkout's absolute path)
-  in a cell's stderr stream or error output, named by notebook and cell.
+  in a cell's stderr stream or error output, or a progress-bar widget, named by notebook and cell.
 """
 
 from __future__ import annotations
@@ -203,6 +203,7 @@ def figure_warnings(path: str | Path) -> list[OutputProblem]:
 
 
 # ------------------------------------------------------------------ executed notebooks: noise
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 NOISE_PATTERNS = (("a warning", "Warning:"), ("a progress bar", "%|"), ("a machine path", "site-packages"),
                   ("a machine path", "/root/"), ("a machine path", "/home/"))
 
@@ -217,7 +218,8 @@ def _noise_patterns(checkout: str | Path | None) -> list[tuple[str, str]]:
 def notebook_noise(path: str | Path, checkout: str | Path | None = None) -> list[OutputProblem]:
     """Noise in an executed notebook: each cell output that is a ``stderr`` stream or an error, and holds a
     warning (``Warning:``), a progress bar (``%|``) or a machine path (``site-packages``, ``/root/``,
-    ``/home/``, or ``checkout``'s absolute path), one problem per cell naming the cell (``cell N``, counted
+    ``/home/``, or ``checkout``'s absolute path) — or that is a widget (:data:`WIDGET_MIME`: tqdm's bar in a
+    kernel is one, its text a ``%|`` bar) — one problem per cell naming the cell (``cell N``, counted
     from 1 over all cells, with its ``id`` when it has one) and what was found, with the line found."""
     path = Path(path)
     try:
@@ -234,6 +236,10 @@ def notebook_noise(path: str | Path, checkout: str | Path | None = None) -> list
                 text = "".join(text) if isinstance(text, list) else str(text)
             elif o.get("output_type") == "error":
                 text = "\n".join([str(o.get("ename", "")) + ": " + str(o.get("evalue", "")), *map(str, o.get("traceback", []))])
+            elif WIDGET_MIME in (o.get("data") or {}):  # a progress bar drawn as a widget (tqdm.auto in a kernel)
+                plain = o["data"].get("text/plain", "")
+                text = "".join(plain) if isinstance(plain, list) else str(plain)
+                found.setdefault("a progress bar", (text.strip()[:160] or "(a widget)"))
             else:
                 continue
             for line in text.replace("\r", "\n").splitlines():
@@ -243,7 +249,7 @@ def notebook_noise(path: str | Path, checkout: str | Path | None = None) -> list
         if found:
             cid = cell.get("id")
             where = f"cell {i}" + (f" (id {cid})" if cid else "")
-            out.append(OutputProblem(path, f"{where}: " + "; ".join(f"{what} in its stderr/error output: {line!r}"
+            out.append(OutputProblem(path, f"{where}: " + "; ".join(f"{what} in its output: {line!r}"
                                                                    for what, line in found.items())))
     return out
 
@@ -358,4 +364,4 @@ def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, exp
 __all__ = ["PANELS_KEY", "NOTE_GID", "NOISE_PATTERNS", "figure_warnings", "notebook_noise", "notebook_warnings",
            "OutputProblem", "OutputCheckFailed", "panel_counts", "figure_panels", "png_panels",
            "figure_problems", "table_problems", "source_readers", "reader_mismatch", "written_since", "check_outputs",
-           "check_notebook_outputs"]
+           "check_notebook_outputs", "WIDGET_MIME"]

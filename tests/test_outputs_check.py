@@ -194,16 +194,20 @@ def test_noise_in_stderr_and_errors_is_named_by_notebook_and_cell(tmp_path):
         _code("err", {"output_type": "error", "ename": "ValueError", "evalue": "bad",
                       "traceback": [f"File {checkout.resolve()}/lcrag/x.py, line 3"]}),
         _code("home", {"output_type": "stream", "name": "stderr", "text": "reading /home/me/data.csv\n"}),
+        _code("widget", {"output_type": "display_data", "metadata": {},
+                         "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2},
+                                  "text/plain": "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]"}}),
     ])
     path = tmp_path / "05_noisy.ipynb"
     path.write_text(json.dumps(nb))
     found = notebook_noise(path, checkout=checkout)
     assert [f.problem.split(":")[0] for f in found] == ["cell 3 (id tqdm)", "cell 4 (id bar)", "cell 5 (id err)",
-                                                        "cell 6 (id home)"]
+                                                        "cell 6 (id home)", "cell 7 (id widget)"]
+    assert "a progress bar" in found[4].problem and "Loading weights" in found[4].problem
     assert "a warning" in found[0].problem and "a machine path" in found[0].problem
     assert "a progress bar" in found[1].problem and "a machine path" in found[2].problem
     lines = notebook_warnings("05_noisy.ipynb", path, tmp_path / "none", time.time(), checkout=checkout)
-    assert len(lines) == 4 and all(x.startswith("05_noisy.ipynb: 05_noisy.ipynb: cell ") for x in lines)
+    assert len(lines) == 5 and all(x.startswith("05_noisy.ipynb: 05_noisy.ipynb: cell ") for x in lines)
 
     clean = tmp_path / "06_clean.ipynb"
     clean.write_text(json.dumps(_nb([_code("a", {"output_type": "stream", "name": "stdout", "text": "ok\n"})])))

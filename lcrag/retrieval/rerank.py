@@ -40,7 +40,10 @@ class CrossEncoderReranker(Reranker):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import CrossEncoder
 
-        self.model = CrossEncoder(model, device="cpu", local_files_only=True)
+        from ..weights import quiet_loading
+
+        with quiet_loading():
+            self.model = CrossEncoder(model, device="cpu", local_files_only=True)
         self.name = f"cross-encoder:{model}"
         self.batch_size = batch_size
 
