@@ -475,17 +475,21 @@ def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title:
         pad = 0.28 * ((hi - lo) or 1.0)
         left, right = lo - (pad if lo < 0 else 0), hi + pad
         bounds = measure_range(m, ranges)
+        cut_left = cut_right = False  # the measure's range ends the axis before the room for a printed value
         if bounds is not None:
+            cut_left, cut_right = left < bounds[0], right > bounds[1]
             left, right = max(left, bounds[0]), min(right, bounds[1])
         ax.set_xlim(left, right)
         room = 0.22 * (right - left)  # the width a printed value needs beside its bar
         for i in range(len(v)):
             x = v[i] if ok[i] else 0.0
             neg = bool(ok[i] and v[i] < 0)
-            inside = bool(ok[i] and ((not neg and v[i] > right - room) or (neg and v[i] < left + room)))
+            inside = bool(ok[i] and ((not neg and cut_right and v[i] > right - room)
+                                     or (neg and cut_left and v[i] < left + room)))
             text = f"{v[i]:.3f}" if ok[i] else "n/a"
             if inside:  # no room between the bar's end and the axis' end: print the value inside the bar
-                ax.text(x, y[i], f" {text} " , va="center", ha="left" if neg else "right", fontsize=7, color="white")
+                ax.text(x, y[i], f" {text} ", va="center", ha="left" if neg else "right", fontsize=7,
+                        color="white" if v[i] == top else "#1a1a1a")  # readable on the dark and the light bar
             else:
                 ax.text(x, y[i], f"{text} " if neg else f" {text}", va="center", ha="right" if neg else "left", fontsize=7)
         ax.axvline(0, color="k", lw=0.6)

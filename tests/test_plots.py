@@ -188,7 +188,9 @@ def test_metric_panel_axes_stay_within_the_measures_range():
     assert 0 < lim["ROUGE-L"][1] < 0.25  # a low measure keeps an axis fitted to its values
     assert lim["Avg. Grade"][1] > 3.0  # a measure of unknown range: fitted, with room for the value
     inside = [t for t in fig.axes[1].texts if t.get_text().strip() == "0.975"]
-    assert inside and inside[0].get_color() == "white" and inside[0].get_ha() == "right"  # printed inside its bar
+    assert inside and inside[0].get_color() == "white" and inside[0].get_ha() == "right"  # inside its (dark) bar
+    beside = [t for t in fig.axes[0].texts if t.get_text().strip() == "0.170"]  # ROUGE-L's axis is not cut: beside
+    assert beside and beside[0].get_ha() == "left" and beside[0].get_color() != "white"
     plt.close(fig)
     assert measure_range("Precision (high)") == (0.0, 1.0) and measure_range("Corr.") is None
     assert measure_range("Corr.", {"Corr.": (0, 2)}) == (0, 2)
