@@ -494,6 +494,7 @@ def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title:
                 ax.text(x, y[i], f"{text} " if neg else f" {text}", va="center", ha="right" if neg else "left", fontsize=7)
         ax.axvline(0, color="k", lw=0.6)
         ax.set_title(m, fontsize=9)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(nbins=4))  # a narrow panel: few ticks, none running together
         ax.tick_params(axis="x", labelsize=7)
     axes[0][0].set_yticks(y, names, fontsize=8)
     axes[0][0].invert_yaxis()
