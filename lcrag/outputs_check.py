@@ -342,10 +342,11 @@ def notebook_warnings(notebook: str, executed: str | Path | None, out_dir: str |
     since ``since`` with a panel that shows no mark (:func:`figure_warnings`), and noise in its executed copy
     ``executed`` (:func:`notebook_noise`; skipped when ``None`` or absent)."""
     name = Path(notebook).name
-    found = [w for p in written_since(out_dir, name[:3], since) if p.suffix == ".png" for w in figure_warnings(p)]
+    found = [f"{name}: {w}" for p in written_since(out_dir, name[:3], since) if p.suffix == ".png"
+             for w in figure_warnings(p)]
     if executed is not None and Path(executed).is_file():
-        found += notebook_noise(executed, checkout)
-    return [f"{name}: {w}" for w in found]
+        found += [f"{name}: {w.problem}" for w in notebook_noise(executed, checkout)]  # cell N of the executed copy
+    return found
 
 
 def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, expect_empty: Sequence[str] = ()) -> int:

@@ -40,3 +40,32 @@ def test_an_executed_notebook_has_no_warnings_progress_bars_or_machine_paths(num
     assert [str(p) for p in notebook_noise(executed, checkout=PROJECT_ROOT)] == []
     assert done["warnings"] == []
     assert any(p.suffix == ".png" for p in out.iterdir())  # it drew figures, which the scan covered
+
+
+def test_execute_notebook_reports_noise_and_a_panel_without_marks_naming_notebook_and_cell(tmp_path):
+    """The other side: a notebook that writes a warning to stderr and saves a figure whose bars are all 0
+    runs to the end (warnings, not failures), and its record lists both, naming the notebook, cell and panel."""
+    import nbformat
+
+    from lcrag.reproduce import execute_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('out_dir = "."')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params,
+                nbformat.v4.new_code_cell('import sys\nprint("x.py:3: UserWarning: something", file=sys.stderr)'),
+                nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nfrom lcrag.report import save_figure\n"
+                                          "fig, ax = plt.subplots()\nax.bar(['a', 'b'], [0.0, 0.0])\n"
+                                          "ax.set_title('zeros')\n_ = save_figure(fig, '98_zero', out_dir)")]
+    src = tmp_path / "nb" / "98_noisy.ipynb"
+    src.parent.mkdir()
+    nbformat.write(nb, src)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = execute_notebook({"notebook": src.name, "path": str(src), "parameters": {"out_dir": str(out)}}, out)
+    warnings = done["warnings"]
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith("98_noisy.ipynb: 98_zero.png: panel 1 (zeros): every bar is 0")
+    # cell 3 of the executed copy: papermill adds its injected-parameters cell after the parameters cell
+    assert warnings[1].startswith("98_noisy.ipynb: cell 3 (id ") and "a warning in its output" in warnings[1]

@@ -207,7 +207,7 @@ def test_noise_in_stderr_and_errors_is_named_by_notebook_and_cell(tmp_path):
     assert "a warning" in found[0].problem and "a machine path" in found[0].problem
     assert "a progress bar" in found[1].problem and "a machine path" in found[2].problem
     lines = notebook_warnings("05_noisy.ipynb", path, tmp_path / "none", time.time(), checkout=checkout)
-    assert len(lines) == 5 and all(x.startswith("05_noisy.ipynb: 05_noisy.ipynb: cell ") for x in lines)
+    assert len(lines) == 5 and all(x.startswith("05_noisy.ipynb: cell ") for x in lines)
 
     clean = tmp_path / "06_clean.ipynb"
     clean.write_text(json.dumps(_nb([_code("a", {"output_type": "stream", "name": "stdout", "text": "ok\n"})])))
