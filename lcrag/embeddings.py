@@ -131,7 +131,10 @@ def load_minilm():
     quiet_hf_loading()
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(minilm_path()), device="cpu")
+    from .weights import quiet_loading
+
+    with quiet_loading():
+        return SentenceTransformer(str(minilm_path()), device="cpu")
 
 
 THREADS_ENV = "LCRAG_EMBED_THREADS"  # batches encoded at once by the fp32 torch path (default: the usable CPUs)

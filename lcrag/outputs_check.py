@@ -17,6 +17,17 @@ saved files only:
 A legitimate empty output is allowed by naming it in ``expect_empty`` (file stem, ``*`` globs
 allowed): the notebook's parameter ``expect_empty`` (a list of names), which ``lcrag reproduce``
 reads from the run's parameters.
+
+Besides these failures, ``lcrag reproduce`` reports **warnings** (:func:`notebook_warnings`), naming the
+notebook, which do not stop the run:
+
+* a figure panel with **no visible mark** (:func:`figure_warnings`): every bar has height 0, or every
+  data line of the panel (two or more) is the same line. The notebook either fixes the figure (lines
+  that coincide drawn once, :func:`lcrag.plots.coincident`) or explains it in the panel: a text drawn
+  by :func:`lcrag.plots.panel_note` (gid :data:`NOTE_GID`) marks the panel as explained;
+* **noise in the executed notebook** (:func:`notebook_noise`): a warning (``Warning:``), a progress bar
+  (``%|``) or a machine path (``site-packages``, ``/root/``, ``/home/``, the checkout's absolute path)
+  in a cell's stderr stream or error output, or a progress-bar widget, named by notebook and cell.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import numpy as np
 from .provenance import READER_COLUMNS
 
 PANELS_KEY = "lcrag:panels"
+NOTE_GID = "lcrag:note"  # the gid of a panel's explaining note (lcrag.plots.panel_note)
 SOURCE_KEY = "lcrag:source"  # the sources recorded when the figure was saved (lcrag.figures_index shows them)
 
 
@@ -62,15 +74,22 @@ def _finite(values) -> tuple[int, int]:
 def panel_counts(ax) -> dict[str, int | str]:
     """Plotted values of one axes: ``present`` (finite, unmasked) and ``missing`` (NaN or masked),
     over its data lines, collections (scatter points, heatmap cells, filled areas), images and
-    bars. Lines not drawn in data coordinates (``axhline``, ``axvline``: reference lines) are not data."""
+    bars. Lines not drawn in data coordinates (``axhline``, ``axvline``: reference lines) are not data.
+
+    Also, for the no-visible-mark warning (:func:`figure_warnings`): ``zero_bars`` (the panel's data are
+    bars only, and every present bar value is 0), ``same_lines`` (the number of data lines when there are
+    two or more and all have the same x and y data, else 0; NaN equals NaN) and ``note`` (the panel holds
+    a text with gid :data:`NOTE_GID`)."""
     from matplotlib.collections import PathCollection
 
     present = missing = 0
+    lines = []
     for line in ax.get_lines():
         if line.get_transform() is not ax.transData:
             continue
         p, m = _finite(line.get_ydata())
         present, missing = present + p, missing + m
+        lines.append(line)
     for coll in ax.collections:
         arr = coll.get_array()
         if arr is not None:  # heatmap cells (QuadMesh), colour-mapped points
@@ -83,12 +102,45 @@ def panel_counts(ax) -> dict[str, int | str]:
     for img in ax.get_images():
         p, m = _finite(img.get_array())
         present, missing = present + p, missing + m
+    other = present + missing  # values that are not bars
+    bar_values: list[float] = []
     for cont in ax.containers:
         datavalues = getattr(cont, "datavalues", None)
         if datavalues is not None:
             p, m = _finite(datavalues)
             present, missing = present + p, missing + m
-    return {"title": ax.get_title() or ax.get_label() or "", "present": present, "missing": missing}
+            bar_values += _numbers(datavalues)
+    finite = [v for v in bar_values if np.isfinite(v)]
+    zero_bars = bool(finite) and other == 0 and all(v == 0 for v in finite)
+    return {"title": ax.get_title() or ax.get_label() or "", "present": present, "missing": missing,
+            "zero_bars": zero_bars, "same_lines": _same_lines(lines),
+            "note": any(t.get_gid() == NOTE_GID for t in ax.texts)}
+
+
+def _numbers(values) -> list[float]:
+    try:
+        return [float(v) for v in np.ma.filled(np.ma.asarray(values, dtype=float), np.nan).ravel()]
+    except (TypeError, ValueError):
+        return []
+
+
+def _same_lines(lines) -> int:
+    """Number of lines when there are two or more and every one has the same x and y data as the first, else 0."""
+    if len(lines) < 2:
+        return 0
+    def xy(line):
+        try:
+            return (np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float))
+        except (TypeError, ValueError):
+            return None
+    first = xy(lines[0])
+    if first is None:
+        return 0
+    for line in lines[1:]:
+        d = xy(line)
+        if d is None or any(a.shape != b.shape or not np.array_equal(a, b, equal_nan=True) for a, b in zip(first, d)):
+            return 0
+    return len(lines)
 
 
 def figure_panels(fig) -> list[dict[str, int | str]]:
@@ -128,6 +180,78 @@ def figure_problems(path: str | Path) -> list[OutputProblem]:
                      f"{'all ' + str(panels[i]['missing']) + ' values N/A' if panels[i].get('missing') else 'no data'}"
                      for i in empty)
     return [OutputProblem(path, f"{len(empty)} of {len(panels)} figure panel(s) without data — {what}")]
+
+
+def figure_warnings(path: str | Path) -> list[OutputProblem]:
+    """Panels of a saved figure with no visible mark (see the module doc), unless a note explains them:
+    every bar 0 (``zero_bars``), or every line the same line (``same_lines``). Empty panels are
+    :func:`figure_problems`, not warnings."""
+    path = Path(path)
+    out = []
+    for i, p in enumerate(png_panels(path) or []):
+        if not p.get("present") or p.get("note"):
+            continue
+        title = str(p.get("title") or "").splitlines()[0] if p.get("title") else ""
+        where = f"panel {i + 1}{' (' + title + ')' if title else ''}"
+        if p.get("zero_bars"):
+            out.append(OutputProblem(path, f"{where}: every bar is 0, so the panel shows no bar — print the values and "
+                                           f"say so in the panel (lcrag.plots.panel_note) or fix the figure"))
+        elif p.get("same_lines"):
+            out.append(OutputProblem(path, f"{where}: all {p['same_lines']} lines are the same line, so one is seen — "
+                                           f"draw lines that coincide once with their labels joined (lcrag.plots.coincident)"))
+    return out
+
+
+# ------------------------------------------------------------------ executed notebooks: noise
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+NOISE_PATTERNS = (("a warning", "Warning:"), ("a progress bar", "%|"), ("a machine path", "site-packages"),
+                  ("a machine path", "/root/"), ("a machine path", "/home/"))
+
+
+def _noise_patterns(checkout: str | Path | None) -> list[tuple[str, str]]:
+    pats = list(NOISE_PATTERNS)
+    if checkout:
+        pats.append(("a machine path", str(Path(checkout).resolve())))
+    return pats
+
+
+def notebook_noise(path: str | Path, checkout: str | Path | None = None) -> list[OutputProblem]:
+    """Noise in an executed notebook: each cell output that is a ``stderr`` stream or an error, and holds a
+    warning (``Warning:``), a progress bar (``%|``) or a machine path (``site-packages``, ``/root/``,
+    ``/home/``, or ``checkout``'s absolute path) — or that is a widget (:data:`WIDGET_MIME`: tqdm's bar in a
+    kernel is one, its text a ``%|`` bar) — one problem per cell naming the cell (``cell N``, counted
+    from 1 over all cells, with its ``id`` when it has one) and what was found, with the line found."""
+    path = Path(path)
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return [OutputProblem(path, f"cannot read the executed notebook: {e}")]
+    pats = _noise_patterns(checkout)
+    out = []
+    for i, cell in enumerate(nb.get("cells", []), start=1):
+        found: dict[str, str] = {}
+        for o in cell.get("outputs", []) or []:
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                text = o.get("text", "")
+                text = "".join(text) if isinstance(text, list) else str(text)
+            elif o.get("output_type") == "error":
+                text = "\n".join([str(o.get("ename", "")) + ": " + str(o.get("evalue", "")), *map(str, o.get("traceback", []))])
+            elif WIDGET_MIME in (o.get("data") or {}):  # a progress bar drawn as a widget (tqdm.auto in a kernel)
+                plain = o["data"].get("text/plain", "")
+                text = "".join(plain) if isinstance(plain, list) else str(plain)
+                found.setdefault("a progress bar", (text.strip()[:160] or "(a widget)"))
+            else:
+                continue
+            for line in text.replace("\r", "\n").splitlines():
+                for what, pat in pats:
+                    if pat in line and what not in found:
+                        found[what] = line.strip()[:160]
+        if found:
+            cid = cell.get("id")
+            where = f"cell {i}" + (f" (id {cid})" if cid else "")
+            out.append(OutputProblem(path, f"{where}: " + "; ".join(f"{what} in its output: {line!r}"
+                                                                   for what, line in found.items())))
+    return out
 
 
 # ------------------------------------------------------------------ tables
@@ -212,10 +336,23 @@ class OutputCheckFailed(RuntimeError):
     """A notebook saved an output that fails :func:`check_outputs`."""
 
 
+def notebook_warnings(notebook: str, executed: str | Path | None, out_dir: str | Path, since: float,
+                      checkout: str | Path | None = None) -> list[str]:
+    """The warnings of one notebook's run, each a line naming the notebook: figures it wrote into ``out_dir``
+    since ``since`` with a panel that shows no mark (:func:`figure_warnings`), and noise in its executed copy
+    ``executed`` (:func:`notebook_noise`; skipped when ``None`` or absent)."""
+    name = Path(notebook).name
+    found = [f"{name}: {w}" for p in written_since(out_dir, name[:3], since) if p.suffix == ".png"
+             for w in figure_warnings(p)]
+    if executed is not None and Path(executed).is_file():
+        found += [f"{name}: {w.problem}" for w in notebook_noise(executed, checkout)]  # cell N of the executed copy
+    return found
+
+
 def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, expect_empty: Sequence[str] = ()) -> int:
     """Check what ``notebook`` (file name ``NN_name.ipynb``) wrote into ``out_dir`` since ``since``;
     raises :class:`OutputCheckFailed` naming the notebook and every failing output. Returns the
-    number of outputs checked."""
+    number of outputs checked. Warnings are :func:`notebook_warnings`."""
     paths = written_since(out_dir, Path(notebook).name[:3], since)
     problems = check_outputs(paths, expect_empty)
     if problems:
@@ -225,6 +362,7 @@ def check_notebook_outputs(notebook: str, out_dir: str | Path, since: float, exp
     return len(paths)
 
 
-__all__ = ["PANELS_KEY", "OutputProblem", "OutputCheckFailed", "panel_counts", "figure_panels", "png_panels",
+__all__ = ["PANELS_KEY", "NOTE_GID", "NOISE_PATTERNS", "figure_warnings", "notebook_noise", "notebook_warnings",
+           "OutputProblem", "OutputCheckFailed", "panel_counts", "figure_panels", "png_panels",
            "figure_problems", "table_problems", "source_readers", "reader_mismatch", "written_since", "check_outputs",
-           "check_notebook_outputs"]
+           "check_notebook_outputs", "WIDGET_MIME"]

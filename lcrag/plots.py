@@ -7,6 +7,7 @@ saving is ``lcrag.report.save_figure``.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import matplotlib
 
@@ -34,9 +35,51 @@ def panel_label(name: str) -> str:
     return PANEL_LABELS.get(name, name)
 
 
-def _print_values(ax, bars, fontsize: float = 6) -> None:
-    """Each bar's value above it (two decimals), so a 0.00 bar reads as a zero, not as missing."""
-    ax.bar_label(bars, fmt="%.2f", fontsize=fontsize, padding=1)
+def _print_values(ax, bars, fontsize: float = 6, rotation: float = 0) -> None:
+    """Each bar's value above it (two decimals), so a 0.00 bar reads as a zero, not as missing; ``rotation=90``
+    writes it upright, for narrow bars whose neighbouring values would run together."""
+    ax.bar_label(bars, fmt="%.2f", fontsize=fontsize, padding=2 if rotation else 1, rotation=rotation)
+
+
+def panel_note(ax, text: str, *, fontsize: float = 8):
+    """A note inside the panel, top left on a white box (e.g. "reader X scores 0 on every condition"): the
+    explanation of a panel without visible marks. Its gid (:data:`lcrag.outputs_check.NOTE_GID`) tells the
+    output checks the panel is explained (no warning)."""
+    from .outputs_check import NOTE_GID
+
+    return ax.text(0.02, 0.97, text, transform=ax.transAxes, ha="left", va="top", fontsize=fontsize, color="#333333",
+                   gid=NOTE_GID, bbox={"boxstyle": "round,pad=0.3", "facecolor": "white", "edgecolor": "#bbbbbb", "alpha": 0.9})
+
+
+def coincident(series: list[tuple[str, np.ndarray, np.ndarray]]) -> list[tuple[list[str], np.ndarray, np.ndarray]]:
+    """Group lines that coincide: ``series`` is ``(label, x, y)`` per line; returns ``(labels, x, y)`` per
+    distinct line, in first-seen order, where ``labels`` are every label whose x and y are equal
+    (NaN equals NaN). Draw each group once, labelled with its labels joined."""
+    groups: list[tuple[list[str], np.ndarray, np.ndarray]] = []
+    for label, x, y in series:
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        for labels, gx, gy in groups:
+            if gx.shape == x.shape and gy.shape == y.shape and np.array_equal(gx, x, equal_nan=True) \
+                    and np.array_equal(gy, y, equal_nan=True):
+                labels.append(label)
+                break
+        else:
+            groups.append(([label], x, y))
+    return groups
+
+
+def figure_legend(fig, axes, *, ncol: int | None = None, fontsize: float = 9, **kw):
+    """One legend for the whole figure, below the panels: the distinct labels of every panel in ``axes``
+    (first handle of each label). Returns the legend, or ``None`` when no panel has a labelled artist."""
+    handles: dict[str, object] = {}
+    for ax in np.ravel(axes):
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    if not handles:
+        return None
+    n = ncol or min(len(handles), 4)
+    return fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=n, fontsize=fontsize,
+                      frameon=False, bbox_to_anchor=(0.5, 0.0), **kw)
 
 
 def fmt_length(n: int | float) -> str:
@@ -80,11 +123,13 @@ def heatmap(
     data = table.astype(float)
     labels = annot if annot is not None else data.map(lambda v: "" if pd.isna(v) else format(v, fmt))
     labels = labels.where(~data.isna(), na_label) if annot is None else labels
-    sns.heatmap(
-        data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
-        annot=labels.values, fmt="", annot_kws={"fontsize": 8}, xticklabels=True, yticklabels=True,
-        linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
-    )
+    with warnings.catch_warnings():  # seaborn's own call of a matplotlib API due to change: not the caller's concern
+        warnings.filterwarnings("ignore", message="The set_bad function", category=PendingDeprecationWarning)
+        sns.heatmap(
+            data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
+            annot=labels.values, fmt="", annot_kws={"fontsize": 8}, xticklabels=True, yticklabels=True,
+            linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
+        )
     if data.isna().any().any():
         ax.patch.set_facecolor("#eeeeee")
         ax.patch.set_hatch("//")
@@ -219,28 +264,58 @@ ATTRIBUTION_COLORS = {"retrieval_miss": "tab:purple", "reading_miss": "tab:red",
                       "ok": "tab:green"}
 
 
-def attribution_bars(table: pd.DataFrame, title: str, classes=None):
-    """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per
-    reader row (label: reader, source, n and N/A count); ``classes`` default
-    ``lcrag.scoring.attribution.CLASSES``."""
+def attribution_bars(table: pd.DataFrame, title: str, classes=None, *, label_width: int = 34):
+    """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per reader
+    row, top to bottom in the table's order; ``classes`` default ``lcrag.scoring.attribution.CLASSES``.
+
+    A row is labelled with its reader and source (wrapped at ``label_width`` characters, two lines at most); its n and N/A count
+    are printed right of the bar. Rows with n = 0 (every item N/A: no share to draw) are left out and named
+    under the figure. Every bar has the same thickness (panel heights follow their row counts), and one
+    legend above the panels serves them all."""
+    import textwrap
+
     if classes is None:
         from .scoring.attribution import CLASSES as classes
-    conds = list(dict.fromkeys(zip(table["condition"], table["setting"])))
-    fig, axes = plt.subplots(len(conds), 1, figsize=(8, 1.0 + 0.45 * len(table)), squeeze=False)
+    shown = table[pd.to_numeric(table["n"], errors="coerce").fillna(0) > 0]
+    dropped = table.drop(shown.index)
+    conds = list(dict.fromkeys(zip(shown["condition"], shown["setting"])))
+    if not conds:
+        raise ValueError("attribution_bars: no row with n > 0 (every reader's items are N/A) — nothing to draw")
+    sizes = [int(((shown["condition"] == c) & (shown["setting"] == st)).sum()) for c, st in conds]
+    wrap = textwrap.TextWrapper(width=label_width, max_lines=2, placeholder="…")
+    row_in, foot_in = 0.34, 0.45 + (0.25 if len(dropped) else 0.0)  # bar rows; legend and note under the panels
+    height = row_in * sum(sizes) + 0.75 * len(conds) + 0.8 + foot_in
+    fig, axes = plt.subplots(len(conds), 1, figsize=(9, height),
+                             gridspec_kw={"height_ratios": [n + 1.2 for n in sizes]}, squeeze=False, sharex=True)
     for ax, (cond, setting) in zip(axes[:, 0], conds):
-        g = table[(table["condition"] == cond) & (table["setting"] == setting)]
-        labels = [f"{r} ({s}, n={int(n)}{', N/A=' + str(int(na)) if na else ''})"
-                  for r, s, n, na in zip(g["reader"], g["source"], g["n"], g["n_na"])]
-        left = pd.Series(0.0, index=g.index)
+        g = shown[(shown["condition"] == cond) & (shown["setting"] == setting)]
+        y = np.arange(len(g))
+        labels = [wrap.fill(str(r)) + f" ({s})" for r, s in zip(g["reader"], g["source"])]
+        left = np.zeros(len(g))
         for c in classes:
-            ax.barh(labels, g[f"{c}_share"].fillna(0), left=left, color=ATTRIBUTION_COLORS[c], label=c.replace("_", " "))
-            left += g[f"{c}_share"].fillna(0)
+            share = pd.to_numeric(g[f"{c}_share"], errors="coerce").fillna(0).to_numpy(dtype=float)
+            ax.barh(y, share, left=left, height=0.75, color=ATTRIBUTION_COLORS[c], label=c.replace("_", " "))
+            left += share
+        for yi, (n, na) in enumerate(zip(g["n"], g["n_na"])):
+            ax.text(1.01, yi, f"n={int(n)}" + (f", N/A={int(na)}" if na else ""), va="center", ha="left", fontsize=8,
+                    transform=ax.get_yaxis_transform(), color="#333333")
+        ax.set_yticks(y, labels, fontsize=8)
+        ax.set_ylim(len(g) - 0.5, -0.5)  # table order, top to bottom
         ax.set_xlim(0, 1)
-        ax.set_title(f"{cond} · {setting}", fontsize=8, loc="left")
-        ax.tick_params(labelsize=7)
-    axes[0, 0].legend(ncol=4, fontsize=7, loc="lower left", bbox_to_anchor=(0, 1.15))
-    fig.suptitle(title, fontsize=8, y=1.0)
-    fig.tight_layout()
+        ax.set_title(f"{cond} · {setting}", fontsize=9, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
+    axes[-1, 0].set_xlabel("share of scored items", fontsize=9)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, foot_in / height, 0.93, 1))
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, ncol=len(names), fontsize=8, loc="lower center", frameon=False,
+               bbox_to_anchor=(0.5, (foot_in - 0.4) / height))
+    if len(dropped):
+        where: dict[str, list[str]] = {}
+        for r, c, st in zip(dropped["reader"], dropped["condition"], dropped["setting"]):
+            where.setdefault(str(r), []).append(f"{c} · {st}")
+        fig.text(0.01, 0.2 / height, "Not shown (n = 0, every item N/A): " + "; ".join(f"{r} in {', '.join(w)}" for r, w in where.items()),
+                 fontsize=7, va="top", ha="left", wrap=True, color="#555555")
     return fig
 
 
@@ -287,7 +362,7 @@ def multihop_retrieval(curves: pd.DataFrame, coverage: pd.DataFrame, *, n_querie
 def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
     """One panel per display metric: RAG (solid) and RAGpool (dashed) over K per reader, LC as a
     dotted line (``curves``: ``multihop_rag.lc_vs_rag_curves`` — Condition fields ``mode``, ``k``,
-    ``pool``; Tables 6–7)."""
+    ``pool``; Tables 6–7). One legend for the figure, below the panels (:func:`figure_legend`)."""
     panels = list(dict.fromkeys(curves["metric"]))
     fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 3.4), squeeze=False)
     for ax, m in zip(axes[0], panels):
@@ -301,27 +376,37 @@ def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
             if len(lc):
                 ax.axhline(float(lc["value"].iloc[0]), color="k", lw=1, ls=":", label=f"{reader} LC")
         ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=panel_label(m))
-        ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    figure_legend(fig, axes[0])  # the same readers and kinds in every panel: one legend, below the panels
     return fig
 
 
 def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
     """Two panels of bars per condition: the score (judge or Answer-F1, ``table9["score"]``) and the
-    refusal rate, answerable vs unanswerable (``qasper_mp.table_answerability``; Tables 9–10)."""
+    refusal rate, answerable vs unanswerable (``qasper_mp.table_answerability``; Tables 9–10). Every bar's value
+    is printed; a reader whose values in a panel are all 0 is named in a note inside that panel
+    (:func:`panel_note`), since its bars draw nothing. One legend for the figure, below the panels."""
     score = table9["score"].iloc[0]
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
     for ax, col, sub in ((axes[0], score, f"{panel_label(score)} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
+        zero = []
         for r, g in table9.groupby("reader"):
             x = np.arange(len(g))
+            values = []
             for dx, split in ((-0.2, "answerable"), (0.2, "unanswerable")):
-                _print_values(ax, ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}"))
+                _print_values(ax, ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}"), fontsize=7, rotation=90)
+                values.append(pd.to_numeric(g[f"{col}_{split}"], errors="coerce").to_numpy(dtype=float))
+            v = np.concatenate(values)
+            if np.isfinite(v).any() and np.all(v[np.isfinite(v)] == 0):
+                zero.append(str(r))
             ax.set_xticks(x, g["condition"], rotation=45, ha="right", fontsize=7)
         ax.set(ylim=(0, 1.12), title=sub)
-        ax.legend(fontsize=7)
+        if zero:  # bars of height 0 draw nothing: say so in the panel
+            panel_note(ax, "\n".join(f"{r}: 0.00 on every condition, both splits" for r in zero))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    figure_legend(fig, axes)  # the same readers and splits in both panels: one legend, below the panels
     return fig
 
 
@@ -348,11 +433,30 @@ def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k
 
 
 # ------------------------------------------------------------------ LongEval-RAG (tables of runs x measures)
-def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title: str = "", best: str = "max"):
+#: The range of a LongEval measure, by column name (a name ending in `` (low)`` / `` (high)`` takes its measure's):
+#: a panel's axis never runs past it (:func:`metric_panels`). Measures not named here keep an axis fitted to the values.
+MEASURE_RANGES: dict[str, tuple[float, float]] = {
+    "ROUGE-L": (0.0, 1.0), "Precision": (0.0, 1.0), "Recall": (0.0, 1.0), "Jaccard": (0.0, 1.0),
+    "Nugget Cov.": (0.0, 1.0), "TFC1": (-1.0, 1.0),
+}
+
+
+def measure_range(name: str, ranges: dict[str, tuple[float, float]] | None = None) -> tuple[float, float] | None:
+    """The range of measure ``name`` (``ranges``, then :data:`MEASURE_RANGES`; a `` (low)`` / `` (high)`` suffix
+    is dropped), or ``None`` when unknown."""
+    table = {**MEASURE_RANGES, **(ranges or {})}
+    base = name.removesuffix(" (low)").removesuffix(" (high)")
+    return table.get(name, table.get(base))
+
+
+def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title: str = "", best: str = "max",
+                  ranges: dict[str, tuple[float, float]] | None = None):
     """One horizontal-bar panel per measure column of ``table`` (rows: runs or variants named by ``label``, in the
     table's order, top to bottom), each bar's value printed and the best run of each measure (``best``: ``"max"``
     or ``"min"``) drawn dark. Every measure keeps its own axis: the LongEval tables mix scales (ROUGE-L 0–1, average
-    grade 0–4, TFC1 −1–1). A missing value leaves its bar out and is printed ``n/a``."""
+    grade 0–4, TFC1 −1–1); the axis is fitted to the values with room for the printed value, but never runs past the
+    measure's range (:func:`measure_range`; ``ranges`` adds or overrides measures) — a value printed where the
+    axis ends is written inside its bar. A missing value leaves its bar out and is printed ``n/a``."""
     if best not in ("max", "min"):
         raise ValueError(f"best must be 'max' or 'min', got {best!r}")
     missing = [m for m in [label, *metrics] if m not in table.columns]
@@ -369,18 +473,31 @@ def metric_panels(table: pd.DataFrame, *, label: str, metrics: list[str], title:
         ax.barh(y[ok], v[ok], color=np.where(v[ok] == top, "#1f3b73", "#9db4d9"), height=0.7)
         lo, hi = (min(0.0, np.nanmin(v)), max(0.0, np.nanmax(v))) if ok.any() else (0.0, 1.0)
         pad = 0.28 * ((hi - lo) or 1.0)
-        ax.set_xlim(lo - (pad if lo < 0 else 0), hi + pad)
+        left, right = lo - (pad if lo < 0 else 0), hi + pad
+        bounds = measure_range(m, ranges)
+        cut_left = cut_right = False  # the measure's range ends the axis before the room for a printed value
+        if bounds is not None:
+            cut_left, cut_right = left < bounds[0], right > bounds[1]
+            left, right = max(left, bounds[0]), min(right, bounds[1])
+        ax.set_xlim(left, right)
+        room = 0.22 * (right - left)  # the width a printed value needs beside its bar
         for i in range(len(v)):
             x = v[i] if ok[i] else 0.0
             neg = bool(ok[i] and v[i] < 0)
-            ax.text(x, y[i], (f"{v[i]:.3f} " if neg else f" {v[i]:.3f}") if ok[i] else " n/a", va="center",
-                    ha="right" if neg else "left", fontsize=7)
+            inside = bool(ok[i] and ((not neg and cut_right and v[i] > right - room)
+                                     or (neg and cut_left and v[i] < left + room)))
+            text = f"{v[i]:.3f}" if ok[i] else "n/a"
+            if inside:  # no room between the bar's end and the axis' end: print the value inside the bar
+                ax.text(x, y[i], f" {text} ", va="center", ha="left" if neg else "right", fontsize=7,
+                        color="white" if v[i] == top else "#1a1a1a")  # readable on the dark and the light bar
+            else:
+                ax.text(x, y[i], f"{text} " if neg else f" {text}", va="center", ha="right" if neg else "left", fontsize=7)
         ax.axvline(0, color="k", lw=0.6)
         ax.set_title(m, fontsize=9)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(nbins=4))  # a narrow panel: few ticks, none running together
         ax.tick_params(axis="x", labelsize=7)
     axes[0][0].set_yticks(y, names, fontsize=8)
     axes[0][0].invert_yaxis()
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
-

@@ -226,6 +226,8 @@ def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs
             raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
                                  f"{left} not started") from e
         log(f"[lcrag] {rec['notebook']} done in {records[-1]['seconds']:.1f} s")
+        for w in records[-1].get("warnings") or ():
+            log(f"[lcrag] warning: {w}")
     return records
 
 

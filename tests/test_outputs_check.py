@@ -120,3 +120,95 @@ def test_category_values_count_as_data(tmp_path):
     ax.plot([0.1, 0.2], ["a", "b"])  # a line over category labels
     assert [p["present"] for p in png_panels(save_figure(fig, "05_cats", tmp_path)["png"])] == [2]
     plt.close(fig)
+
+
+# ------------------------------------------------------------------ warnings: panels with no visible mark
+def test_a_panel_of_zero_bars_warns_unless_a_note_explains_it(tmp_path):
+    from lcrag.outputs_check import figure_warnings
+    from lcrag.plots import panel_note
+
+    fig, axes = plt.subplots(1, 3, figsize=(9, 3))
+    axes[0].bar(["a", "b"], [0.0, 0.0])
+    axes[0].set_title("all zero")
+    axes[1].bar(["a", "b"], [0.0, 0.0])
+    panel_note(axes[1], "r scores 0 everywhere")
+    axes[2].bar(["a", "b"], [0.0, 0.3])
+    png = save_figure(fig, "13_zero", tmp_path)["png"]
+    plt.close(fig)
+    assert check_outputs([png]) == []  # a warning, not a failure: the values are there
+    (w,) = figure_warnings(png)
+    assert w.path.name == "13_zero.png" and "panel 1 (all zero): every bar is 0" in w.problem
+    assert [p["note"] for p in png_panels(png)] == [False, True, False]
+
+
+def test_identical_lines_warn_and_distinct_ones_do_not(tmp_path):
+    from lcrag.outputs_check import figure_warnings
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+    for _ in range(4):
+        axes[0].plot([1, 2, 4], [0.5, np.nan, 0.7])
+    axes[0].set_title("four as one")
+    axes[1].plot([1, 2, 4], [0.5, 0.6, 0.7])
+    axes[1].plot([1, 2, 4], [0.5, 0.6, 0.8])
+    png = save_figure(fig, "20_lines", tmp_path)["png"]
+    plt.close(fig)
+    assert [p["same_lines"] for p in png_panels(png)] == [4, 0]
+    (w,) = figure_warnings(png)
+    assert "panel 1 (four as one): all 4 lines are the same line" in w.problem
+
+
+def test_notebook_warnings_name_the_notebook_and_only_new_figures(tmp_path):
+    from lcrag.outputs_check import notebook_warnings
+
+    t0 = time.time()
+    fig, ax = plt.subplots()
+    ax.bar(["a"], [0.0])
+    save_figure(fig, "13_zero", tmp_path)
+    plt.close(fig)
+    (line,) = notebook_warnings("13_qasper.ipynb", None, tmp_path, t0)
+    assert line.startswith("13_qasper.ipynb: 13_zero.png: panel 1") and "every bar is 0" in line
+    assert notebook_warnings("12_other.ipynb", None, tmp_path, t0) == []  # another notebook's prefix
+
+
+# ------------------------------------------------------------------ warnings: noise in an executed notebook
+def _nb(cells):
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+
+
+def _code(cid, *outputs):
+    return {"cell_type": "code", "id": cid, "metadata": {}, "source": "x", "execution_count": 1, "outputs": list(outputs)}
+
+
+def test_noise_in_stderr_and_errors_is_named_by_notebook_and_cell(tmp_path):
+    import json
+
+    from lcrag.outputs_check import notebook_noise, notebook_warnings
+
+    checkout = tmp_path / "checkout"
+    nb = _nb([
+        {"cell_type": "markdown", "id": "m", "metadata": {}, "source": "a Warning: in prose is not output"},
+        _code("clean", {"output_type": "stream", "name": "stdout", "text": "50%| in stdout is a printed table\n"}),
+        _code("tqdm", {"output_type": "stream", "name": "stderr",
+                       "text": ["/usr/lib/python3/site-packages/tqdm/auto.py:21: TqdmWarning: IProgress not found\n"]}),
+        _code("bar", {"output_type": "stream", "name": "stderr", "text": "Loading weights:   0%|          | 0/3\r"}),
+        _code("err", {"output_type": "error", "ename": "ValueError", "evalue": "bad",
+                      "traceback": [f"File {checkout.resolve()}/lcrag/x.py, line 3"]}),
+        _code("home", {"output_type": "stream", "name": "stderr", "text": "reading /home/me/data.csv\n"}),
+        _code("widget", {"output_type": "display_data", "metadata": {},
+                         "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2},
+                                  "text/plain": "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]"}}),
+    ])
+    path = tmp_path / "05_noisy.ipynb"
+    path.write_text(json.dumps(nb))
+    found = notebook_noise(path, checkout=checkout)
+    assert [f.problem.split(":")[0] for f in found] == ["cell 3 (id tqdm)", "cell 4 (id bar)", "cell 5 (id err)",
+                                                        "cell 6 (id home)", "cell 7 (id widget)"]
+    assert "a progress bar" in found[4].problem and "Loading weights" in found[4].problem
+    assert "a warning" in found[0].problem and "a machine path" in found[0].problem
+    assert "a progress bar" in found[1].problem and "a machine path" in found[2].problem
+    lines = notebook_warnings("05_noisy.ipynb", path, tmp_path / "none", time.time(), checkout=checkout)
+    assert len(lines) == 5 and all(x.startswith("05_noisy.ipynb: cell ") for x in lines)
+
+    clean = tmp_path / "06_clean.ipynb"
+    clean.write_text(json.dumps(_nb([_code("a", {"output_type": "stream", "name": "stdout", "text": "ok\n"})])))
+    assert notebook_noise(clean, checkout=checkout) == []

@@ -288,28 +288,66 @@ ORDER_STYLE = {"score": "-", "document": "--", "reverse": ":", "both_ends": "-."
 
 def k_sweep_figure(t: pd.DataFrame, title: str = ""):
     """One panel per metric (Ans, Evid, Ans+Evid) plus retriever recall, against k (log axis):
-    one colour per reader row × setup, one line style per chunk order (:data:`ORDER_STYLE`)."""
+    one colour per reader row × setup, one line style per chunk order (:data:`ORDER_STYLE`).
+
+    Lines of a panel that coincide (same k and values, :func:`lcrag.plots.coincident`) are drawn once (solid
+    when they span several chunk orders; a colour of their own when they span several rows × setups),
+    labelled with their labels joined (``row: setup · score = document``; ``· every
+    order`` when one row × setup's lines all coincide). One legend for the figure, below the panels: every
+    distinct line of any panel."""
+    from ..plots import coincident, figure_legend
+
     ms = [m for m in ("ans", "evid", "ans_evid", "recall") if m in t.columns and t[m].notna().any()]
-    fig, axes = plt.subplots(1, len(ms), figsize=(4.5 * len(ms), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(ms), figsize=(4.2 * len(ms), 3.8), squeeze=False)
     if "order" not in t.columns:
         t = t.assign(order="score")
-    multi = t["order"].nunique() > 1
+    orders = list(dict.fromkeys(t["order"]))
+    multi = len(orders) > 1
+    ks = sorted(t["k"].astype(int).unique())
+    n_rows = t.groupby(["row", "setup"]).ngroups
+    shared: dict[str, str] = {}  # label of coinciding lines of several rows × setups -> its colour, the same in every panel
     for ax, m in zip(axes[0], ms):
+        series, style = [], {}
         for i, ((row, setup), g) in enumerate(t.groupby(["row", "setup"], sort=True)):
             for order, h in g.groupby("order", sort=False):
                 h = h.sort_values("k")
-                ax.plot(h["k"].astype(int), h[m], marker="o", color=f"C{i}", linestyle=ORDER_STYLE.get(order, "-"),
-                        label=f"{row}: {setup}" + (f" · {order}" if multi else ""))
-        ks = sorted(t["k"].astype(int).unique())
+                key = (f"{row}: {setup}", order)
+                style[key] = (f"C{i}", ORDER_STYLE.get(order, "-"))
+                series.append((key, h["k"].astype(int).to_numpy(), h[m].to_numpy(dtype=float)))
+        for keys, x, y in coincident(series):
+            colour, ls = style[keys[0]]
+            every = len(keys) == len(series) > 1 and len({who for who, _ in keys}) > 1
+            label = ("every row, setup" + (" and chunk order" if multi else "")) if every else _joined_label(keys, orders, multi)
+            if len({who for who, _ in keys}) > 1:  # lines of several rows × setups: a colour of their own
+                colour = shared.setdefault(label, f"C{n_rows + len(shared)}")
+            if len({order for _, order in keys}) > 1:
+                ls = "-"
+            ax.plot(x, y, marker="o", color=colour, linestyle=ls, label=label)
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.minorticks_off()
-        ax.set(xlabel="k (chunks)", ylabel=LABELS.get(m, m), ylim=(-0.02, 1.02),
-               title="retriever recall (gold units in context)" if m == "recall" else LABELS[m])
+        ax.set(ylim=(-0.02, 1.02))
+        ax.set_xlabel("k (chunks)", fontsize=10)
+        ax.set_ylabel(LABELS.get(m, m), fontsize=10)
+        ax.set_title("retriever recall (gold units in context)" if m == "recall" else LABELS[m], fontsize=11)
+        ax.tick_params(labelsize=9)
         ax.grid(True, alpha=0.3)
-    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    fig.suptitle(title, y=1.04)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    figure_legend(fig, axes[0], ncol=2 if multi else None, fontsize=9)
     return fig
+
+
+def _joined_label(keys: list[tuple[str, str]], orders: list[str], multi: bool) -> str:
+    """Legend label of lines that coincide: per row × setup, its chunk orders joined with `` = `` (``every
+    order`` when all of them), row × setups joined with ``; ``."""
+    by: dict[str, list[str]] = {}
+    for who, order in keys:
+        by.setdefault(who, []).append(order)
+    if not multi:
+        return "; ".join(by)
+    return "; ".join(f"{who} · " + ("every order" if len(os) == len(orders) and len(orders) > 1 else " = ".join(os))
+                     for who, os in by.items())
 
 
 def _route(man, df, out, label, files, tables):

@@ -43,7 +43,10 @@ class CrossEncoderReranker(Reranker):
         quiet_hf_loading()
         from sentence_transformers import CrossEncoder
 
-        self.model = CrossEncoder(model, device="cpu", local_files_only=True)
+        from ..weights import quiet_loading
+
+        with quiet_loading():
+            self.model = CrossEncoder(model, device="cpu", local_files_only=True)
         self.name = f"cross-encoder:{model}"
         self.batch_size = batch_size
 

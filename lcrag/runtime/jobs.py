@@ -183,6 +183,8 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
                 continue
             records.append(rec)
             log(f"[lcrag] {rec['notebook']} done in {rec['seconds']:.1f} s")
+            for w in rec.get("warnings") or ():
+                log(f"[lcrag] warning: {w}")
     except KeyboardInterrupt as e:
         from .interrupts import RunInterrupted
 

@@ -16,7 +16,8 @@ from typing import Any
 
 def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None = None) -> dict[str, Any]:
     """Execute one planned notebook (:func:`lcrag.reproduce.plan_notebook`) with papermill into ``out_dir``,
-    with cwd the notebook's folder; returns the record with ``seconds``. Raises papermill's error if a cell
+    with cwd the notebook's folder; returns the record with ``seconds`` and ``warnings`` (lines naming the
+    notebook: :func:`lcrag.outputs_check.notebook_warnings`, which ``lcrag reproduce`` prints). Raises papermill's error if a cell
     fails, ``KeyboardInterrupt`` if stopped."""
     import papermill as pm
 
@@ -27,10 +28,13 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
                         kernel_manager_class=kernel_manager_logging_to(log))
-    from ..outputs_check import check_notebook_outputs  # an empty table or a figure without data fails the run
+    from ..config import PROJECT_ROOT
+    from ..outputs_check import check_notebook_outputs, notebook_warnings  # an empty table or a figure without data fails the run
 
-    check_notebook_outputs(nb.name, rec["parameters"].get("out_dir") or out_dir, started, rec.get("expect_empty") or ())
-    return {**rec, "seconds": time.perf_counter() - t0}
+    written = rec["parameters"].get("out_dir") or out_dir
+    check_notebook_outputs(nb.name, written, started, rec.get("expect_empty") or ())
+    warnings = notebook_warnings(nb.name, out_dir / nb.name, written, started, checkout=PROJECT_ROOT)
+    return {**rec, "seconds": time.perf_counter() - t0, "warnings": warnings}
 
 
 class _OrphanedKernelTasks:

@@ -55,7 +55,8 @@ def test_attribution_text_source_and_figure(tmp_path):
     fig = plots.attribution_bars(table, "t")
     assert len(fig.axes) == 2 and fig.axes[0].get_title(loc="left") == "LC · SN"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert labels == ["a (live, n=4)", "b (live, n=2, N/A=2)"]
+    assert labels == ["a (live)", "b (live)"]  # top to bottom in the table's order
+    assert [t.get_text() for t in fig.axes[0].texts] == ["n=4", "n=2, N/A=2"]  # right of each bar
 
 
 def test_sensitivity_inputs_and_figures_on_generated_data(tmp_path, tmp_cache):
