@@ -27,11 +27,12 @@ graph as the longest import chain below each unit):
     errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
     rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
       ↓ used by
-    llm, haystack, measures, trec, ...                   readers, prompts, parsing, the one cached reader call
-                                                         (lcrag.llm.call), haystacks, registered measures
+    resources, llm, haystack, measures, trec, ...        prompt templates and package data, readers, the one
+                                                         cached reader call (lcrag.llm.call), haystacks, measures
       ↓
     runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),
-                                                         scores of responses, encoders, cost plans
+                                                         reply parsing and scores of responses (scoring never
+                                                         imports llm), encoders, cost plans
       ↓
     chunking, data, retrieval, executors, results        chunkers, loaders (recorded runs are loaded, not
                                                          scored), retrievers, run executors, result tables
@@ -354,6 +355,31 @@ def test_no_underscore_imports_across_packages(graph):
     assert not bad, "private names imported from another package:\n" + "\n".join(bad)
 
 
+# units that must not import another unit at all (source unit -> forbidden target units), beyond the no-cycle rules:
+# the scoring layer reads replies and scores them; it knows nothing of readers, clients or the reader call
+FORBIDDEN = {"scoring": ("llm",)}
+
+
+def forbidden_imports(graph: Graph, package: str = PACKAGE, rules: dict | None = None) -> list[str]:
+    """``file:line: SOURCE imports TARGET`` for each edge from a unit of ``rules`` (default :data:`FORBIDDEN`) to a
+    unit it must not import."""
+    rules = FORBIDDEN if rules is None else rules
+    bad = []
+    for e in graph.edges:
+        src, dst = graph.unit(e.source), graph.unit(e.target)
+        for a, targets in rules.items():
+            if src == f"{package}.{a}" and any(dst == f"{package}.{t}" for t in targets):
+                bad.append(f"{e.where()}: {e.source} imports {e.target} ({a} must not import {', '.join(targets)})")
+    return bad
+
+
+def test_scoring_imports_nothing_of_the_reader_layer(graph):
+    """Reply parsing (``lcrag.scoring.parse``), reply filters and prompt-template look-ups
+    (``lcrag.resources.templates``) sit at or below the scoring layer: ``scoring`` never imports ``llm``."""
+    bad = forbidden_imports(graph)
+    assert not bad, "forbidden imports:\n" + "\n".join(bad)
+
+
 # ---- the checker catches what it should (a synthetic package in tmp_path) ----
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -403,6 +429,18 @@ def test_checker_finds_underscore_imports(synthetic):
     assert any("pkg/b/three.py:5" in b and "_private_helper" in b for b in bad), bad   # m._x through an alias
     assert any("imports _secret from another package" in b for b in bad), bad   # dunders are public
     assert len(bad) == 3, bad
+
+
+def test_checker_finds_a_forbidden_import(tmp_path):
+    pkg = _write(tmp_path / "pkg", {
+        "__init__.py": "",
+        "scoring/__init__.py": "",
+        "scoring/f.py": "import os\n\ndef g():\n    from ..llm.parse import p\n    return p\n",
+        "llm/__init__.py": "",
+        "llm/parse.py": "def p():\n    return 1\n",
+    })
+    bad = forbidden_imports(build_graph(pkg), "pkg")
+    assert len(bad) == 1 and "pkg/scoring/f.py:4" in bad[0] and "pkg.llm.parse" in bad[0], bad
 
 
 def test_checker_allows_private_names_inside_one_package(tmp_path):

@@ -115,7 +115,7 @@ def _rows(run_dir: Path) -> list[dict]:
 
 def test_the_installed_package_reads_its_own_prompts_and_profiles(installed):
     py, _, env, work = installed
-    code = ("import lcrag, json; from lcrag.llm.prompts import load_prompt; from lcrag.llm.profiles import load_profile; "
+    code = ("import lcrag, json; from lcrag.resources.templates import load_prompt; from lcrag.llm.profiles import load_profile; "
             "p = load_prompt('ebg'); r = load_profile('extractive'); "
             "print(json.dumps([lcrag.__file__, p.label, p.expects_json, r.name, r.kind]))")
     where, label, expects_json, name, kind = json.loads(_run([str(py), "-c", code], cwd=work, env=env).stdout)

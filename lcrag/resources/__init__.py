@@ -1,6 +1,6 @@
 """Built-in parameter files shipped inside the package, and the user folders that override them by name.
 
-Kinds: ``prompts`` (prompt templates, :mod:`lcrag.llm.prompts`) and ``readers`` (reader profiles,
+Kinds: ``prompts`` (prompt templates, :mod:`lcrag.resources.templates`) and ``readers`` (reader profiles,
 :mod:`lcrag.llm.profiles`). A built-in is package data ``lcrag/resources/<kind>/<name>.yaml``, read
 with :mod:`importlib.resources`, so an installed wheel has them wherever it runs. A file of the same
 name (file stem) in a user folder overrides the built-in; a new name adds one. For a name the first
