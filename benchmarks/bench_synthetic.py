@@ -32,7 +32,7 @@ from _common import timed, write
 
 from lcrag.llm import tokens as tk
 from lcrag.llm.extractive import LineIndex, token_set, tokens
-from lcrag.llm.prompts import load_prompt
+from lcrag.resources.templates import load_prompt
 from lcrag.studies.synthetic import trials as synthetic
 from lcrag.types import Line, make_line
 

@@ -55,8 +55,8 @@ from .llm.call import cache_request, cached_read, needs_call
 from .llm import prefix, throughput
 from .llm.aimd import run_workers
 from .llm.cacheplan import cache_use, caches_prefixes
-from .llm.parse import parse_answer_only, parse_response
-from .llm.prompts import load_prompt
+from .scoring.parse import parse_answer_only, parse_response
+from .resources.templates import load_prompt
 from .llm.readers import Reader, ReadRequest
 from .llm.reasoning import RequestShapeError
 from .llm.costs import over_window, price

@@ -27,11 +27,12 @@ graph as the longest import chain below each unit):
     errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
     rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
       ↓ used by
-    llm, haystack, measures, trec, ...                   readers, prompts, parsing, the one cached reader call
-                                                         (lcrag.llm.call), haystacks, registered measures
+    resources, llm, haystack, measures, trec, ...        prompt templates and package data, readers, the one
+                                                         cached reader call (lcrag.llm.call), haystacks, measures
       ↓
     runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),
-                                                         scores of responses, encoders, cost plans
+                                                         reply parsing and scores of responses (scoring never
+                                                         imports llm), encoders, cost plans
       ↓
     chunking, data, retrieval, executors, results        chunkers, loaders (recorded runs are loaded, not
                                                          scored), retrievers, run executors, result tables
@@ -354,6 +355,31 @@ def test_no_underscore_imports_across_packages(graph):
     assert not bad, "private names imported from another package:\n" + "\n".join(bad)
 
 
+# units that must not import another unit at all (source unit -> forbidden target units), beyond the no-cycle rules:
+# the scoring layer reads replies and scores them; it knows nothing of readers, clients or the reader call
+FORBIDDEN = {"scoring": ("llm",)}
+
+
+def forbidden_imports(graph: Graph, package: str = PACKAGE, rules: dict | None = None) -> list[str]:
+    """``file:line: SOURCE imports TARGET`` for each edge from a unit of ``rules`` (default :data:`FORBIDDEN`) to a
+    unit it must not import."""
+    rules = FORBIDDEN if rules is None else rules
+    bad = []
+    for e in graph.edges:
+        src, dst = graph.unit(e.source), graph.unit(e.target)
+        for a, targets in rules.items():
+            if src == f"{package}.{a}" and any(dst == f"{package}.{t}" for t in targets):
+                bad.append(f"{e.where()}: {e.source} imports {e.target} ({a} must not import {', '.join(targets)})")
+    return bad
+
+
+def test_scoring_imports_nothing_of_the_reader_layer(graph):
+    """Reply parsing (``lcrag.scoring.parse``), reply filters and prompt-template look-ups
+    (``lcrag.resources.templates``) sit at or below the scoring layer: ``scoring`` never imports ``llm``."""
+    bad = forbidden_imports(graph)
+    assert not bad, "forbidden imports:\n" + "\n".join(bad)
+
+
 # ---- the checker catches what it should (a synthetic package in tmp_path) ----
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -403,6 +429,18 @@ def test_checker_finds_underscore_imports(synthetic):
     assert any("pkg/b/three.py:5" in b and "_private_helper" in b for b in bad), bad   # m._x through an alias
     assert any("imports _secret from another package" in b for b in bad), bad   # dunders are public
     assert len(bad) == 3, bad
+
+
+def test_checker_finds_a_forbidden_import(tmp_path):
+    pkg = _write(tmp_path / "pkg", {
+        "__init__.py": "",
+        "scoring/__init__.py": "",
+        "scoring/f.py": "import os\n\ndef g():\n    from ..llm.parse import p\n    return p\n",
+        "llm/__init__.py": "",
+        "llm/parse.py": "def p():\n    return 1\n",
+    })
+    bad = forbidden_imports(build_graph(pkg), "pkg")
+    assert len(bad) == 1 and "pkg/scoring/f.py:4" in bad[0] and "pkg.llm.parse" in bad[0], bad
 
 
 def test_checker_allows_private_names_inside_one_package(tmp_path):
@@ -521,14 +559,24 @@ def test_notebooks_docs_and_benchmarks_import_no_private_names():
 def _outside_public_api(path: Path) -> list[str]:
     """``file:cell:line: imports NAME from MODULE`` for each lcrag name a notebook imports that is not in
     ``lcrag.__all__`` (or is there under that name for another object). A notebook shows one study: the modules of
-    the study folders (``lcrag.studies.<name>...``) are their public surface and may be imported directly."""
+    the study folders (``lcrag.studies.<name>...``) are their public surface and may be imported directly, and a
+    study folder's front door (``from lcrag.studies import nolima``) may be imported, every ``nolima.NAME`` the
+    notebook uses being in that folder's ``__all__``."""
     import lcrag
 
     public = set(lcrag.__all__)
     where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     bad = []
+    doors: dict[str, object] = {}  # alias -> the study folder's package, bound by ``from lcrag.studies import x``
     for src, cell in _code_of(path):
         for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == PACKAGE + ".studies":
+                for a in node.names:
+                    try:
+                        doors[a.asname or a.name] = importlib.import_module(f"{PACKAGE}.studies.{a.name}")
+                    except ImportError:
+                        bad.append(f"{where}:cell {cell}:{node.lineno}: lcrag.studies has no study folder {a.name}")
+                continue
             if isinstance(node, ast.Import):
                 found = [(a.name, None) for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -548,6 +596,13 @@ def _outside_public_api(path: Path) -> list[str]:
                     bad.append(f"{where}:cell {cell}:{node.lineno}: imports {name} from {mod} (not in lcrag.__all__)")
                 elif mod != PACKAGE and getattr(lcrag, name) is not getattr(importlib.import_module(mod), name, None):
                     bad.append(f"{where}:cell {cell}:{node.lineno}: {mod}.{name} is not lcrag.{name}")
+    for src, cell in _code_of(path):
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in doors:
+                door = doors[node.value.id]
+                if node.attr not in getattr(door, "__all__", ()):
+                    bad.append(f"{where}:cell {cell}:{node.lineno}: {node.value.id}.{node.attr} is not in "
+                               f"{door.__name__}.__all__")
     return bad
 
 
@@ -567,6 +622,44 @@ def test_public_api_scan_catches_one(tmp_path):
     bad = _outside_public_api(nb)
     assert len(bad) == 2, bad
     assert "imports cached_read from lcrag.llm.call" in bad[0] and "imports the module lcrag.runner" in bad[1], bad
+
+
+def test_public_api_scan_accepts_a_study_front_door_and_checks_its_names(tmp_path):
+    nb = tmp_path / "98_x.ipynb"
+    cells = ["from lcrag.studies import nolima, synthetic\nfrom lcrag.studies import no_such_study",
+             "t = nolima.fig11_table(rows)\nf = synthetic.rank_figure(d, 'bm25')\nnolima.fig99_table()"]
+    nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}} for c in cells]}),
+                  encoding="utf-8")
+    bad = _outside_public_api(nb)
+    assert len(bad) == 2, bad
+    assert "no study folder no_such_study" in bad[0] and "nolima.fig99_table is not in lcrag.studies.nolima" in bad[1], bad
+
+
+def test_the_public_api_is_the_general_api():
+    """``lcrag.__all__`` holds at most 50 names and no study's own helpers (``nolima_*``, ``synthetic_*``): those are
+    in their study folder's front door (``from lcrag.studies import nolima``)."""
+    import lcrag
+
+    assert len(lcrag.__all__) <= 50, len(lcrag.__all__)
+    assert sorted(lcrag.__all__) == sorted(lcrag._API) and len(set(lcrag.__all__)) == len(lcrag.__all__)
+    assert not [n for n in lcrag.__all__ if n.startswith(("nolima_", "synthetic_", "multihop_", "qasper_", "longeval_"))]
+
+
+@pytest.mark.parametrize("study", ["nolima", "synthetic"])
+def test_every_study_front_door_name_resolves(study):
+    """Each name of a study folder's front door resolves to a function of the module the table names, and no name
+    is one of the folder's submodules (an imported submodule would shadow the view)."""
+    pkg = importlib.import_module(f"lcrag.studies.{study}")
+    submodules = {p.stem for p in Path(pkg.__file__).parent.glob("*.py")} | {
+        p.name for p in Path(pkg.__file__).parent.iterdir() if (p / "__init__.py").is_file()}
+    assert pkg.__all__ and not set(pkg.__all__) & submodules, set(pkg.__all__) & submodules
+    for name in pkg.__all__:
+        module, _, attr = pkg.VIEWS[name].partition(":")
+        target = importlib.import_module(module if module.startswith("lcrag.") else f"{pkg.__name__}.{module}")
+        assert getattr(pkg, name) is getattr(target, attr) and callable(getattr(pkg, name)), name
+        assert name in dir(pkg)
+    with pytest.raises(AttributeError, match="its views: "):
+        getattr(pkg, "no_such_view")
 
 
 def test_private_import_scan_catches_one(tmp_path):

@@ -284,7 +284,7 @@ case("reproduce-latin1", {"p.yaml": b"description: " + LATIN1 + b"\n"},
      lambda t: load_run_profile(t / "p.yaml"), "p.yaml", 1, None, "not UTF-8")
 
 # --------------------------------------------------------------------------------- prompt templates
-from lcrag.llm.prompts import load_prompt  # noqa: E402
+from lcrag.resources.templates import load_prompt  # noqa: E402
 
 case("prompt-missing-placeholder", {"pr/x.yaml": "version: 1\nuser: 'Context: {haystack}'\n"},
      lambda t: load_prompt("x", str(t / "pr")), "pr/x.yaml", 2, "user", "{question}", ConfigError)

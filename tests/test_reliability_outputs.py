@@ -19,7 +19,7 @@ import pytest
 from lcrag.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache, cache_key
 from fakes.faultserver import FaultServer
-from lcrag.llm.parse import MAX_LINES
+from lcrag.scoring.parse import MAX_LINES
 from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks

@@ -78,7 +78,7 @@ def _loaders():
     from lcrag.studies.nolima.rankings import load_ranking
     from lcrag.studies.nolima.recorded import parse_rag_record
     from lcrag.studies.synthetic.data import load_paper_needles
-    from lcrag.llm import prompts
+    from lcrag.resources import templates as prompts
     from lcrag.llm.batch import collect
     from lcrag.llm.cache import ResponseCache
     from lcrag.llm.profiles import load_profile
@@ -293,7 +293,7 @@ def test_loader_on_mutated_valid_files_raises_only_input_errors(name):
 
 
 # ------------------------------------------------------------------------------- parse_response on hostile outputs
-from lcrag.llm.parse import MAX_LINE, MAX_LINES, normalize_lines, parse_response  # noqa: E402
+from lcrag.scoring.parse import MAX_LINE, MAX_LINES, normalize_lines, parse_response  # noqa: E402
 from lcrag.types import ParseStatus  # noqa: E402
 
 STATUSES = {ParseStatus.OK, ParseStatus.REPAIRED, ParseStatus.PARTIAL, ParseStatus.FAILED, ParseStatus.EMPTY}

@@ -6,7 +6,7 @@ import pytest
 
 from lcrag.errors import ConfigError
 from lcrag.llm.profiles import load_profile
-from lcrag.llm.prompts import load_prompt
+from lcrag.resources.templates import load_prompt
 from lcrag.resources import ENV_PARAMS_DIR, builtin_dir, locate, names
 
 EBG_OVERRIDE = "name: ebg\nversion: 99\nexpects_json: true\nuser: 'mine {haystack} {question}'\n"

@@ -44,7 +44,7 @@ def test_measure_and_registry_typos_suggest(tmp_path, capsys, tmp_cache):
 
 def test_study_prompt_and_condition_typos_suggest(capsys, tmp_cache):
     from lcrag.errors import ConfigError
-    from lcrag.llm.prompts import load_prompt
+    from lcrag.resources.templates import load_prompt
     from lcrag.studies.synthetic.trials import SyntheticConfig
 
     assert main(["run", "synthetic-twohop", "--dry-run"]) != 0

@@ -8,8 +8,10 @@ are not processed, and the venv's own ``site-packages``, holding the wheel's ``l
 command runs with its working directory outside the checkout and without ``PYTHONPATH``.
 
 Checked there: ``lcrag`` is imported from the venv, the built-in prompt ``ebg`` and reader profile ``extractive``
-load (package data), a built-in study (synthetic two-hop, model-free extractive reader, scaled down) and an own
-study (the generated example corpus, with a prompt of the user's own from ``$LCRAG_PARAMS_DIR``) run with
+load (package data), every built-in study (``lcrag studies`` as the wheel lists them, LongEval included: its
+variants and prompt are package data of its folder) runs with its model-free default reader at a small size
+(``--limit 2``; the studies that need the data directory get ``LCRAG_DATA_DIR`` when the test run has one and skip
+otherwise), and an own study (the generated example corpus, with a prompt of the user's own from ``$LCRAG_PARAMS_DIR``) run with
 ``lcrag run`` and write their rows.
 """
 
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from lcrag.config import PROJECT_ROOT
+from lcrag.config import PROJECT_ROOT, data_dir
 
 pytestmark = pytest.mark.slow
 
@@ -88,6 +90,8 @@ def installed(tmp_path_factory):
     wheel = next(dist.glob("lcrag-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "lcrag/resources/prompts/ebg.yaml" in names and "lcrag/resources/readers/extractive.yaml" in names
+    assert {"lcrag/studies/longeval/resources/longeval_variants.yaml",
+            "lcrag/studies/longeval/resources/longeval_prompts.yaml"} <= set(names)
     assert not [n for n in names if n.startswith("tests/") or n.endswith(("faultserver.py", "batchserver.py"))]
 
     venv = base / "venv"
@@ -111,7 +115,7 @@ def _rows(run_dir: Path) -> list[dict]:
 
 def test_the_installed_package_reads_its_own_prompts_and_profiles(installed):
     py, _, env, work = installed
-    code = ("import lcrag, json; from lcrag.llm.prompts import load_prompt; from lcrag.llm.profiles import load_profile; "
+    code = ("import lcrag, json; from lcrag.resources.templates import load_prompt; from lcrag.llm.profiles import load_profile; "
             "p = load_prompt('ebg'); r = load_profile('extractive'); "
             "print(json.dumps([lcrag.__file__, p.label, p.expects_json, r.name, r.kind]))")
     where, label, expects_json, name, kind = json.loads(_run([str(py), "-c", code], cwd=work, env=env).stdout)
@@ -132,6 +136,50 @@ def test_lcrag_run_a_built_in_study_from_the_installed_wheel(installed):
     oracle = [r for r in rows if r["condition"] == "oracle" and r["prompt"] == "ebg"]
     assert oracle and all(r["answer"] not in ("", "NA") and r["lines"] for r in oracle)  # gold lines only: answered
     assert (out / "manifest.json").is_file()
+
+
+# every built-in study: (--set overrides for a small run, needs the data directory); the same items as the paper's
+# design, cut by --limit 2 (sizes as in tests/experiment/test_inspect_every_study.py)
+BUILTIN = {
+    "synthetic-two-hop": (["data.params.lengths=[10000]", "data.params.trials=2"], False),
+    "nolima-lc": (["data.params.lengths=[10000]", "tasks.params.settings=[SN]"], False),
+    "nolima-attribution": (["data.params.lengths=[10000]"], False),
+    "nolima-cot": ([], False),
+    "nolima-rag": (["data.params.lengths=[10000]"], True),
+    "nolima-rag-vs-lc": (["data.params.lengths=[10000]"], True),
+    "nolima-rerank": (["tasks.params.methods=[bm25]"], True),
+    "multihop-rag": (["data.params.n=3", "tasks.params.retriever=bm25", "tasks.params.ks=[4]"], False),
+    "qasper-mp": (["data.params.counts={boolean: 1, extractive: 1}", "tasks.params.retriever=bm25",
+                   "tasks.params.ks=[3]", "tasks.params.scopes=[pool11]"], False),
+    "longeval": (["data.params.queries=fulltext", "tasks.params.variants=[concat-baseline]"], True),
+}
+DATA = data_dir()
+
+
+def test_the_installed_wheel_lists_every_built_in_study(installed):
+    _, lcrag, env, work = installed
+    out = _run([str(lcrag), "studies"], cwd=work, env=env).stdout
+    listed = {ln.split()[0] for ln in out.splitlines()[1:] if ln.strip() and not ln.startswith("lcrag ")}
+    assert listed == set(BUILTIN), "a built-in study was added or removed: add it to BUILTIN"
+
+
+@pytest.mark.parametrize("name", list(BUILTIN))
+def test_every_built_in_study_runs_from_the_installed_wheel(installed, name):
+    _, lcrag, env, work = installed
+    sets, needs_data = BUILTIN[name]
+    if needs_data and DATA is None:
+        pytest.skip("needs the data directory (LCRAG_DATA_DIR; `lcrag data list` says what is expected)")
+    if DATA is not None:
+        env = {**env, "LCRAG_DATA_DIR": str(DATA)}
+    out = work / f"every-{name}"
+    _run([str(lcrag), "run", name, "--limit", "2", *[a for s in sets for a in ("--set", s)], "--out", str(out), "--quiet"],
+         cwd=work, env=env)
+    rows = _rows(out)
+    assert rows and {r["outcome"] for r in rows} == {"ok"}, name
+    assert (out / "manifest.json").is_file()
+    if name == "longeval":  # the variant named in the folder's built-in longeval_variants.yaml ran, with its prompt
+        assert {r["condition"] for r in rows} == {"concat-baseline"}
+        assert all(r["answer"] for r in rows)
 
 
 def test_lcrag_run_an_own_study_with_an_own_prompt_from_the_installed_wheel(installed):

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..controls import NO_CONTEXT, ORACLE
-from ..llm.prompts import load_prompt
+from ..resources.templates import load_prompt
 from ..runner import read_results
 from ..types import Outcome
 from . import breakdowns, views

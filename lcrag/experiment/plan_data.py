@@ -52,7 +52,7 @@ class CallSketch:
 
 def judge_sketch(template: str, haystack: str, question: str, condition: str, replace: dict[str, str] | None = None) -> CallSketch:
     """The call :func:`lcrag.llm.judge.json_call` would send with these fields (same template and filling)."""
-    from ..llm.prompts import load_prompt
+    from ..resources.templates import load_prompt
 
     tpl = load_prompt(template)
     msgs = tpl.messages(haystack, question)

@@ -40,7 +40,7 @@ from .. import registry
 from ..data.registry import sha256_file as file_sha256
 from ..errors import ConfigError, DiskFull, LcragError
 from ..llm.cache import ResponseCache
-from ..llm.prompts import load_prompt
+from ..resources.templates import load_prompt
 from ..llm.readers import Reader, make_reader
 from ..results import to_frame
 from ..runtime.runlock import run_lock

@@ -19,7 +19,7 @@ import json_repair
 
 from .cache import ResponseCache, cache_key
 from .call import Budget, cache_request, cached_read, needs_call, window_reason
-from .prompts import load_prompt
+from ..resources.templates import load_prompt
 from .readers import Reader, ReadRequest
 
 ALLOWED = (0.0, 0.5, 1.0)

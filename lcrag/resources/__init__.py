@@ -1,6 +1,6 @@
 """Built-in parameter files shipped inside the package, and the user folders that override them by name.
 
-Kinds: ``prompts`` (prompt templates, :mod:`lcrag.llm.prompts`) and ``readers`` (reader profiles,
+Kinds: ``prompts`` (prompt templates, :mod:`lcrag.resources.templates`) and ``readers`` (reader profiles,
 :mod:`lcrag.llm.profiles`). A built-in is package data ``lcrag/resources/<kind>/<name>.yaml``, read
 with :mod:`importlib.resources`, so an installed wheel has them wherever it runs. A file of the same
 name (file stem) in a user folder overrides the built-in; a new name adds one. For a name the first
@@ -12,6 +12,10 @@ match wins, in this order:
    ``prompts/`` and/or ``readers/`` (the layout of the checkout's ``params/``);
 3. ``params/<kind>/`` of the source checkout lcrag runs from, when there is one;
 4. the built-ins.
+
+A study folder ships its own parameter files the same way (:func:`locate_file`): the LongEval study's
+variants and prompt are ``lcrag/studies/longeval/resources/longeval_{variants,prompts}.yaml``, and a file of
+the same name directly in ``$LCRAG_PARAMS_DIR/`` or in the checkout's ``params/`` overrides it.
 
 The checkout's ``params/`` keeps the reproduction's parameter files (``offline.yaml``, ``paper.yaml``,
 ``params/<notebook>.yaml``); its ``prompts/`` and ``readers/`` folders, when present, are user
@@ -76,6 +80,21 @@ def locate(kind: str, name: str, extra: str | Path | None = None) -> Path | None
     return _as_path(res) if res.is_file() else None
 
 
+def locate_file(name: str, builtin: Traversable) -> Path:
+    """The parameter file ``name`` (a file name such as ``longeval_variants.yaml``) of a study folder: the first of
+    ``$LCRAG_PARAMS_DIR/<name>``, the checkout's ``params/<name>`` and the built-in ``builtin`` (package data) that
+    exists. ``FileNotFoundError`` names every place looked at when there is none."""
+    env = os.environ.get(ENV_PARAMS_DIR)
+    tried = ([Path(env).expanduser() / name] if env else []) + [params_dir() / name]
+    for p in tried:
+        if p.is_file():
+            return p
+    if builtin.is_file():
+        return _as_path(builtin)
+    raise FileNotFoundError(f"parameter file {name} not found; looked at {', '.join(map(str, tried))} and the "
+                            f"package's built-in {builtin}")
+
+
 def names(kind: str, extra: str | Path | None = None) -> list[str]:
     """Every name of ``kind`` known: the built-ins and the user folders' files, sorted."""
     found = {r.name[: -len(".yaml")] for r in builtin_dir(kind).iterdir() if r.name.endswith(".yaml")}
@@ -85,4 +104,4 @@ def names(kind: str, extra: str | Path | None = None) -> list[str]:
     return sorted(found)
 
 
-__all__ = ["ENV_PARAMS_DIR", "KINDS", "builtin_dir", "locate", "names", "search_dirs", "user_dir"]
+__all__ = ["ENV_PARAMS_DIR", "KINDS", "builtin_dir", "locate", "locate_file", "names", "search_dirs", "user_dir"]

@@ -30,7 +30,7 @@ rule for empty and unparseable replies):
 
 lcrag's rule:
 
-* :func:`lcrag_rule` — lcrag's repairing parser (:func:`lcrag.llm.parse.parse_response`: the
+* :func:`lcrag_rule` — lcrag's repairing parser (:func:`lcrag.scoring.parse.parse_response`: the
   **last** object with an ``answer`` wins); every reply is usable, a failed parse scores 0.
 
 Free-text prompts (``expects_json=False``, e.g. CoT): the last non-empty line is the answer under
@@ -48,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..llm.parse import parse_answer_only, parse_response
+from .parse import parse_answer_only, parse_response
 
 _TRAIL_OBJ = re.compile(r",\s*}")
 _TRAIL_ARR = re.compile(r",\s*]")
@@ -285,7 +285,7 @@ def task_reply(task: Any, response: Any, *, authors: Callable[..., Reply], json_
 
 def expects_json(task: Any) -> bool:
     """Whether the row's prompt asked for a JSON reply with cited lines."""
-    from ..llm.prompts import load_prompt
+    from ..resources.templates import load_prompt
 
     return bool(task.expects_json) if task.messages is not None else bool(load_prompt(task.prompt).expects_json)
 
@@ -293,7 +293,7 @@ def expects_json(task: Any) -> bool:
 def answer_only_prompt(prompt: str) -> bool:
     """MultiHop-RAG's answer-only prompts: a name starting ``answer_only`` (e.g. the authors' JSON
     answer-only prompt ``answer_only_json``) or a free-text template (``expects_json: false``)."""
-    from ..llm.prompts import load_prompt
+    from ..resources.templates import load_prompt
 
     return prompt.startswith("answer_only") or not load_prompt(prompt).expects_json
 

@@ -85,7 +85,7 @@ def _run(env, name, capsys) -> tuple:
     if name != "own" and STUDIES[name][1] and not HAVE_DATA:
         pytest.skip("needs the data directory (LCRAG_DATA_DIR; `lcrag data list` says what is expected)")
     out = env["dir"] / f"run-{name}"
-    if name == "longeval":  # its first defined variant (names live in params/longeval_variants.yaml)
+    if name == "longeval":  # its first defined variant (names live in the study folder's longeval_variants.yaml)
         from lcrag.studies.longeval.variants import load_variants
 
         STUDIES[name][0]["tasks.params.variants"] = [next(iter(load_variants()))]

@@ -3,7 +3,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lcrag.llm.parse import normalize_lines, parse_answer_only, parse_response
+from lcrag.scoring.parse import normalize_lines, parse_answer_only, parse_response
 from lcrag.types import ParseStatus
 
 

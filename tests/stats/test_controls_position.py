@@ -9,7 +9,7 @@ import pytest
 
 from lcrag.controls import no_context, oracle_context
 from lcrag.haystack import SourceLine, render_numbered
-from lcrag.llm.prompts import load_prompt
+from lcrag.resources.templates import load_prompt
 from lcrag.position import add_positions, decile, item_depth, item_distance, position_table
 from lcrag.scoring.attribution import EVIDENCE_MISS, attribute_with_oracle, attribution_table
 

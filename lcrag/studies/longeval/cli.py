@@ -2,7 +2,7 @@
 added to ``lcrag`` by the study discovery).
 
 * ``lcrag longeval run --variant NAME [--variant ...] [--queries all|fulltext|ID,...] [--reader PROFILE] --out DIR``
-  runs variants of ``params/longeval_variants.yaml`` (the extractive generator, reader
+  runs variants of ``longeval_variants.yaml`` (the folder's built-in or a user override) (the extractive generator, reader
   ``longeval-extractive``, unless ``--reader``) on the recovered corpus (or
   ``--queries-file``/``--documents`` for your own files) through the engine's pieces of the
   ``longeval`` study (item source, task builder, :func:`lcrag.runner.run_tasks`: one cached
@@ -112,7 +112,7 @@ def register(subparsers) -> None:
     common.add_argument("--queries-file", default=None, help="query JSONL (default: the official file in the data directory)")
     r = sub.add_parser("run", parents=[common], help="run variants and write TREC-RAG JSONL + provenance")
     r.add_argument("--variant", action="append", help="variant name (repeatable; default: all ten)")
-    r.add_argument("--variants-file", default=None, help="variants YAML (default: params/longeval_variants.yaml)")
+    r.add_argument("--variants-file", default=None, help="variants YAML (default: the built-in longeval_variants.yaml, or the file of that name in $LCRAG_PARAMS_DIR/ or params/)")
     r.add_argument("--queries", default="fulltext", help="all | fulltext (the 11 with recovered text) | comma-separated ids")
     r.add_argument("--documents", default=None, help="documents file or directory (with --queries-file)")
     r.add_argument("--reader", default=None, help="reader profile for LLM generation (default: extractive generator)")

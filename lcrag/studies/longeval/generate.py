@@ -7,7 +7,7 @@ citation index -> ``references[index]`` -> document id, and evidence_id -> (doc 
 * :func:`extractive_answer` (no model): the first ``max_answer_sentences`` (5) evidence items,
   in evidence order, each copied verbatim and citing its own document; an item whose
   normalised text repeats an earlier one is skipped.
-* LLM generation: :func:`build_messages` renders the prompt ``params/longeval_prompts.yaml``
+* LLM generation: :func:`build_messages` renders the prompt ``longeval_prompts.yaml`` (:mod:`.resources`)
   (evidence_id, doc_id, text per item; no timestamps) or the team's verbatim prompts
   (:func:`load_team_prompt`); the engine sends it through :func:`lcrag.runner.run_tasks` (the one
   cached reader path: cache key, resume, budget, window guard) and the reply
@@ -26,7 +26,6 @@ from typing import Any
 
 import yaml
 
-from ...config import params_dir
 from ...llm.client import CallResult
 from ...llm.profiles import ReaderProfile
 from ...llm.readers import Reader, ReadRequest, register_reader_kind
@@ -69,7 +68,11 @@ def extractive_answer(items: Sequence[EvidenceItem], max_sentences: int = 5) -> 
 
 
 def load_prompt(path: str | Path | None = None) -> dict[str, str]:
-    return yaml.safe_load(Path(path or params_dir() / "longeval_prompts.yaml").read_text(encoding="utf-8"))
+    """The generation prompt of ``path``, default ``longeval_prompts.yaml`` (the folder's built-in, or the file of
+    that name in ``$LCRAG_PARAMS_DIR/`` or the checkout's ``params/`` that overrides it; :mod:`.resources`)."""
+    from .resources import PROMPTS_FILE, locate
+
+    return yaml.safe_load(Path(path or locate(PROMPTS_FILE)).read_text(encoding="utf-8"))
 
 
 TEAM_PROMPTS_REL = "longeval2026task4/task4_rag/prompts"
@@ -116,7 +119,7 @@ class LongEvalExtractiveReader(Reader):
     with :func:`extractive_answer`'s sentences, so the engine runs it through
     :func:`lcrag.runner.run_tasks` like any reader (cache key, resume, rows) and the reply maps
     back to exactly :func:`extractive_answer`'s sentences and citations. Profile
-    ``params/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
+    ``lcrag/resources/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
     "extractive (no model)" wherever it appears. Its replies are computed on every run, never stored in
     the response cache (``records_replies``).
     """

@@ -1,6 +1,6 @@
 """LongEval-RAG as a built-in study of the engine: item source, task builder, scorer, views.
 
-The study (seed 000 §2-5; notebook 19): the ten variants of ``params/longeval_variants.yaml``
+The study (seed 000 §2-5; notebook 19): the ten variants of ``longeval_variants.yaml`` (package data, :mod:`.resources`)
 (Table 4) answer the queries whose candidate documents are held in full. Each variant's
 retrieval + evidence selection is its :class:`lcrag.types.Condition`
 (``mode="RAG"``, ``chunker`` = rule | semantic | topic_shift, ``retriever`` = concat | bm25 |
@@ -16,7 +16,7 @@ rrf, ``k`` = ``top_k_passages``, the switches in ``extra``, ``name`` = the varia
 * task builder ``longeval`` (:func:`build_tasks`): per variant × query one
   :class:`lcrag.runner.Task` whose messages are the LongEval prompt over the selected evidence
   (the team's verbatim prompt in ``team-code`` method mode when the data directory holds it, else
-  ``params/longeval_prompts.yaml``); ``task.meta`` records the selection (passages, references,
+  ``longeval_prompts.yaml``); ``task.meta`` records the selection (passages, references,
   evidence) and ``task.meta["condition"]`` the Condition.
 * generation: :func:`lcrag.runner.run_tasks` with any reader — an LLM profile, or
   ``longeval-extractive``, the deterministic extractive generator behind the reader interface.
@@ -59,7 +59,7 @@ MEASURES = ("longeval_rouge_l", "longeval_citation_precision", "longeval_citatio
             "longeval_n_references", "longeval_untraced_citations", "longeval_validator_errors")
 """The study's default measures (BERTScore-MiniLM, ``longeval_bertscore``, is slow and opt-in)."""
 
-EXTRACTIVE_READER = EXTRACTIVE_KIND  # profile params/readers/longeval-extractive.yaml
+EXTRACTIVE_READER = EXTRACTIVE_KIND  # profile lcrag/resources/readers/longeval-extractive.yaml
 PROMPT_LCRAG, PROMPT_TEAM = "longeval", "longeval-team"
 
 
@@ -115,18 +115,17 @@ def longeval_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: 
 # --- task builder ---------------------------------------------------------------------------
 
 def select_variants(names: Sequence[str] | None = None, path: str | Path | None = None, **constants: Any) -> dict[str, Variant]:
-    """Variants of ``path`` (default ``params/longeval_variants.yaml``) in file order, or ``names``
+    """Variants of ``path`` (default ``longeval_variants.yaml``, :mod:`.resources`) in file order, or ``names``
     in the given order; ``constants`` replace shared constants. Unknown names: ``ConfigError``."""
-    from ...config import params_dir
     from ...errors import ConfigError
-    from .variants import VARIANTS_FILE
+    from .resources import VARIANTS_FILE, locate
 
     variants = load_variants(path, **constants)
     if not names:
         return variants
     unknown = [n for n in names if n not in variants]
     if unknown:
-        raise ConfigError(path or params_dir() / VARIANTS_FILE,
+        raise ConfigError(path or locate(VARIANTS_FILE),
                           f"unknown variant(s) {', '.join(unknown)}; defined: {', '.join(variants)}", field="variants")
     return {n: variants[n] for n in names}
 
@@ -149,7 +148,7 @@ def _prompt(v: Variant) -> tuple[str, dict, str]:
     team = load_team_prompt() if v.params.get("method_mode") == "team-code" else None
     if team is not None:
         return PROMPT_TEAM, team, "team verbatim (task4_rag/prompts)"
-    return PROMPT_LCRAG, load_prompt(), "lcrag (params/longeval_prompts.yaml)"
+    return PROMPT_LCRAG, load_prompt(), "lcrag (longeval_prompts.yaml)"
 
 
 def _prior_of(v, prior: Mapping[str, float] | None, edges) -> Mapping[str, float] | None:

@@ -1,6 +1,7 @@
 """The ten LongEval-RAG variants (seed 000 Table 4) as named parameter sets from YAML.
 
-``params/longeval_variants.yaml`` holds ``defaults`` (Table 3 constants) and ``variants``
+``longeval_variants.yaml`` (package data of this folder, :mod:`.resources`; a file of that name in
+``$LCRAG_PARAMS_DIR/`` or the checkout's ``params/`` overrides it) holds ``defaults`` (Table 3 constants) and ``variants``
 (per-variant switches). :func:`load_variants` validates them; :func:`method_matrix` derives
 Table 4 from the switches, so the table cannot drift from what the pipeline runs.
 """
@@ -13,11 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from ...config import params_dir
 from ...errors import ConfigError
 from ...textio import read_yaml
 
-VARIANTS_FILE = "longeval_variants.yaml"
+from .resources import VARIANTS_FILE, locate
 CHUNKINGS = ("rule", "semantic", "topic_shift")
 RETRIEVALS = ("concat", "bm25", "rrf")
 
@@ -51,7 +51,7 @@ def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str,
     """Variants by name, in file order; ``overrides`` replace constants of every variant."""
     from ...yamlpos import node_line as _node_line
 
-    path = Path(path) if path else params_dir() / VARIANTS_FILE
+    path = Path(path) if path else locate(VARIANTS_FILE)
     from ... import provenance
 
     provenance.note(f"lcrag's parameter file {path.name} (method definitions, no data)")

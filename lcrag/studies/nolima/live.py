@@ -67,7 +67,7 @@ SCHEME = Condition.scheme(_label)
 
 
 def _template_messages(name: str):
-    from ...llm.prompts import load_prompt
+    from ...resources.templates import load_prompt
 
     tpl = load_prompt(name)
     return (lambda group, haystack, question: tpl.messages(haystack, question)), tpl.expects_json

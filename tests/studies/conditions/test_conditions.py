@@ -14,8 +14,8 @@ from lcrag.experiment.route import compose
 from lcrag.experiment.schema import load_items
 from lcrag.experiment.views import load_run
 from lcrag.llm.extractive import tokens
-from lcrag.llm.parse import parse_response
-from lcrag.llm.prompts import load_prompt
+from lcrag.scoring.parse import parse_response
+from lcrag.resources.templates import load_prompt
 from lcrag.types import ResultRow
 
 

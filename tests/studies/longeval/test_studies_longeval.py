@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -326,3 +328,35 @@ def test_embedding_chunkings_embed_all_documents_sentences_in_one_call(chunking,
     fn, params = R._chunker(variant)
     assert fn is {"semantic": chunk_semantic, "topic_shift": chunk_topic_shift}[chunking]
     assert got == [c for d in docs for c in fn(d, **params)]
+
+
+# --- the folder's parameter files (package data, overridable by name) -----------------------------
+
+def test_variants_and_prompt_are_the_folders_package_data_and_a_user_file_overrides_them(tmp_path, monkeypatch):
+    from importlib import resources as ir
+
+    from lcrag.studies.longeval import resources as le_res
+    from lcrag.studies.longeval.generate import load_prompt
+    from lcrag.studies.longeval.variants import load_variants
+
+    monkeypatch.delenv("LCRAG_PARAMS_DIR", raising=False)
+    builtin = ir.files("lcrag.studies.longeval.resources")
+    assert le_res.locate("longeval_variants.yaml").resolve() == Path(str(builtin / "longeval_variants.yaml")).resolve()
+    shipped = load_variants()
+    assert len(shipped) == 10 and load_prompt()  # the ten Table 4 variants, lcrag's prompt
+    user = tmp_path / "params"
+    user.mkdir()
+    (user / "longeval_variants.yaml").write_text("defaults: {top_k_passages: 3}\nvariants:\n  only-one: {retrieval: bm25}\n")
+    (user / "longeval_prompts.yaml").write_text("system: mine\nuser: '{question}'\n")
+    monkeypatch.setenv("LCRAG_PARAMS_DIR", str(user))
+    got = load_variants()
+    assert list(got) == ["only-one"] and got["only-one"].p("top_k_passages") == 3 and got["only-one"].retrieval == "bm25"
+    assert load_prompt()["system"] == "mine"
+
+
+def test_a_missing_parameter_file_names_every_place_looked_at(tmp_path, monkeypatch):
+    from lcrag.resources import locate_file
+
+    monkeypatch.setenv("LCRAG_PARAMS_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r"no_such\.yaml.*" + re.escape(str(tmp_path))):
+        locate_file("no_such.yaml", tmp_path / "builtin" / "no_such.yaml")

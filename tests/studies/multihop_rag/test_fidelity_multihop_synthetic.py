@@ -12,7 +12,7 @@ import pytest
 
 from lcrag.studies.multihop_rag.data import Fact, Query
 from lcrag.haystack import fill_to_length, n_facts_kept
-from lcrag.llm.prompts import load_prompt
+from lcrag.resources.templates import load_prompt
 from lcrag.runner import Task
 from lcrag.scoring.answer import multihop_match, normalize_multihop
 from lcrag.studies.multihop_rag import authors as A

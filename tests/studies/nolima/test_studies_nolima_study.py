@@ -19,7 +19,7 @@ import pytest
 from lcrag.errors import ConfigError
 
 from lcrag import measures, registry
-from lcrag.llm.parse import parse_answer_only, parse_response
+from lcrag.scoring.parse import parse_answer_only, parse_response
 from lcrag.llm.readers import make_reader
 from lcrag.runner import run_tasks
 from lcrag.studies.nolima import live as LV

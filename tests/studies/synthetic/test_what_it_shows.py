@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from lcrag import synthetic_what_it_shows
+from lcrag.studies.synthetic import what_it_shows as synthetic_what_it_shows
 
 
 def _summary(rows):
