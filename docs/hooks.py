@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -86,6 +88,9 @@ def gallery_page(fig: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+_STAGE: list[Path] = []
+
+
 @event_priority(100)  # before mkdocs-jupyter's on_files, which turns the added notebooks into pages
 def on_files(files: Files, config) -> Files:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -93,6 +98,18 @@ def on_files(files: Files, config) -> Files:
     fig = figures_dir()
     files.append(File.generated(config, "reproduced/index.md", content=gallery_page(fig)))
     if fig.is_dir():
+        # the notebook plugin reads a page from its file on disk: link the figures directory's files into a
+        # temporary folder laid out as the site (reproduced/NAME), removed after the build
+        stage = Path(tempfile.mkdtemp(prefix="lcrag-docs-"))
+        _STAGE.append(stage)
+        (stage / "reproduced").mkdir()
         for p in sorted(fig.glob("[0-9][0-9]_*.ipynb")) + sorted(fig.glob("[0-9][0-9]_*.png")):
-            files.append(File.generated(config, f"reproduced/{p.name}", abs_src_path=str(p)))
+            (stage / "reproduced" / p.name).symlink_to(p.resolve())
+            files.append(File(f"reproduced/{p.name}", src_dir=str(stage), dest_dir=config["site_dir"],
+                              use_directory_urls=config["use_directory_urls"]))
     return files
+
+
+def on_post_build(config) -> None:
+    while _STAGE:
+        shutil.rmtree(_STAGE.pop(), ignore_errors=True)
