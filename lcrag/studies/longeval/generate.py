@@ -116,7 +116,7 @@ class LongEvalExtractiveReader(Reader):
     with :func:`extractive_answer`'s sentences, so the engine runs it through
     :func:`lcrag.runner.run_tasks` like any reader (cache key, resume, rows) and the reply maps
     back to exactly :func:`extractive_answer`'s sentences and citations. Profile
-    ``params/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
+    ``lcrag/resources/readers/longeval-extractive.yaml`` (``kind: longeval-extractive``), labelled
     "extractive (no model)" wherever it appears. Its replies are computed on every run, never stored in
     the response cache (``records_replies``).
     """

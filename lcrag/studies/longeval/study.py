@@ -59,7 +59,7 @@ MEASURES = ("longeval_rouge_l", "longeval_citation_precision", "longeval_citatio
             "longeval_n_references", "longeval_untraced_citations", "longeval_validator_errors")
 """The study's default measures (BERTScore-MiniLM, ``longeval_bertscore``, is slow and opt-in)."""
 
-EXTRACTIVE_READER = EXTRACTIVE_KIND  # profile params/readers/longeval-extractive.yaml
+EXTRACTIVE_READER = EXTRACTIVE_KIND  # profile lcrag/resources/readers/longeval-extractive.yaml
 PROMPT_LCRAG, PROMPT_TEAM = "longeval", "longeval-team"
 
 
