@@ -2,6 +2,7 @@
 #   make reproduce   install, then execute every notebook with papermill into figures/ (offline default)
 #   make test        install, then run the whole test suite (unit, comparison, integration, the ONNX backend,
 #                    nbval on copies of the notebooks in a temporary directory: figures/ and runs/ are left alone)
+#   make docs        the documentation site into site/ (docs/ plus the executed notebooks of figures/)
 # and for the edit-test loop:
 #   make check       the fast tier: every test not marked `slow` (no notebooks, kernels, local model server,
 #                    end-to-end reproduce, Ray, ONNX export, wheel); see tests/README.md
@@ -25,7 +26,7 @@ LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell 
 LLAMA_PIN   := llama-cpp-python==0.3.36
 WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
-.PHONY: install reproduce test check browser bench bench-tests clean
+.PHONY: install reproduce test check browser bench bench-tests clean docs
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -35,7 +36,7 @@ $(STAMP): pyproject.toml | $(PY)
 	@ls $(WHEELHOUSE)/llama_cpp_python-*.whl >/dev/null 2>&1 || { \
 	  echo "building llama-cpp-python for $(shell uname -m) ($(LLAMA_CMAKE)); a few minutes on 2 cores"; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE)" $(PY) -m pip wheel --quiet --no-deps --no-cache-dir -w $(WHEELHOUSE) '$(LLAMA_PIN)'; }
-	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss,onnx]'
+	$(PY) -m pip install --quiet --find-links $(WHEELHOUSE) -e '.[notebooks,test,llm,metrics,ray,faiss,onnx,docs]'
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (lcrag)" >/dev/null
 	$(PY) -c "from lcrag.llm.server import default_model; default_model()"  # the local model's F32 copy, once per machine (~5 s)
 	touch $(STAMP)
@@ -44,6 +45,12 @@ install: $(STAMP)
 
 reproduce: install
 	$(VENV)/bin/lcrag reproduce --params $(PARAMS)
+	$(PY) scripts/headline_figures.py figures docs/img
+
+# the documentation site, offline, into site/ (not tracked): docs/ and the executed notebooks of figures/ when
+# `make reproduce` wrote them (docs/docs_site.md)
+docs: install
+	$(VENV)/bin/mkdocs build --quiet --strict --site-dir site
 
 # Both tiers run on every core with pytest-xdist (JOBS workers, `--dist loadgroup`: the groups in tests/conftest.py
 # keep the local model server, signal and run-lock tests and each notebook's cells in one worker); the controller

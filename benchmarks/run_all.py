@@ -1,4 +1,4 @@
-"""Run every benchmark, then write docs/benchmarks.md and the README's "Measured" table from the rows.
+"""Run every benchmark, then write docs/benchmarks.md and the "Measured" table of docs/measured.md from the rows.
 
     .venv/bin/python benchmarks/run_all.py [--skip-reproduce] [--skip-embed] [--skip-replay] [--summary-only]
 
@@ -64,7 +64,7 @@ def stamp(name: str) -> str:
 
 
 def measured_rows() -> list[str]:
-    """README table rows (what | lcrag | baseline, same run | ratio) from the latest results."""
+    """"Measured" table rows (docs/measured.md) (what | lcrag | baseline, same run | ratio) from the latest results."""
     out = []
     bm = latest("retrieval")
     if bm is not None and "end_to_end_s" in bm:
@@ -181,7 +181,7 @@ def forked_note(value) -> str:
     """How the row's kernels were started (``kernels_forked``, in rows recorded while a kernel fork server
     existed; it was removed for maintainability, and later rows do not say: each kernel is a new process)."""
     if str(value) == "True":
-        return ", kernels forked from one server"
+        return ", kernels forked from a fork server, since removed"
     if str(value) == "False":
         return ", each kernel a new process"
     return ""
@@ -193,7 +193,7 @@ def load_range() -> str:
     return f" (1-minute load average during the runs: {min(loads):.1f}–{max(loads):.1f})" if loads else ""
 
 
-# each benchmark's README rows, by how they start (measured_rows writes them in this order)
+# each benchmark's "Measured" rows, by how they start (measured_rows writes them in this order)
 ROW_PREFIXES = {"retrieval": ("| BM25 ",), "tokens": ("| exact ",), "embed": ("| MiniLM embedding", "| opt-in int8"),
                 "cache": ("| replay of",), "pipeline": ("| full-coverage",),
                 "reproduce": ("| whole offline", "| notebooks "), "install": ("| `make install`",),
@@ -207,7 +207,7 @@ def has_rows(name: str) -> bool:
 
 
 def kept_rows(new: list[str], old: list[str], present=has_rows) -> tuple[list[str], list[str]]:
-    """The README rows: this machine's for each benchmark with results here, the previous table's rows for the
+    """The "Measured" rows: this machine's for each benchmark with results here, the previous table's rows for the
     others (``benchmarks/results/`` is not committed, so a fresh machine has only what it ran itself). Returns
     the rows and the names of the benchmarks whose rows were kept."""
     out, kept = [], []
@@ -227,7 +227,7 @@ def kept_sections(old_doc: str) -> dict[str, str]:
 
 
 def write_readme(rows: list[str], when: str) -> None:
-    p = ROOT / "README.md"
+    p = ROOT / "docs" / "measured.md"  # the table between the markers; the page's prose is kept
     text = p.read_text()
     if README_START not in text:
         return
@@ -248,7 +248,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-reproduce", action="store_true")
     ap.add_argument("--skip-embed", action="store_true")
     ap.add_argument("--skip-replay", action="store_true")
-    ap.add_argument("--summary-only", action="store_true", help="only rewrite docs/benchmarks.md and the README table from the latest rows")
+    ap.add_argument("--summary-only", action="store_true", help="only rewrite docs/benchmarks.md and the Measured table of docs/measured.md from the latest rows")
     a = ap.parse_args(argv)
     codes = [0]
     if not a.summary_only:
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     (ROOT / "docs").mkdir(exist_ok=True)
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(out))
     write_readme(measured_rows(), when)
-    print("summary written to docs/benchmarks.md and README.md (Measured table)")
+    print("summary written to docs/benchmarks.md and docs/measured.md (Measured table)")
     return max(codes)
 
 

@@ -123,7 +123,16 @@ def _scoreboard(out_dir: Path) -> str:
     csv, md = out_dir / "scoreboard.csv", out_dir / "scoreboard.md"
     if csv.is_file():
         links = " · ".join(_link(p, out_dir) for p in (csv, md) if p.is_file())
-        return f'<h2 id="scoreboard">Scoreboard: paper values beside ours ({links})</h2>{table_html(pd.read_csv(csv), "scoreboard-t")}'
+        from .scoreboard import by_class_order, counts_of_combined
+
+        df = pd.read_csv(csv)
+        if not {"kind", "paper", "cls"} <= set(df.columns):  # not in scoreboard.write's layout: shown as is
+            return f'<h2 id="scoreboard">Scoreboard ({links})</h2>{table_html(df, "scoreboard-t")}'
+        return (f'<h2 id="scoreboard">Scoreboard: paper values beside ours ({links})</h2>'
+                f'<p class="note">counts per paper (cells: exact / within 1 pp / further / not produced; effects: '
+                f'reproduced / not / not produced)</p>{table_html(counts_of_combined(df), "scoreboard-counts")}'
+                f'<details><summary>every stated value (produced first)</summary>'
+                f'{table_html(by_class_order(df), "scoreboard-t")}</details>')
     if md.is_file():
         return f'<h2 id="scoreboard">Scoreboard ({_link(md, out_dir)})</h2><pre>{_esc(md.read_text(encoding="utf-8"))}</pre>'
     return ""

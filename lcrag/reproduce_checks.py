@@ -110,7 +110,7 @@ def check_notebook_params(path: str | Path, nn: str, nb_name: str, declared: dic
 
 def relocate_reader_error(path: str | Path, nn: str, e: ConfigError, given: dict[str, Any]) -> ConfigError:
     """An unknown reader named in ``notebooks.<nn>`` (or ``defaults``) reported at the profile's line, not
-    against the ``params/readers/<name>.yaml`` that does not exist; other errors are returned unchanged."""
+    against a ``<name>.yaml`` reader profile that does not exist (built in: ``lcrag/resources/readers/``); other errors are returned unchanged."""
     if Path(e.path).is_file() or e.field != "reader":
         return e
     name = Path(e.path).stem

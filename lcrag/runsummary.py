@@ -1,4 +1,4 @@
-"""The end-of-run summary and the error-share check behind ``lcrag run``'s exit status.
+r"""The end-of-run summary and the error-share check behind ``lcrag run``'s exit status.
 
 * :func:`summarize` — rows ok / error / N/A (of a tidy results frame), calls made (sent to a
   model: ok rows not served by the cache + error rows), cache hits, spend and wall time, from

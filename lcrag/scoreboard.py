@@ -346,6 +346,25 @@ def write(figures: str | Path, out: str | Path | None = None) -> dict[str, Path]
     return paths
 
 
+def counts_of_combined(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`counts` of a table in the :func:`combined` layout (``scoreboard.csv`` as written by :func:`write`):
+    its ``cell`` rows are the cells, its ``effect`` rows the effects (their ``cls`` is ``reproduced``)."""
+    for col in ("kind", "paper", "cls"):
+        if col not in df.columns:
+            raise ValueError(f"scoreboard table has no {col!r} column (columns: {', '.join(map(str, df.columns))})")
+    cells = df[df["kind"] == "cell"]
+    effects = df[df["kind"] == "effect"].rename(columns={"cls": "reproduced"})
+    return counts(cells, effects)
+
+
+def by_class_order(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a :func:`combined` table with produced cells and effects first (exact, within 1 pp, further,
+    yes, no), ``not produced`` last; the order within a class is kept."""
+    rank = {k: i for i, k in enumerate(("exact", "within 1 pp", "further", "yes", "no", "not produced"))}
+    key = df["cls"].map(lambda v: rank.get(v, len(rank) - 1))
+    return df.assign(_k=key).sort_values("_k", kind="stable").drop(columns="_k")
+
+
 def summary_line(figures: str | Path) -> str:
     """One line per paper: the counts of :func:`counts` for ``figures``."""
     cells, effects = build(figures)

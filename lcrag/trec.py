@@ -6,7 +6,7 @@ One line per query::
      "references": ["<doc id>", ...],
      "answer": [{"text": "...", "citations": [0, 2]}, ...]}
 
-``citations`` are 0-based indices into ``references`` (seed 000 §2.3: citation index ->
+``citations`` are 0-based indices into ``references`` (LongEval-RAG paper §2.3: citation index ->
 ``references[index]`` -> document id). Inside lcrag reference ids are compared as strings
 (:attr:`RagResponse.references`); the values as read are kept (:attr:`RagResponse.reference_values`:
 submitted runs store ints, README §8, and the organizers accepted them), and so are unknown extra
@@ -231,7 +231,7 @@ def validate_run(responses: Sequence[RagResponse], candidates: Mapping[str, Sequ
                  selected_docs: Mapping[str, Iterable[Any]] | None = None,
                  require_all_queries: bool = False, max_sentences: int | None = None,
                  check_format: bool = True) -> ValidationReport:
-    """Check the candidate constraint and citation integrity of a run (seed 000 §2.2-2.3).
+    """Check the candidate constraint and citation integrity of a run (LongEval-RAG paper §2.2-2.3).
 
     Errors: unknown or duplicate query id; a reference outside the query's candidate set; a
     citation that is not an int index into ``references``; with ``selected_docs`` (query id ->

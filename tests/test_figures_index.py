@@ -60,6 +60,21 @@ def test_index_groups_outputs_by_paper_and_benchmark_with_sources_and_commands(r
     assert page.count("<img ") == 1
 
 
+def test_index_leads_with_scoreboard_counts_and_lists_produced_values_first(run_dir):
+    """A scoreboard in scoreboard.write's layout: the page opens it with the counts per paper, and the full table
+    lists produced values before the "not produced" rows."""
+    pd.DataFrame({"kind": ["cell", "cell", "cell", "effect"], "paper": ["EBG"] * 4,
+                  "id": ["c-missing", "c-exact", "c-far", "e1"],
+                  "cls": ["not produced", "exact", "further", "yes"]}).to_csv(run_dir / "scoreboard.csv", index=False)
+    page = write_index(run_dir).read_text()
+    board = page[page.index('id="scoreboard"'):page.index("<h2>EBG")]
+    counts = board[:board.index("<details>")]
+    assert "not produced" in counts and "effects reproduced" in counts  # the counts' columns
+    assert ">3<" in counts and "c-exact" not in counts  # 3 cells counted; no single row before the counts
+    rows = board[board.index("<details>"):]
+    assert rows.index("c-exact") < rows.index("c-far") < rows.index("c-missing")
+
+
 def test_source_classes():
     assert source_classes("recorded outputs: organizer runs") == ["recorded outputs"]
     assert source_classes("real data: files of the data directory; readers: a") == ["real data", "live reader"]

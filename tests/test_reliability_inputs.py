@@ -456,7 +456,7 @@ def test_utf8_bom_and_crlf_are_accepted(tmp_path):
 
 
 def test_empty_document_text_is_recorded_not_dropped(tmp_path):
-    """LongEval documents with no text are kept with ``text_source == "none"`` (seed 000 Table 1), not dropped."""
+    """LongEval documents with no text are kept with ``text_source == "none"`` (LongEval-RAG paper Table 1), not dropped."""
     (tmp_path / "d.jsonl").write_text(jl({"doc_id": "d1", "title": "", "abstract": " "}, {"doc_id": "d2", "title": "T"}))
     docs = load_documents(tmp_path / "d.jsonl")
     assert docs["d1"].text == "" and docs["d1"].metadata["text_source"] == "none"

@@ -1,4 +1,4 @@
-"""TREC-RAG JSONL reader/writer and the candidate-constraint validator (seed 000 §2.2-2.3)."""
+"""TREC-RAG JSONL reader/writer and the candidate-constraint validator (LongEval-RAG paper §2.2-2.3)."""
 
 from __future__ import annotations
 

@@ -9,13 +9,13 @@ name             function                               rule
 ``lines``        :func:`chunk_lines`                    one ``\\n`` line each (empty skipped)
 ``paragraphs``   :func:`chunk_paragraphs`               blank-line separated blocks
 ``sentences``    :func:`chunk_sentences`                the shared sentence splitter
-``rule``         :func:`chunk_rule_windows`             <= 140 words, 1-sentence overlap (seed 000 §3.2)
-``semantic``     :func:`chunk_semantic`                 merge while cos to mean >= 0.72 (seed 000 §3.2)
-``topic``        :func:`chunk_topic_shift`              split when drift 1-cos > 0.18 (seed 000 §3.2)
-``tokens``       :func:`chunk_token_windows`            256 cl100k tokens, stride (seed 001 App. D)
+``rule``         :func:`chunk_rule_windows`             <= 140 words, 1-sentence overlap (LongEval-RAG paper §3.2)
+``semantic``     :func:`chunk_semantic`                 merge while cos to mean >= 0.72 (LongEval-RAG paper §3.2)
+``topic``        :func:`chunk_topic_shift`              split when drift 1-cos > 0.18 (LongEval-RAG paper §3.2)
+``tokens``       :func:`chunk_token_windows`            256 cl100k tokens, stride (EBG paper App. D)
 ===============  =====================================  ===============================
 
-:func:`with_title` turns any chunk list into the title-in-chunk variant (seed 001 App. E.7).
+:func:`with_title` turns any chunk list into the title-in-chunk variant (EBG paper App. E.7).
 """
 
 from __future__ import annotations

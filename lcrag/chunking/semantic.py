@@ -1,4 +1,4 @@
-"""Embedding-based chunkers: semantic merging and topic shift (seed 000 §3.2).
+"""Embedding-based chunkers: semantic merging and topic shift (LongEval-RAG paper §3.2).
 
 Both embed each sentence (from the shared splitter) with all-MiniLM-L6-v2 by default
 (``lcrag.embeddings``, cached on disk) and keep the shared 140-word budget (words =

@@ -59,5 +59,5 @@ def chunks_from_spans(doc: Document, spans: Sequence[tuple[int, int]], kind: str
 
 
 def word_count(text: str) -> int:
-    """Words = whitespace-separated tokens (the unit of the 140-word budget, seed 000 §3.2)."""
+    """Words = whitespace-separated tokens (the unit of the 140-word budget, LongEval-RAG paper §3.2)."""
     return len(text.split())

@@ -1,4 +1,4 @@
-"""Rule-based sentence windows (LongEval paper, seed 000 §3.2).
+"""Rule-based sentence windows (LongEval-RAG paper §3.2).
 
 Greedy left-to-right over the sentences of :func:`lcrag.chunking.sentences.split_sentences`:
 append the next sentence while the window's word count stays ``<= max_words`` (140);

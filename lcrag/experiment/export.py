@@ -1,4 +1,4 @@
-"""``lcrag export RUN``: a bundle to cite a result and re-score it elsewhere.
+r"""``lcrag export RUN``: a bundle to cite a result and re-score it elsewhere.
 
 Written to ``RUN/export`` (or ``out``):
 

@@ -1,4 +1,4 @@
-"""The tables behind ``lcrag report``: computed from a run directory, no model, no retrieval.
+r"""The tables behind ``lcrag report``: computed from a run directory, no model, no retrieval.
 
 * :func:`load_run` — the manifest, the rows of *this* configuration (run ids of the
   manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks. A built-in
@@ -84,7 +84,7 @@ def roles(man: dict, df: pd.DataFrame) -> dict[str, dict[str, str]]:
 
 
 def headline(man: dict, df: pd.DataFrame) -> list[tuple[str, str]]:
-    """``[(column, label)]``: the study's headline measures in the papers' order — Ans\* (an answer
+    r"""``[(column, label)]``: the study's headline measures in the papers' order — Ans\* (an answer
     measure labelled "Ans*", where the study has one), then the ``ans``, ``evid`` and ``ans_evid``
     roles (:func:`roles`). Columns are the role names (``ans`` …) once :func:`load_run` added them."""
     out = []

@@ -1,4 +1,4 @@
-"""The LongEval-RAG supplementary protocol as reader calls (seed 000 §5, Figure 1, Table 6).
+"""The LongEval-RAG supplementary protocol as reader calls (LongEval-RAG paper §5, Figure 1, Table 6).
 
 1. **Silver reference** (:func:`silver_reference`): a generator model answers the query from *all* candidate
    documents of the query (one evidence item per document: full text where available, else the abstract),

@@ -1,4 +1,4 @@
-"""Nugget evaluation in the TREC RAG AutoJudge style (seed 000 §5, Table 5: Nugget Coverage, Average Grade).
+"""Nugget evaluation in the TREC RAG AutoJudge style (LongEval-RAG paper §5, Table 5: Nugget Coverage, Average Grade).
 
 Two reader calls per query, both through the one cached path (:func:`lcrag.llm.judge.json_call`):
 

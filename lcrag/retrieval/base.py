@@ -13,7 +13,7 @@ by input order); its implementations are in :mod:`.rerank` (local) and :mod:`.re
 Ranking convention: descending score, ties broken by chunk index (the order the chunks were
 given in, e.g. line order of a haystack) — a stable sort, identical for top-k and full rankings.
 
-Candidate restriction (seed 000 §3.1): ``candidates`` is an iterable of document ids; only
+Candidate restriction (LongEval-RAG paper §3.1): ``candidates`` is an iterable of document ids; only
 chunks of those documents are scored and returned.
 """
 

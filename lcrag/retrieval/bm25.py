@@ -1,4 +1,4 @@
-"""BM25 Okapi with a sparse-matrix backend (seed 000 §3.3; seed 001 App. G.3).
+"""BM25 Okapi with a sparse-matrix backend (LongEval-RAG paper §3.3; EBG paper App. G.3).
 
 Formula — exactly rank-bm25 0.2.2 ``BM25Okapi`` (the reference the tests pin us to)::
 

@@ -1,4 +1,4 @@
-"""Near-duplicate filtering of ranked passages (seed 000 §3.6).
+"""Near-duplicate filtering of ranked passages (LongEval-RAG paper §3.6).
 
 Two passages are near-duplicates when the Jaccard similarity of their token sets (shared
 :func:`tokenize`) is at least ``threshold`` (0.9 by default). Walking the ranking best

@@ -1,4 +1,4 @@
-"""Dense retrieval by cosine similarity of embeddings (seed 001 §5.1.3, App. D, App. G).
+"""Dense retrieval by cosine similarity of embeddings (EBG paper §5.1.3, App. D, App. G).
 
 Chunks (``chunk.display_text``, so the title-in-chunk variant embeds ``"title\\n\\ntext"``) and
 queries are embedded with :func:`lcrag.embeddings.embed_texts` — offline MiniLM

@@ -1,4 +1,4 @@
-"""Deterministic query expansion and pseudo-relevance feedback (seed 000 §3.3).
+"""Deterministic query expansion and pseudo-relevance feedback (LongEval-RAG paper §3.3).
 
 Keyword extraction: tokens of the query (shared :func:`tokenize`, lowercased), minus
 stopwords and tokens shorter than 3 characters, deduplicated by first occurrence, query

@@ -7,7 +7,7 @@ chunks this module instead
 * **builds** the index from vectors streamed in batches (:func:`build_index`), so the whole
   matrix never has to be in memory: ``kind="flat"`` (exact inner product) or ``kind="ivf"``
   (inverted file, ``nlist`` cells; trained on the first batch), on L2-normalised vectors, so
-  the score is cosine similarity as in ``DenseRetriever`` (seed 001 §5.1.3);
+  the score is cosine similarity as in ``DenseRetriever`` (EBG paper §5.1.3);
 * **persists** it to one file and **reopens** it memory-mapped (``faiss.IO_FLAG_MMAP``): the
   operating system pages in only the parts a search touches (:class:`FaissIndex`);
 * **searches** top-k: exact for ``flat`` (and for ``ivf`` with ``nprobe == nlist``),

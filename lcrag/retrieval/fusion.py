@@ -1,4 +1,4 @@
-"""Reciprocal rank fusion (Cormack et al. 2009; seed 000 §3.4).
+"""Reciprocal rank fusion (Cormack et al. 2009; LongEval-RAG paper §3.4).
 
 ``S_RRF(p) = sum over ranked lists r containing p of 1 / (k + rank_r(p))`` with 1-based
 ranks and ``k = 60``; a list that does not contain ``p`` contributes 0. Ties in the fused

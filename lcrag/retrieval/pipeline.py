@@ -1,4 +1,4 @@
-"""Candidate-constrained lexical pipeline (seed 000 §3.1–3.6).
+"""Candidate-constrained lexical pipeline (LongEval-RAG paper §3.1–3.6).
 
 For one query and its candidate documents ``D_q``:
 
@@ -30,7 +30,7 @@ from .priors import CITATION_BOOST, TEMPORAL_BOOST, temporal_adjustment
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Constants of seed 000 Table 3 (defaults) and switches for the ablations."""
+    """Constants of the LongEval-RAG paper's Table 3 (defaults) and switches for the ablations."""
 
     multi_query: bool = True
     prf: bool = True

@@ -1,4 +1,4 @@
-"""Rerank priors of the candidate-constrained pipeline (seed 000 §3.5).
+"""Rerank priors of the candidate-constrained pipeline (LongEval-RAG paper §3.5).
 
 ``S_rerank(p|q) = S_RRF(p|q) + 0.05 * G(d(p)) + T(q, p)`` where
 

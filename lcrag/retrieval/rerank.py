@@ -1,7 +1,7 @@
 """Reranking stage: a CrossEncoder when its weights exist locally, else a labelled fallback.
 
 * :class:`CrossEncoderReranker` loads ``cross-encoder/ms-marco-MiniLM-L-6-v2`` (the LongEval
-  sentence reranker, seed 000 Table 3) or any CrossEncoder path — from local files only
+  sentence reranker, LongEval-RAG paper Table 3) or any CrossEncoder path — from local files only
   (hub cache or a directory); it never downloads.
 * :class:`BiEncoderReranker` is the offline fallback: cosine similarity of MiniLM
   bi-encoder embeddings. It is NOT a cross-encoder; its ``name`` says so

@@ -15,7 +15,7 @@ import re
 _WORD = re.compile(r"\w+")
 
 # A small English stopword list (function words and question words) used by keyword
-# extraction and PRF (seed 000 §3.3), never by BM25 itself.
+# extraction and PRF (LongEval-RAG paper §3.3), never by BM25 itself.
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before being below
     between both but by can cannot could did do does doing down during each few for from further had has have

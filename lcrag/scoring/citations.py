@@ -1,4 +1,4 @@
-"""Citation scorers for TREC-RAG style responses (LongEval-RAG, seed 000 §5).
+"""Citation scorers for TREC-RAG style responses (LongEval-RAG paper §5).
 
 A response has ``references`` (ordered document ids) and ``answer`` sentences, each with
 ``citations`` = 0-based indices into ``references``. Document ids are compared as strings
@@ -7,14 +7,14 @@ A response has ``references`` (ordered document ids) and ``answer`` sentences, e
 * :func:`cited_doc_ids` — the cited set, pooled over ALL answer sentences (organizer rule,
   README §6.5). ``sentences="first"`` gives the variant of the organizer script that reads only
   the first sentence; it contradicts every published value and exists to show that.
-* :func:`citation_precision` — "precision at Q-length" of seed 000 Table 5: per query
+* :func:`citation_precision` — "precision at Q-length" of the LongEval-RAG paper's Table 5: per query
   ``|cited ∩ gold| / |cited|``, 0 when nothing is cited; the run score is the mean over queries.
   This is the ONE implementation of the rule: :func:`response_citation_precision` (one
   response), :func:`citation_precision_range` (several consistent gold sets),
   :func:`run_citation_precision` (a run) and the registered measures
   ``longeval_citation_precision[_low|_high]`` (:mod:`lcrag.measures`) all call it, and every
   LongEval table (Table 5 recomputation, our variants, ``lcrag longeval score``) uses those.
-* :func:`citation_set_metrics` — seed 000 §5.2 (Table 6): recall ``|G∩R|/|G|``, precision
+* :func:`citation_set_metrics` — the LongEval-RAG paper's §5.2 (Table 6): recall ``|G∩R|/|G|``, precision
   ``|G∩R|/|R|``, Jaccard ``|G∩R|/|G∪R|`` between the reference-side set G and the RAG-side set R;
   each is 0 when its denominator is empty (as in the team's judge inputs).
 """

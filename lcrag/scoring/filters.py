@@ -25,7 +25,7 @@ rule for empty and unparseable replies):
 * :func:`authors_multihop` — LC-EBG ``multihop_rag/run_baseline.py::run_one``: the same extractor, and an
   unparseable reply scores 0 (answer ``""``, no lines).
 * :func:`longeval_evidence_answer` — the LongEval generator's reply ``{"answer": [{"text",
-  "evidence_ids"}]}`` (seed 000 §2.3): ``json``, then ``json_repair``; ``citations`` is accepted
+  "evidence_ids"}]}`` (LongEval-RAG paper §2.3): ``json``, then ``json_repair``; ``citations`` is accepted
   as an alias of ``evidence_ids``.
 
 lcrag's rule:

@@ -1,4 +1,4 @@
-"""A LongEval-RAG reply -> a TREC-RAG response whose citations trace to document spans (seed 000 §2.3).
+"""A LongEval-RAG reply -> a TREC-RAG response whose citations trace to document spans (LongEval-RAG paper §2.3).
 
 The generator (an LLM reader, or the deterministic extractive generator behind the same reader
 interface) answers with JSON ``{"answer": [{"text": ..., "evidence_ids": [...]}, ...]}``; the

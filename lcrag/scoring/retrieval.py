@@ -1,6 +1,6 @@
 """Retrieval diagnostics: gold ranks, Hits@k (any / all), needle coverage, full-coverage k.
 
-Definitions (EBG paper, seed 001):
+Definitions (EBG paper):
 
 * **first-hit rank** (App. D.3): for each gold unit, the 1-based rank of the first chunk in
   the ranking that contains it; ``None`` when no chunk contains it.

@@ -1,6 +1,6 @@
 """Answer-text scorers against a gold answer: ROUGE, BERTScore (optional), TFC1 (our re-implementation).
 
-Conventions (LongEval-RAG, seed 000 §5.1 and data README §6.5):
+Conventions (LongEval-RAG paper §5.1 and data README §6.5):
 
 * The *prediction* is the run's answer sentences joined with single spaces
   (:func:`answer_text`); the *reference* is the one official gold answer.
@@ -98,7 +98,7 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
 
 
 def rouge_l_f1(prediction: str, reference: str) -> float:
-    """ROUGE-L F1 (LCS-based, stemmer on): the "Rouge" column of seed 000 Table 5.
+    """ROUGE-L F1 (LCS-based, stemmer on): the "Rouge" column of the LongEval-RAG paper's Table 5.
 
     The value of ``rouge-score``'s ``RougeScorer(["rougeL"], use_stemmer=True)`` (same tokens, same LCS, same
     F1 formula), computed in time linear in the run: tokens and stems are remembered and the LCS is
@@ -182,7 +182,7 @@ def tfc1_scores(query: str, responses: Mapping[str, str], *, margin_fraction: fl
     """Per-response TFC1 score within one query's pool of responses (our re-implementation).
 
     Definition (following ir_axioms ``Tfc1Axiom`` as wrapped by ``GEN_TFC1`` and aggregated by the
-    TREC-AutoJudge ir-axioms judge; Merker et al. 2025, seed 000 §5.1): for responses ``a`` and
+    TREC-AutoJudge ir-axioms judge; Merker et al. 2025, LongEval-RAG paper §5.1): for responses ``a`` and
     ``b``, let ``tf(x)`` be the summed frequency of the query's terms (with repetition) in ``x``;
     ``pref(a, b) = 0`` if ``tf(a)`` and ``tf(b)`` are within ``margin_fraction`` (relative),
     else ``+1`` if ``tf(a) > tf(b)`` and ``-1`` otherwise. The score of ``a`` is

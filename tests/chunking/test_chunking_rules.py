@@ -1,4 +1,4 @@
-"""Boundary rules of every chunker (seed 000 §3.2, seed 001 App. D/E.7, data README §6.3)."""
+"""Boundary rules of every chunker (LongEval-RAG paper §3.2, EBG paper App. D/E.7, data README §6.3)."""
 
 from __future__ import annotations
 

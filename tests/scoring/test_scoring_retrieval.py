@@ -1,4 +1,4 @@
-"""Retrieval diagnostics (seed 001 App. D.3, D.4, G.1, G.4): edge cases and conventions."""
+"""Retrieval diagnostics (EBG paper App. D.3, D.4, G.1, G.4): edge cases and conventions."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """LongEval-RAG (CLEF 2026 Task 4) loader: queries with candidate ids, candidate documents.
 
-Follows seed 000 §2:
+Follows the LongEval-RAG paper's §2:
 
 * Queries: JSONL, one query per line, with field aliases — id from ``narrative_id | query_id |
   qid | id``, text from ``narrative | query | text | question``, candidates from ``doc_ids``.
@@ -244,7 +244,7 @@ def attach(queries: list[LongEvalQuery], docs: dict[str, Document], queries_path
 
 
 def load_citation_network(path: str | Path) -> list[tuple[str, str]]:
-    """Edges ``(citing_doc_id, cited_doc_id)`` of a citation-network CSV/TSV/JSONL (seed 000 §3.5).
+    """Edges ``(citing_doc_id, cited_doc_id)`` of a citation-network CSV/TSV/JSONL (LongEval-RAG paper §3.5).
 
     The prior ``G(d)`` is computed from these by :mod:`lcrag.retrieval.priors`
     (``citation_prior(citation_counts(edges))``).

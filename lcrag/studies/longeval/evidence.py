@@ -1,11 +1,11 @@
-"""Sentence-level evidence items with an ``evidence_id`` layer (seed 000 §2.3, §3.6).
+"""Sentence-level evidence items with an ``evidence_id`` layer (LongEval-RAG paper §2.3, §3.6).
 
 From each selected passage the first ``sentences_per_passage`` (5) sentences of the shared
 splitter are candidates; a candidate keeps its document id and its character span in the
 document (passage start + sentence offset). Filtering (our constants): 5-80 words, and a
 sentence already taken (same document and span, e.g. from overlapping windows) is skipped.
 
-Scoring (our definition, seed 000 leaves it open): ``heuristic = coverage + 0.1 / (1 +
+Scoring (our definition, the LongEval-RAG paper leaves it open): ``heuristic = coverage + 0.1 / (1 +
 passage_rank)`` with ``coverage`` = fraction of the query keywords (``extract_keywords``) among
 the sentence's tokens; candidates are ordered by it (ties: passage order). Variants with
 ``sentence_rerank`` rescore the top ``sentence_rerank_top`` (24) with the sentence reranker — the
@@ -51,7 +51,7 @@ def sentence_reranker(model: str | None):
 
 
 def references_of(passages: Sequence[SelectedPassage]) -> list[str]:
-    """Ordered, deduplicated source document ids of the selected passages (seed 000 §3.6)."""
+    """Ordered, deduplicated source document ids of the selected passages (LongEval-RAG paper §3.6)."""
     return list(dict.fromkeys(p.chunk.doc_id for p in passages))
 
 

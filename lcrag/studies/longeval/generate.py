@@ -1,7 +1,7 @@
 """Answer generation from evidence items: deterministic extractive, or an LLM via the reader layer.
 
 Both return :class:`lcrag.trec.AnswerSentence` lists plus, per sentence, the evidence items
-behind it, so every citation traces to a document span (seed 000 §2.3):
+behind it, so every citation traces to a document span (LongEval-RAG paper §2.3):
 citation index -> ``references[index]`` -> document id, and evidence_id -> (doc id, start, end).
 
 * :func:`extractive_answer` (no model): the first ``max_answer_sentences`` (5) evidence items,

@@ -1,4 +1,4 @@
-"""lcrag's LongEval supplementary protocol over a run's answers (seed 000 §5, Tables 5 and 6; ``lcrag longeval judge``).
+"""lcrag's LongEval supplementary protocol over a run's answers (LongEval-RAG paper §5, Tables 5 and 6; ``lcrag longeval judge``).
 
 For every query of the runs: a **silver reference** written by a generator model from all of the query's
 candidate documents (:func:`lcrag.llm.judge_longeval.silver_reference`; the paper: GPT-5.4-mini), then for

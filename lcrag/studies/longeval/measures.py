@@ -1,4 +1,4 @@
-"""Measures of the LongEval-RAG study (seed 000 §2.2-2.3, §3.6, §5.1, Table 5).
+"""Measures of the LongEval-RAG study (LongEval-RAG paper §2.2-2.3, §3.6, §5.1, Table 5).
 
 Reply: the LongEval filter (:func:`lcrag.scoring.filters.longeval_evidence_answer`) mapped to a
 TREC-RAG response whose citations trace to document spans
@@ -61,7 +61,7 @@ def citation_precision(bound: str | None = None):
     return score
 
 
-S = "seed 000 §5.1, Table 5"
+S = "the LongEval-RAG paper's §5.1, Table 5"
 RULE = ("cited = the union over ALL answer sentences of str(references[c]); |cited ∩ gold| / |cited|, "
         "0 when nothing is cited; document ids compared as strings; no value for another study's task")
 measure("longeval_citation_precision", kind="evidence", label="Precision", section=S, doc=(
@@ -75,21 +75,21 @@ measure("longeval_citation_precision_high", kind="evidence", label="Precision (h
     citation_precision("high"))
 
 
-@measure("longeval_n_cited_docs", kind="evidence", label="cited docs", section="seed 000 §5.1")
+@measure("longeval_n_cited_docs", kind="evidence", label="cited docs", section="the LongEval-RAG paper's §5.1")
 def longeval_n_cited_docs(task, response) -> float | None:
     """``|cited|``: distinct documents cited by any answer sentence (the set the citation precision divides by)."""
     r = scored_response(task, response)
     return None if r is None else float(len(cited_doc_ids(r)))
 
 
-@measure("longeval_n_references", kind="other", label="references", section="seed 000 §3.6")
+@measure("longeval_n_references", kind="other", label="references", section="the LongEval-RAG paper's §3.6")
 def longeval_n_references(task, response) -> float | None:
     """``len(references)``: the distinct source documents of the selected passages (cited or not)."""
     r = scored_response(task, response)
     return None if r is None else float(len(r.references))
 
 
-@measure("longeval_n_sentences", kind="other", label="answer sentences", section="seed 000 §3.6")
+@measure("longeval_n_sentences", kind="other", label="answer sentences", section="the LongEval-RAG paper's §3.6")
 def longeval_n_sentences(task, response) -> float | None:
     """Answer sentences of the TREC-RAG response after mapping the reply (beyond the limit cut, empty dropped)."""
     r = scored_response(task, response)
@@ -122,7 +122,7 @@ def longeval_bertscore(task, response) -> float | None:
     return None if not f1 else f1[0]
 
 
-@measure("longeval_untraced_citations", kind="other", label="untraced citations", section="seed 000 §2.3")
+@measure("longeval_untraced_citations", kind="other", label="untraced citations", section="the LongEval-RAG paper's §2.3")
 def longeval_untraced_citations(task, response) -> float | None:
     """Problems :func:`lcrag.scoring.longeval_reply.trace_citations` reports (a passage or reference outside
     the candidates, a reference from no selected passage, a citation out of range or without a source span,
@@ -135,7 +135,7 @@ def longeval_untraced_citations(task, response) -> float | None:
     return float(len(trace_citations(r, task.meta["candidates"], docs)))
 
 
-@measure("longeval_validator_errors", kind="other", label="validator errors", section="seed 000 §2.2-2.3")
+@measure("longeval_validator_errors", kind="other", label="validator errors", section="the LongEval-RAG paper's §2.2-2.3")
 def longeval_validator_errors(task, response) -> float | None:
     """Errors (not warnings) :func:`lcrag.trec.validate_run` reports for the response against its query's
     candidates, with the selected passages' documents as provenance and no sentence limit; a run passes the

@@ -1,4 +1,4 @@
-"""LongEval-RAG study: the candidate-constrained pipeline for one query (seed 000 §2-4).
+"""LongEval-RAG study: the candidate-constrained pipeline for one query (LongEval-RAG paper §2-4).
 
 For one query ``q`` and variant ``v``: passages of ``q``'s candidate documents only
 (:mod:`.retrieve`), passage selection, sentence evidence with ``evidence_id``

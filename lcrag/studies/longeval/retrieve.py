@@ -1,4 +1,4 @@
-"""Passages and passage selection for one LongEval query (seed 000 §3.2-3.6).
+"""Passages and passage selection for one LongEval query (LongEval-RAG paper §3.2-3.6).
 
 Passages are chunks of the query's candidate documents only (``P_q``), cut by the variant's
 chunker (:mod:`lcrag.chunking`); every passage keeps its document id and character span.

@@ -3,7 +3,7 @@
 The organizers evaluated 10 runs of team glhf's directory (9 glhf submissions + the official
 naive baseline): per run a ``gold-answer-comparison`` JSON (per-query ROUGE/BERTScore), a
 ``retrieval/*_prec.txt`` (per-query citation precision, 4 decimals) and TREC-AutoJudge TSVs
-(``run \\t query_id|all \\t measure \\t value``). Directory names are the run names of seed 000
+(``run \\t query_id|all \\t measure \\t value``). Directory names are the run names of the LongEval-RAG paper
 Table 5, except ``semantic-curren`` (truncated upstream) = ``semantic-current``.
 """
 
@@ -114,7 +114,7 @@ def llm_run(model_name: str, root: str | Path | None = None) -> list[RagResponse
 
 
 def judge_rows(root: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(inputs, judgements, summary)`` of the supplementary Claude-judge protocol (seed 000 §5.2)."""
+    """``(inputs, judgements, summary)`` of the supplementary Claude-judge protocol (LongEval-RAG paper §5.2)."""
     base = data_dir(root) / JUDGE_REL
     provenance.note("recorded outputs: the team's LLM-judge inputs and judgements (data directory)")
     inputs = pd.DataFrame([json.loads(x) for x in (base / "inputs" / "judge_input.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()])

@@ -1,6 +1,6 @@
 """LongEval-RAG as a built-in study of the engine: item source, task builder, scorer, views.
 
-The study (seed 000 §2-5; notebook 19): the ten variants of ``longeval_variants.yaml`` (package data, :mod:`.resources`)
+The study (LongEval-RAG paper §2-5; notebook 19): the ten variants of ``longeval_variants.yaml`` (package data, :mod:`.resources`)
 (Table 4) answer the queries whose candidate documents are held in full. Each variant's
 retrieval + evidence selection is its :class:`lcrag.types.Condition`
 (``mode="RAG"``, ``chunker`` = rule | semantic | topic_shift, ``retriever`` = concat | bm25 |
@@ -310,7 +310,7 @@ def _recorded(fn: Callable[..., pd.DataFrame]) -> Callable[..., pd.DataFrame]:
 
 
 def method_matrix_view(rows: pd.DataFrame | None = None, *, variants_file: str | Path | None = None) -> pd.DataFrame:
-    """Seed 000 Table 4 derived from the variant switches (the rows are not used)."""
+    """The LongEval-RAG paper's Table 4 derived from the variant switches (the rows are not used)."""
     from .variants import method_matrix
 
     return method_matrix(load_variants(variants_file))

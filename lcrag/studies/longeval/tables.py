@@ -1,4 +1,4 @@
-"""Seed 000 Tables 1, 5 and 6 from the stored LongEval-RAG files, recomputed where we can.
+"""The LongEval-RAG paper's Tables 1, 5 and 6 from the stored LongEval-RAG files, recomputed where we can.
 
 * Table 1 — text source per (query, candidate): the team's recorded stats (published) next to
   what the shared data directory holds (shard-03 text for 11 queries, titles elsewhere).
@@ -100,7 +100,7 @@ def bertscore_table(root: str | Path | None = None) -> pd.DataFrame | None:
 
 
 def table5_primary(root: str | Path | None = None, *, tfc1: bool = True) -> pd.DataFrame:
-    """Table 5 of seed 000: stored organizer metrics + our recomputations (column names say which)."""
+    """Table 5 of the LongEval-RAG paper: stored organizer metrics + our recomputations (column names say which)."""
     gold = load_gold_answers(root)
     pairs = st.inferred_gold_pairs(root)
     queries = {q.id: q.text for q in load_queries(data_dir(root) / QUERIES_REL)}
@@ -135,7 +135,7 @@ def table5_primary(root: str | Path | None = None, *, tfc1: bool = True) -> pd.D
 
 
 def table6_supplementary(root: str | Path | None = None) -> pd.DataFrame:
-    """Table 6 of seed 000 recomputed from per-query judgements, runs and silver references."""
+    """Table 6 of the LongEval-RAG paper recomputed from per-query judgements, runs and silver references."""
     _, judg, summary = st.judge_rows(root)
     silver = st.silver_gold_citations(root)
     rows = []
@@ -151,7 +151,7 @@ def table6_supplementary(root: str | Path | None = None) -> pd.DataFrame:
             "Jaccard": sum(m["jaccard"] for m in sets) / len(sets),
             "Avg. (stored)": s.mean_score_avg, "Jaccard (stored)": s.mean_overlap_jaccard_pct / 100,
         })
-    df = pd.DataFrame(rows)  # in the order of the team's summary file (= seed 000 Table 6 order)
+    df = pd.DataFrame(rows)  # in the order of the team's summary file (= the LongEval-RAG paper's Table 6 order)
     order = {m.replace("_openai_llm_v1", "").replace("_", "-"): i for i, m in enumerate(summary.model_name)}
     df = df.sort_values("Approach", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
     df.insert(0, "No.", range(1, len(df) + 1))

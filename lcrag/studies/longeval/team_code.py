@@ -1,6 +1,6 @@
 """LongEval-RAG passage ranking as the team's code runs it ("team-code" mode).
 
-The candidate-constrained paper (seed 000 §3) states the pipeline as formulas; the team's
+The candidate-constrained paper (LongEval-RAG paper §3) states the pipeline as formulas; the team's
 public code (``WiJoWill/longeval2026task4``) differs in several places that change rankings.
 This module re-implements that code's behaviour on lcrag :class:`~lcrag.types.Chunk`\\ s; lcrag's
 paper-formula pipeline (:func:`lcrag.retrieval.candidate_constrained_search`) stays as the

@@ -1,4 +1,4 @@
-"""The ten LongEval-RAG variants (seed 000 Table 4) as named parameter sets from YAML.
+"""The ten LongEval-RAG variants (LongEval-RAG paper Table 4) as named parameter sets from YAML.
 
 ``longeval_variants.yaml`` (package data of this folder, :mod:`.resources`; a file of that name in
 ``$LCRAG_PARAMS_DIR/`` or the checkout's ``params/`` overrides it) holds ``defaults`` (Table 3 constants) and ``variants``
@@ -93,7 +93,7 @@ def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str,
 
 
 def method_matrix(variants: dict[str, Variant]) -> pd.DataFrame:
-    """Seed 000 Table 4 derived from the switches (✓ / –)."""
+    """The LongEval-RAG paper's Table 4 derived from the switches (✓ / –)."""
     def mark(b: bool) -> str:
         return "✓" if b else "–"
 
@@ -109,7 +109,7 @@ def method_matrix(variants: dict[str, Variant]) -> pd.DataFrame:
 
 
 def variant_constants(variants: dict[str, Variant]) -> pd.DataFrame:
-    """The shared constants (seed 000 Table 3) as ``parameter, value`` rows (values as text), in file order."""
+    """The shared constants (LongEval-RAG paper Table 3) as ``parameter, value`` rows (values as text), in file order."""
     first = next(iter(variants.values()))
     return pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in first.params.items()])
 

@@ -1,4 +1,4 @@
-"""Tables behind the NoLiMa figures of seed 001, computed from recorded runs (and live ones).
+"""Tables behind the NoLiMa figures of the EBG paper, computed from recorded runs (and live ones).
 
 Every function takes tidy frames (``lcrag.studies.nolima.recorded``) and returns a DataFrame in
 percentage points, ready for ``lcrag.report.save_table`` and ``lcrag.plots``:

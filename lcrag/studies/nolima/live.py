@@ -2,7 +2,7 @@
 
 * :func:`lc_tasks` — LC cases (SN one-/two-hop, TN, CTN) under the needle set's EBG prompt
   and, optionally, its answer-only variant (``lcrag.studies.nolima.lc``) and the EBG paper's
-  App. A ``cot`` / ``cot_ebg`` templates (``params/prompts``) for Figure 7.
+  App. A ``cot`` / ``cot_ebg`` templates (``lcrag/resources/prompts``) for Figure 7.
 * :func:`rag_tasks` — RAG contexts over the 4-needle store (recorded ids and positions when
   the data directory is present; seeded positions for the generated stand-in) ranked by
   lcrag's own retriever, top-``k`` in similarity order, 1-based ids.

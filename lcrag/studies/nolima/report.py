@@ -275,7 +275,7 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
     (EBG paper App. A prompts); returns (:func:`lcrag.studies.nolima.live.answer_frame`, label).
 
     The paper's CoT runs are not published, so Figure 7 is always a live run: with paid readers
-    (``params/readers``) it is the paper's study; offline it shows what the offline readers give,
+    (``lcrag/resources/readers``) it is the paper's study; offline it shows what the offline readers give,
     and the label says which readers and data those were."""
     from . import live as LV
     from .study import run_spec

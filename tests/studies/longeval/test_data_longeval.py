@@ -1,4 +1,4 @@
-"""LongEval-RAG loader: aliases, formats, text fallback, missing candidates, errors (seed 000 §2)."""
+"""LongEval-RAG loader: aliases, formats, text fallback, missing candidates, errors (LongEval-RAG paper §2)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def test_recovered_corpus_matches_table1_and_readme():
     assert len(corpus.documents) == 468 and not corpus.missing
     rows = corpus.text_sources()
     published = [corpus.documents[r["doc_id"]].metadata["published_text_source"] for r in rows]
-    assert (published.count("fullText"), published.count("abstract")) == (222, 248)  # seed 000 Table 1
+    assert (published.count("fullText"), published.count("abstract")) == (222, 248)  # the LongEval-RAG paper's Table 1
     ids = full_text_query_ids(corpus)
     assert len(ids) == 11
     held = [corpus.documents[d] for q in ids for d in corpus.query(q).doc_ids]

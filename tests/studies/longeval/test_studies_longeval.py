@@ -29,7 +29,7 @@ def test_variants_match_table4():
                        "semantic-current", "topic-shift-current", "semantic-minilm", "topic-shift-minilm"]
     m = method_matrix(v).set_index("Approach")
     marks = {a: "".join("1" if x == "✓" else "0" for x in m.loc[a, ["Rule", "Sem.", "Topic", "BM25", "QE", "PRF", "RRF", "RR", "Cit.", "Sent."]]) for a in m.index}
-    assert marks == {  # seed 000 Table 4, row by row
+    assert marks == {  # the LongEval-RAG paper's Table 4, row by row
         "concat-baseline": "1000000000", "single-query-bm25": "1001000000", "rrf-no-rerank": "1000111000",
         "caes-rag-rrf": "1000111110", "default": "1000111110", "rule-minilm": "1000111111",
         "semantic-current": "0100111110", "topic-shift-current": "0010111110",

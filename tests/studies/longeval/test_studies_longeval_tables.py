@@ -1,4 +1,4 @@
-"""Seed 000 Tables 1, 5, 6 rebuilt from the stored LongEval-RAG files."""
+"""The LongEval-RAG paper's Tables 1, 5, 6 rebuilt from the stored LongEval-RAG files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from lcrag.config import data_dir
 
 pytestmark = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
 
-# seed 000 Table 5 (ROUGE-L, BERTScore, Precision, Nugget Cov., Avg. Grade, TFC1), 3 decimals
+# LongEval-RAG paper Table 5 (ROUGE-L, BERTScore, Precision, Nugget Cov., Avg. Grade, TFC1), 3 decimals
 PAPER_T5 = {
     "rule-minilm": (0.157, 0.168, 0.975, 0.367, 2.929, 0.305),
     "topic-shift-minilm": (0.157, 0.163, 0.940, 0.288, 2.671, 0.373),
@@ -21,7 +21,7 @@ PAPER_T5 = {
     "default": (0.147, 0.146, 0.931, 0.334, 2.845, 0.025),
     "official-naive-baseline": (0.082, -0.118, 0.200, 0.124, 1.828, -0.758),
 }
-# seed 000 Table 6 (Corr., Comp., Avg., Recall, Precision, Jaccard)
+# LongEval-RAG paper Table 6 (Corr., Comp., Avg., Recall, Precision, Jaccard)
 PAPER_T6 = {
     "rrf-no-rerank": (3.000, 2.468, 2.734, 0.708, 0.922, 0.695),
     "rule-minilm": (2.915, 2.447, 2.681, 0.816, 0.961, 0.787),
