@@ -12,6 +12,11 @@ the standard files that ``trec_eval``, ``ir_measures`` and ``ranx`` read:
   ``tag`` is ``<chunker>__<retriever>``;
 * ``qrels.<chunker>.txt`` — ``qid 0 docid 1`` for every chunk holding a gold unit (binary relevance).
 
+A built-in study's task builder records its rankings the same way by returning :class:`RankedTasks` (its
+tasks plus ``rankings`` made with :func:`ranking_of`, and the gold units' ``ranks`` that go to
+``retrieval_ranks.csv``). Line-level studies (the synthetic two-hop haystacks, chunker ``lines``) use
+``line:<n>`` as docid: the haystack line number ``n``, unique within the item's haystack.
+
 Conventions against lcrag's own retrieval measures (:mod:`lcrag.scoring.retrieval`, EBG App. D.3):
 Hits@k (any gold) is TREC ``Success@k`` and MRR@10 is ``RR@10`` always; Hits@k (all gold) is ``R@k == 1``
 and MAP@10 (``lcrag.studies.multihop_rag.authors.retrieval_metrics``: AP over the units' first-hit ranks divided
@@ -44,6 +49,28 @@ def ranking_record(item, chunker: str, retriever: str, ranked: Sequence, contain
     relevant = [chunk_id(c) for c in ranked if any(contains(c, ev) for ev in item.evidence)]
     return {"item_id": item.id, "chunker": chunker, "retriever": retriever, "n_chunks": len(ranked),
             "ranked": [chunk_id(c) for c in ranked[:top]], "relevant": relevant}
+
+
+def ranking_of(item_id: str, chunker: str, retriever: str, ranked_ids: Sequence[str], relevant_ids, top: int = TOP) -> dict[str, Any]:
+    """A stored ranking from chunk ids: ``ranked_ids`` the full ranking (best first), ``relevant_ids`` the ids of
+    the chunks holding gold evidence (kept in ranking order; ids not in the ranking are kept last)."""
+    rel = set(relevant_ids)
+    ranked_ids = list(ranked_ids)
+    relevant = [d for d in ranked_ids if d in rel] + sorted(rel - set(ranked_ids))
+    return {"item_id": item_id, "chunker": chunker, "retriever": retriever, "n_chunks": len(ranked_ids),
+            "ranked": ranked_ids[:top], "relevant": relevant}
+
+
+class RankedTasks(list):
+    """A task builder's tasks with the retrieval record of its RAG conditions: ``rankings`` (one
+    :func:`ranking_of` record per item x chunker x retriever, written to ``retrieval_run.jsonl``) and
+    ``ranks`` (one row per gold unit: ``item_id, chunker, retriever, unit, rank, n_chunks``, written to
+    ``retrieval_ranks.csv``)."""
+
+    def __init__(self, tasks=(), rankings=None, ranks=None):
+        super().__init__(tasks)
+        self.rankings: list[dict[str, Any]] = list(rankings or [])
+        self.ranks: list[dict[str, Any]] = list(ranks or [])
 
 
 def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
@@ -80,8 +107,8 @@ def _why_no_rankings(run_dir: Path) -> str:
         return "TREC export left out: this run has no RAG condition, so no retrieval stage to export"
     builder = ((man.get("study") or {}).get("config") or {}).get("tasks", {}).get("builder")
     if builder and builder != "lc-rag":
-        return (f"TREC export left out: the task builder {builder!r} of study {man['study']['name']!r} does not record "
-                f"per-item chunk rankings (only the default lc-rag builder of an own study does); its "
+        return (f"TREC export left out: the task builder {builder!r} of study {man['study']['name']!r} recorded no "
+                f"per-item chunk rankings in this run (a run made before it recorded them, or a builder that does not); its "
                 f"{len(rag)} RAG condition(s) are scored in results.csv and its gold-unit ranks, where it has them, "
                 f"are in retrieval_ranks.csv")
     return ("TREC export left out: no retrieval rankings in this run directory (a run made before they were "
@@ -141,4 +168,4 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return out
 
 
-__all__ = ["RANKINGS_FILE", "TOP", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "write_rankings"]
+__all__ = ["RANKINGS_FILE", "TOP", "RankedTasks", "ranking_of", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "write_rankings"]
