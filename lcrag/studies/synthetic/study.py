@@ -109,7 +109,10 @@ def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int 
     """Task builder: each haystack's configured conditions x prompts, in length, trial, condition, prompt
     order; ``task.meta["condition"]`` is the :class:`~lcrag.types.Condition` record and
     ``task.meta["reply_rule"]`` the rule the study's measures read replies with; ``answer_measure`` /
-    ``evidence_measure`` name the two measures of the joint ``ans_evid``."""
+    ``evidence_measure`` name the two measures of the joint ``ans_evid``. Returns a
+    :class:`lcrag.experiment.trec_export.RankedTasks`: with RAG conditions, its ``rankings`` / ``ranks`` hold each
+    haystack's question-alone line ranking per retriever (``lcrag export RUN --format trec``,
+    ``retrieval_ranks.csv``). Only the haystacks in ``trials`` are built into tasks."""
     cfg = dataclasses.replace(trials.config, conditions=tuple(conditions), rag_budget=int(rag_budget),
                               dense_lengths=None if dense_lengths is None else [int(x) for x in dense_lengths],
                               dense_trials=None if dense_trials is None else int(dense_trials), prompts=tuple(prompts),
