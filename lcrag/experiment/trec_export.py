@@ -7,7 +7,8 @@ conditions were cut from and every chunk holding (part of) a gold evidence unit
 the standard files that ``trec_eval``, ``ir_measures`` and ``ranx`` read:
 
 * ``run.<chunker>__<retriever>.txt`` — ``qid Q0 docid rank score tag`` per line; ``qid`` is the item id,
-  ``docid`` the chunk's id (``<doc_id>:<start>-<end>``, character offsets, half-open), ``rank`` 1-based and
+  ``docid`` the chunk's id (``<doc_id>:<start>-<end>``, character offsets, half-open; whitespace and ``%``
+  percent-encoded, :func:`trec_docid`), ``rank`` 1-based and
   ``score = n_chunks - rank + 1`` (strictly decreasing, so every tool sorts the ranking back as it was);
   ``tag`` is ``<chunker>__<retriever>``;
 * ``qrels.<chunker>.txt`` — ``qid 0 docid 1`` for every chunk holding a gold unit (binary relevance).
@@ -92,6 +93,12 @@ def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
         raise
 
 
+def trec_docid(d: str) -> str:
+    """A chunk id as a TREC docid: whitespace and ``%`` percent-encoded (``%20`` …), since the files are
+    whitespace-separated and document ids (article titles) may hold spaces."""
+    return re.sub(r"[\s%]", lambda m: "%{:02X}".format(ord(m.group())), d)
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -131,11 +138,11 @@ def export_trec(run_dir: str | Path, out: str | Path) -> dict[str, Path]:
             items.add(r["item_id"])
             tag = f"{_safe(r['chunker'])}__{_safe(r['retriever'])}"
             n = int(r["n_chunks"])
-            runs.setdefault(tag, []).extend(f"{r['item_id']} Q0 {d} {i} {n - i + 1} {tag}"
+            runs.setdefault(tag, []).extend(f"{r['item_id']} Q0 {trec_docid(d)} {i} {n - i + 1} {tag}"
                                             for i, d in enumerate(r["ranked"], start=1))
             rel = qrels.setdefault(_safe(r["chunker"]), {})
             for d in r["relevant"]:
-                rel[(r["item_id"], d)] = None
+                rel[(r["item_id"], trec_docid(d))] = None
     paths: dict[str, Path] = {}
     for tag, lines in runs.items():
         paths[f"run.{tag}"] = out / f"run.{tag}.txt"
@@ -168,4 +175,4 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return out
 
 
-__all__ = ["RANKINGS_FILE", "TOP", "RankedTasks", "ranking_of", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "write_rankings"]
+__all__ = ["RANKINGS_FILE", "TOP", "RankedTasks", "ranking_of", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "trec_docid", "write_rankings"]
