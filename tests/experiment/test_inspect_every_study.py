@@ -56,7 +56,7 @@ serve_local: false
 """
 
 #: built-in studies whose task builder records per-item rankings: their trec cell must write run and qrels files
-RANKED = {"synthetic-two-hop", "multihop-rag", "qasper-mp"}
+RANKED = {"synthetic-two-hop", "multihop-rag", "qasper-mp", "nolima-attribution"}
 
 CELLS = ["report", "report_html", "show", "export_bundle", "export_eee", "export_trec"]
 
