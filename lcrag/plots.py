@@ -123,13 +123,16 @@ def heatmap(
     data = table.astype(float)
     labels = annot if annot is not None else data.map(lambda v: "" if pd.isna(v) else format(v, fmt))
     labels = labels.where(~data.isna(), na_label) if annot is None else labels
-    with warnings.catch_warnings():  # seaborn's own call of a matplotlib API due to change: not the caller's concern
-        warnings.filterwarnings("ignore", message="The set_bad function", category=PendingDeprecationWarning)
-        sns.heatmap(
-            data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
-            annot=labels.values, fmt="", annot_kws={"fontsize": 8}, xticklabels=True, yticklabels=True,
-            linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
-        )
+    if center is None or np.isclose(center - vmin, vmax - center):
+        _mesh(data, labels, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, cbar_label=cbar_label)
+    else:  # an off-centre diverging map: seaborn re-cuts the colour map around ``center``
+        with warnings.catch_warnings():  # seaborn's own call of a matplotlib API due to change: not the caller's concern
+            warnings.filterwarnings("ignore", message="The set_bad function", category=PendingDeprecationWarning)
+            sns.heatmap(
+                data, ax=ax, vmin=vmin, vmax=vmax, cmap=cmap, center=center,
+                annot=labels.values, fmt="", annot_kws={"fontsize": 8}, xticklabels=True, yticklabels=True,
+                linewidths=0.5, linecolor="white", cbar_kws={"label": cbar_label} if cbar_label else None,
+            )
     if data.isna().any().any():
         ax.patch.set_facecolor("#eeeeee")
         ax.patch.set_hatch("//")
@@ -143,6 +146,46 @@ def heatmap(
     if tight:
         fig.tight_layout()
     return fig
+
+
+def _mesh(data: pd.DataFrame, labels: pd.DataFrame, *, ax, vmin: float, vmax: float, cmap: str, cbar_label: str) -> None:
+    """The cells, annotations, ticks and colour bar ``seaborn.heatmap`` draws (``linewidths=0.5``, white lines,
+    every tick label, annotation text dark on light cells and white on dark ones by relative luminance > 0.408),
+    drawn with matplotlib directly: seaborn draws the whole figure once more to test tick-label overlap, the
+    largest cost of a report's heatmaps. With a centre half-way between ``vmin`` and ``vmax`` seaborn's
+    re-centred colour map is the map itself."""
+    from matplotlib.colors import to_rgb
+
+    values = np.ma.masked_invalid(data.to_numpy(dtype=float))
+    mesh = ax.pcolormesh(values, cmap=cmap, vmin=vmin, vmax=vmax, linewidths=0.5, edgecolor="white")
+    nrows, ncols = values.shape
+    ax.set(xlim=(0, ncols), ylim=(0, nrows))
+    ax.invert_yaxis()
+    ax.set_xticks(np.arange(ncols) + 0.5, [str(c) for c in data.columns])
+    ax.set_yticks(np.arange(nrows) + 0.5, [str(i) for i in data.index], rotation="vertical")
+    ax.set_xlabel("" if data.columns.name is None else str(data.columns.name))
+    ax.set_ylabel("" if data.index.name is None else str(data.index.name))
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    mesh.update_scalarmappable()
+    colors = mesh.get_facecolors()
+    flat = values.ravel()
+    text = labels.to_numpy().ravel()
+    full = len(colors) == nrows * ncols  # masked cells: a transparent face colour, or none (matplotlib versions)
+    k = 0
+    for i in range(nrows * ncols):  # no annotation on a masked cell, as in seaborn
+        if flat.mask is not np.ma.nomask and flat.mask[i]:
+            k += full
+            continue
+        rgb = np.array(to_rgb(colors[k]))
+        k += 1
+        lin = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+        lum = float(lin @ [0.2126, 0.7152, 0.0722])
+        ax.text(i % ncols + 0.5, i // ncols + 0.5, str(text[i]), ha="center", va="center", fontsize=8,
+                color=".15" if lum > 0.408 else "w")
+    cb = ax.figure.colorbar(mesh, ax=ax, label=cbar_label or None)
+    cb.outline.set_linewidth(0)
 
 
 def delta_heatmap(table: pd.DataFrame, *, title: str = "", ax=None, limit: float | None = None, annot: pd.DataFrame | None = None, cbar_label: str = "Δ",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from pathlib import Path
 
 import pandas as pd
@@ -38,9 +40,25 @@ def save_table(df: pd.DataFrame, name: str, out_dir: str | Path | None = None, *
     return paths
 
 
-def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int = 150) -> dict[str, Path]:
+#: whether :func:`save_figure` also writes the PDF (see :func:`figure_formats`); on by default
+_VECTOR: contextvars.ContextVar[bool] = contextvars.ContextVar("lcrag_vector_figures", default=True)
+
+
+@contextlib.contextmanager
+def figure_formats(*, pdf: bool):
+    """Within the block, :func:`save_figure` writes the PDF beside the PNG only when ``pdf`` is true
+    (``lcrag report`` writes PNGs only unless ``--pdf``: the PDF pass was about half of a report's time)."""
+    tok = _VECTOR.set(bool(pdf))
+    try:
+        yield
+    finally:
+        _VECTOR.reset(tok)
+
+
+def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int = 150, pdf: bool | None = None) -> dict[str, Path]:
     """Save a matplotlib figure as ``<name>.png`` and ``<name>.pdf``, both cut to the figure's tight bounding
-    box padded by ``savefig.pad_inches``; returns the paths.
+    box padded by ``savefig.pad_inches``; returns the paths. ``pdf=False`` (default: as :func:`figure_formats`
+    sets it, else True) writes the PNG only and returns only its path.
 
     The box is measured once, as ``savefig(..., dpi=dpi, bbox_inches="tight")`` measures it for the PNG (a
     layout pass of the Agg renderer at ``dpi``, drawing nothing), and both files are rendered into it: the
@@ -61,6 +79,8 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
 
     out = _out(out_dir)
     paths = {"png": out / f"{name}.png", "pdf": out / f"{name}.pdf"}
+    if not (_VECTOR.get() if pdf is None else pdf):
+        del paths["pdf"]
     box = tight_box(fig, dpi)
     engine = fig.get_layout_engine()
     idle = isinstance(engine, PlaceHolderLayoutEngine)  # what fig.tight_layout() leaves: an engine that does nothing
@@ -70,7 +90,8 @@ def save_figure(fig, name: str, out_dir: str | Path | None = None, *, dpi: int =
     try:
         fig.savefig(paths["png"], dpi=dpi, bbox_inches=box, metadata={PANELS_KEY: json.dumps(figure_panels(fig)),
                                                                           SOURCE_KEY: recorded() or UNRECORDED})
-        fig.savefig(paths["pdf"], bbox_inches=box)
+        if "pdf" in paths:
+            fig.savefig(paths["pdf"], bbox_inches=box)
     finally:
         if idle:
             fig.set_layout_engine(engine)

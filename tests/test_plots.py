@@ -194,3 +194,23 @@ def test_metric_panel_axes_stay_within_the_measures_range():
     plt.close(fig)
     assert measure_range("Precision (high)") == (0.0, 1.0) and measure_range("Corr.") is None
     assert measure_range("Corr.", {"Corr.": (0, 2)}) == (0, 2)
+
+
+def test_heatmap_draws_what_seaborn_drew():
+    """Cells (one per value, N/A masked), one annotation per cell (dark text on light cells, white on dark),
+    every tick label in table order, a colour bar; a delta map keeps its symmetric limits."""
+    from lcrag.outputs_check import figure_panels
+
+    t = pd.DataFrame([[0.05, np.nan, 0.97], [0.5, 0.2, 0.9]], index=["r1", "r2"], columns=["LC", "RAG-k2", "full"])
+    fig = heatmap(t, title="x", cbar_label="Ans")
+    ax = fig.axes[0]
+    assert [tl.get_text() for tl in ax.get_xticklabels()] == ["LC", "RAG-k2", "full"]
+    assert [tl.get_text() for tl in ax.get_yticklabels()] == ["r1", "r2"]
+    assert figure_panels(fig)[0]["present"] == 5 and figure_panels(fig)[0]["missing"] == 1
+    texts = {tx.get_text(): tx.get_color() for tx in ax.texts}
+    assert set(texts) == {"0.05", "0.97", "0.50", "0.20", "0.90", "N/A"}
+    assert texts["0.05"] == "w" and texts["0.97"] == ".15"  # viridis: dark purple at 0, light yellow at 1
+    assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "Ans"
+    d = delta_heatmap(t - 0.5, limit=1.0)
+    assert d.axes[0].collections[0].get_clim() == (-1.0, 1.0)
+    plt.close("all")

@@ -18,6 +18,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap and randomization seed (default 0)")
     p.add_argument("--html", action="store_true", help="also write RUN/report/report.html: one self-contained page "
                    "(figures embedded, sortable tables, manifest, reader profiles without secrets)")
+    p.add_argument("--pdf", action="store_true", help="also write every figure as PDF (vector, for a paper; "
+                   "about doubles the report's time) beside its PNG")
     p.add_argument("--sufficient-only", action="store_true", help="only items the oracle condition answers correctly")
     p.add_argument("--exclude-no-context-answerable", action="store_true",
                    help="drop items answered correctly with no context")
@@ -27,7 +29,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..experiment.report import make_report
 
-    files = make_report(args.run_dir, args.out, seed=args.seed, html=args.html,
+    files = make_report(args.run_dir, args.out, seed=args.seed, html=args.html, pdf=args.pdf,
                         sufficient=True if args.sufficient_only else None,
                         answerable_without_context=False if args.exclude_no_context_answerable else None)
     out = files["readme"]["md"].parent

@@ -16,7 +16,7 @@ def call_with(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     """Call ``fn`` with the keyword arguments it accepts (all of them when it takes ``**kwargs``).
 
     Keywords a function does not declare are dropped only when they are the engine's optional
-    context (``spec``, ``data_dir``, ``seed``, ``limit``); a study parameter it does not know
+    context (``spec``, ``data_dir``, ``seed``, ``limit``, ``take``: the run's ``--limit``); a study parameter it does not know
     is an error (a ``TypeError`` naming it)."""
     try:
         sig = inspect.signature(fn)
@@ -26,7 +26,7 @@ def call_with(fn: Callable[..., Any], *args: Any, **kw: Any) -> Any:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps):
         return fn(*args, **kw)
     names = {p.name for p in ps}
-    optional = {"spec", "data_dir", "seed", "limit"}
+    optional = {"spec", "data_dir", "seed", "limit", "take"}
     unknown = [k for k in kw if k not in names and k not in optional]
     if unknown:
         raise TypeError(f"unknown parameter(s) {', '.join(sorted(unknown))}; accepted: "
@@ -50,7 +50,7 @@ def _register_own() -> None:
         """Items (and an optional corpus) from JSONL files (:mod:`lcrag.experiment.schema`)."""
         return load_items(items, corpus, limit=limit)
 
-    def example(*, out: str, data_dir=None, seed: int = 0, limit: int | None = None, **params):
+    def example(*, out: str, data_dir=None, seed: int = 0, limit: int | None = None, take=None, **params):
         """lcrag's generated example corpus (:mod:`lcrag.experiment.example`), written to ``out``
         (a study's ``data.example`` writes it into its run directory)."""
         from .example import write_example

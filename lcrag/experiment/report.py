@@ -1,6 +1,6 @@
 """``lcrag report RUN``: the standard views of any custom-study run, as figures and tables.
 
-Writes into ``RUN/report`` (or ``out_dir``), each figure as PNG + PDF
+Writes into ``RUN/report`` (or ``out_dir``), each figure as PNG (and PDF with ``pdf=True`` / ``lcrag report --pdf``)
 (:func:`lcrag.report.save_figure`) and each table as CSV + Markdown + LaTeX
 (:func:`lcrag.report.save_table`); definitions are in :mod:`.views`:
 
@@ -59,7 +59,7 @@ import pandas as pd
 
 from ..atomicio import write_atomic
 from ..plots import accuracy_vs_cost, ci_label, delta_heatmap, heatmap
-from ..report import save_figure, save_table
+from ..report import figure_formats, save_figure, save_table
 from ..position import position_heatmap, position_table
 from ..scoring.attribution import CLASSES_WITH_ORACLE
 from . import breakdowns, paired, views
@@ -390,8 +390,10 @@ def file_names(files: dict[str, dict]) -> list[str]:
 
 
 def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed: int = 0, html: bool = False,
-                sufficient: bool | None = None, answerable_without_context: bool | None = None) -> dict[str, dict]:
-    """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``."""
+                sufficient: bool | None = None, answerable_without_context: bool | None = None,
+                pdf: bool = False) -> dict[str, dict]:
+    """Every standard view of a run (see module doc); returns ``{view: {ext: path}}``. Figures are PNG only
+    unless ``pdf`` (``lcrag report --pdf``) also writes each as PDF (vector, for a paper)."""
     man, df, ranks = views.load_run(run_dir, with_roles=True)
     df = breakdowns.add_flags(df)
     filt = {k: v for k, v in (("sufficient", sufficient), ("answerable_without_context", answerable_without_context)) if v is not None}
@@ -405,7 +407,8 @@ def make_report(run_dir: str | Path, out_dir: str | Path | None = None, *, seed:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
     try:
-        files = _write_views(run_dir, man, df, ranks, out, filt, seed=seed, html=html)
+        with figure_formats(pdf=pdf):
+            files = _write_views(run_dir, man, df, ranks, out, filt, seed=seed, html=html)
     except BaseException:
         shutil.rmtree(out, ignore_errors=True)  # the previous report, if any, stays as it was
         raise

@@ -200,11 +200,12 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         try:
             got = call_with(lookup("item_source", cfg.data.source),
                             data_dir=Path(data_dir) if data_dir is not None else default_data_dir(), seed=cfg.seed,
-                            limit=cfg.data.limit, **cfg.data.params)
+                            limit=cfg.data.limit, take=getattr(cfg, "limit", None), **cfg.data.params)
         except (TypeError, ValueError) as e:
             raise err("data.params", f"item source {cfg.data.source!r}: {e}") from None
         prep.source_items = got
-        prep.items = ItemSet(list(got), dict(getattr(got, "documents", {}) or {}), {})
+        prep.items = ItemSet(list(got), dict(getattr(got, "documents", {}) or {}), {},
+                             total=getattr(got, "total", None))  # a source that built only the --limit's items
     elif cfg.data.example is not None:
         ex = cfg.data.example
         paths = write_example(prep.run_dir / "data", n_companies=ex.n_companies, n_towns=ex.n_towns, seed=ex.seed, study=False,
@@ -274,7 +275,8 @@ def build_tasks(prep: Prepared):
     except (TypeError, ValueError) as e:  # a bad builder parameter names the study file and field
         raise ConfigError(prep.source or "<study>", f"task builder {cfg.tasks.builder!r}: {e}",
                           line=_node_line(prep.text, "tasks.params") if prep.text else None, field="tasks.params") from None
-    return Built(list(tasks), conditions=condition_records(tasks))
+    return Built(list(tasks), conditions=condition_records(tasks), ranks=list(getattr(tasks, "ranks", []) or []),
+                 rankings=list(getattr(tasks, "rankings", []) or []))
 
 
 def condition_records(tasks) -> list[dict[str, Any]]:

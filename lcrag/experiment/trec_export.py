@@ -7,10 +7,16 @@ conditions were cut from and every chunk holding (part of) a gold evidence unit
 the standard files that ``trec_eval``, ``ir_measures`` and ``ranx`` read:
 
 * ``run.<chunker>__<retriever>.txt`` — ``qid Q0 docid rank score tag`` per line; ``qid`` is the item id,
-  ``docid`` the chunk's id (``<doc_id>:<start>-<end>``, character offsets, half-open), ``rank`` 1-based and
+  ``docid`` the chunk's id (``<doc_id>:<start>-<end>``, character offsets, half-open; whitespace and ``%``
+  percent-encoded, :func:`trec_docid`), ``rank`` 1-based and
   ``score = n_chunks - rank + 1`` (strictly decreasing, so every tool sorts the ranking back as it was);
   ``tag`` is ``<chunker>__<retriever>``;
 * ``qrels.<chunker>.txt`` — ``qid 0 docid 1`` for every chunk holding a gold unit (binary relevance).
+
+A built-in study's task builder records its rankings the same way by returning :class:`RankedTasks` (its
+tasks plus ``rankings`` made with :func:`ranking_of`, and the gold units' ``ranks`` that go to
+``retrieval_ranks.csv``). Line-level studies (the synthetic two-hop haystacks, chunker ``lines``) use
+``line:<n>`` as docid: the haystack line number ``n``, unique within the item's haystack.
 
 Conventions against lcrag's own retrieval measures (:mod:`lcrag.scoring.retrieval`, EBG App. D.3):
 Hits@k (any gold) is TREC ``Success@k`` and MRR@10 is ``RR@10`` always; Hits@k (all gold) is ``R@k == 1``
@@ -46,6 +52,28 @@ def ranking_record(item, chunker: str, retriever: str, ranked: Sequence, contain
             "ranked": [chunk_id(c) for c in ranked[:top]], "relevant": relevant}
 
 
+def ranking_of(item_id: str, chunker: str, retriever: str, ranked_ids: Sequence[str], relevant_ids, top: int = TOP) -> dict[str, Any]:
+    """A stored ranking from chunk ids: ``ranked_ids`` the full ranking (best first), ``relevant_ids`` the ids of
+    the chunks holding gold evidence (kept in ranking order; ids not in the ranking are kept last)."""
+    rel = set(relevant_ids)
+    ranked_ids = list(ranked_ids)
+    relevant = [d for d in ranked_ids if d in rel] + sorted(rel - set(ranked_ids))
+    return {"item_id": item_id, "chunker": chunker, "retriever": retriever, "n_chunks": len(ranked_ids),
+            "ranked": ranked_ids[:top], "relevant": relevant}
+
+
+class RankedTasks(list):
+    """A task builder's tasks with the retrieval record of its RAG conditions: ``rankings`` (one
+    :func:`ranking_of` record per item x chunker x retriever, written to ``retrieval_run.jsonl``) and
+    ``ranks`` (one row per gold unit: ``item_id, chunker, retriever, unit, rank, n_chunks``, written to
+    ``retrieval_ranks.csv``)."""
+
+    def __init__(self, tasks=(), rankings=None, ranks=None):
+        super().__init__(tasks)
+        self.rankings: list[dict[str, Any]] = list(rankings or [])
+        self.ranks: list[dict[str, Any]] = list(ranks or [])
+
+
 def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
     """``retrieval_run.jsonl`` (one ranking per line); nothing for a study without RAG."""
     if not rankings:
@@ -65,6 +93,12 @@ def write_rankings(path: Path, rankings: list[dict[str, Any]]) -> None:
         raise
 
 
+def trec_docid(d: str) -> str:
+    """A chunk id as a TREC docid: whitespace and ``%`` percent-encoded (``%20`` …), since the files are
+    whitespace-separated and document ids (article titles) may hold spaces."""
+    return re.sub(r"[\s%]", lambda m: "%{:02X}".format(ord(m.group())), d)
+
+
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
@@ -80,8 +114,8 @@ def _why_no_rankings(run_dir: Path) -> str:
         return "TREC export left out: this run has no RAG condition, so no retrieval stage to export"
     builder = ((man.get("study") or {}).get("config") or {}).get("tasks", {}).get("builder")
     if builder and builder != "lc-rag":
-        return (f"TREC export left out: the task builder {builder!r} of study {man['study']['name']!r} does not record "
-                f"per-item chunk rankings (only the default lc-rag builder of an own study does); its "
+        return (f"TREC export left out: the task builder {builder!r} of study {man['study']['name']!r} recorded no "
+                f"per-item chunk rankings in this run (a run made before it recorded them, or a builder that does not); its "
                 f"{len(rag)} RAG condition(s) are scored in results.csv and its gold-unit ranks, where it has them, "
                 f"are in retrieval_ranks.csv")
     return ("TREC export left out: no retrieval rankings in this run directory (a run made before they were "
@@ -104,11 +138,11 @@ def export_trec(run_dir: str | Path, out: str | Path) -> dict[str, Path]:
             items.add(r["item_id"])
             tag = f"{_safe(r['chunker'])}__{_safe(r['retriever'])}"
             n = int(r["n_chunks"])
-            runs.setdefault(tag, []).extend(f"{r['item_id']} Q0 {d} {i} {n - i + 1} {tag}"
+            runs.setdefault(tag, []).extend(f"{r['item_id']} Q0 {trec_docid(d)} {i} {n - i + 1} {tag}"
                                             for i, d in enumerate(r["ranked"], start=1))
             rel = qrels.setdefault(_safe(r["chunker"]), {})
             for d in r["relevant"]:
-                rel[(r["item_id"], d)] = None
+                rel[(r["item_id"], trec_docid(d))] = None
     paths: dict[str, Path] = {}
     for tag, lines in runs.items():
         paths[f"run.{tag}"] = out / f"run.{tag}.txt"
@@ -141,4 +175,4 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return out
 
 
-__all__ = ["RANKINGS_FILE", "TOP", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "write_rankings"]
+__all__ = ["RANKINGS_FILE", "TOP", "RankedTasks", "ranking_of", "chunk_id", "export_trec", "ranking_record", "read_qrels", "read_run", "trec_docid", "write_rankings"]

@@ -89,14 +89,26 @@ def test_manifest(study):
                               "answer_metric": "ans_contains", "evidence_metric": "evid_exact_set"}
 
 
+def _stem(view):
+    return {"hits_at_k_fig": "hits_at_k", "attribution_fig": "attribution", "failures_fig": "failures", "readme": "README"}.get(view, view)
+
+
+def test_report_writes_pdf_figures_only_on_request(study, tmp_path):
+    d, res = study
+    assert main(["report", str(res.run_dir), "--out", str(tmp_path / "png")]) == 0
+    assert list((tmp_path / "png").glob("*.png")) and not list((tmp_path / "png").glob("*.pdf"))
+    assert main(["report", str(res.run_dir), "--out", str(tmp_path / "pdf"), "--pdf"]) == 0
+    figs = [v for v, exts in VIEWS.items() if "pdf" in exts]
+    assert all((tmp_path / "pdf" / f"{_stem(v)}.pdf").stat().st_size > 0 for v in figs)
+
+
 def test_report_views_and_consistency(study):
     d, res = study
     assert main(["report", str(res.run_dir)]) == 0
     out = res.run_dir / "report"
     for view, exts in VIEWS.items():
-        stem = {"hits_at_k_fig": "hits_at_k", "attribution_fig": "attribution", "failures_fig": "failures", "readme": "README"}.get(view, view)
-        for e in exts:
-            assert (out / f"{stem}.{e}").stat().st_size > 0, (view, e)
+        for e in exts - {"pdf"}:  # PDFs only with --pdf (test_report_writes_pdf_figures_only_on_request)
+            assert (out / f"{_stem(view)}.{e}").stat().st_size > 0, (view, e)
     summ = pd.read_csv(out / "summary.csv")
     assert {"row", "prompt", "condition", "n", "n_failed", "n_na", "parse_fail_rate", "ans", "ans_lo", "ans_hi", "evid",
             "ans_evid", "ans_evid_lo", "ans_evid_hi", "evid_recall"} <= set(summ.columns)

@@ -55,6 +55,9 @@ readers: [extractive]        # replaced by --reader
 serve_local: false
 """
 
+#: built-in studies whose task builder records per-item rankings: their trec cell must write run and qrels files
+RANKED = {"synthetic-two-hop", "multihop-rag", "qasper-mp", "nolima-attribution"}
+
 CELLS = ["report", "report_html", "show", "export_bundle", "export_eee", "export_trec"]
 
 
@@ -137,6 +140,9 @@ def _cell(env, name, cell, capsys):
         assert recs and json.loads(recs[0].read_text())
     else:
         files = list((run / "export" / "trec").glob("run.*.txt")) if (run / "export" / "trec").is_dir() else []
+        if name in RANKED:  # run files and qrels that hold relevant chunks
+            qrels = list((run / "export" / "trec").glob("qrels.*.txt"))
+            assert files and qrels and any(q.read_text().strip() for q in qrels), got.out
         if files:
             assert all(re.fullmatch(r"\S+ Q0 \S+ \d+ \S+ \S+", ln) for f in files for ln in f.read_text().splitlines())
         else:  # nothing written: the one-line reason says why
@@ -155,6 +161,31 @@ def test_own_study_inspection(env, cell, capsys):
     _cell(env, "own", cell, capsys)
     if cell == "export_trec":  # the default lc-rag builder records its rankings: real TREC files
         assert list((env["runs"]["own"][0] / "export" / "trec").glob("run.*.txt"))
+
+
+def test_synthetic_trec_files_agree_with_lcrag_hits_at_k(env, capsys):
+    """ir_measures reads the synthetic study's TREC files, and its Success@k (a needle line in the top k) is
+    lcrag's Hits@k (any gold) over the same rankings (retrieval_ranks.csv), per retriever, at every k."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from lcrag.scoring.retrieval import hits_at_k
+
+    _cell(env, "synthetic-two-hop", "export_trec", capsys)
+    run = env["runs"]["synthetic-two-hop"][0]
+    trec = run / "export" / "trec"
+    ranks = pd.read_csv(run / "retrieval_ranks.csv")
+    qrels = list(ir_measures.read_trec_qrels(str(trec / "qrels.lines.txt")))
+    assert qrels and {q.query_id for q in qrels} == set(ranks["item_id"])
+    checked = 0
+    for retriever, rr in ranks.groupby("retriever"):
+        run_file = trec / f"run.lines__{retriever}.txt"
+        for k in (1, 3, 10, 50):
+            got = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.Success @ k], qrels,
+                                                                        ir_measures.read_trec_run(str(run_file)))}
+            mine = {i: hits_at_k(list(g["rank"]), k, mode="any") for i, g in rr.groupby("item_id")}
+            assert set(mine) <= set(got)  # items the retriever ran on (MiniLM only at dense_lengths)
+            assert all(got[i] == pytest.approx(mine[i]) for i in mine), (retriever, k, got, mine)
+            checked += 1
+    assert checked >= 4 and set(ranks["retriever"]) >= {"bm25"}
 
 
 @pytest.mark.parametrize("name, labels", [

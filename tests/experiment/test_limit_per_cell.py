@@ -65,3 +65,45 @@ def test_notebook_01_mapping_parameters_as_strings():
     o = overrides(readers="['extractive']", reader_trials="{smollm2-local: 1}",
                   reader_conditions="{smollm2-local: [LC]}")
     assert o["reader_limits"] == {"smollm2-local": {"trials": 1, "conditions": ["LC"]}}
+
+
+def _planned(tasks):
+    return [(t.item.id, t.condition, t.prompt, t.context.text, tuple(t.context.gold_lines), t.meta["length"]) for t in tasks]
+
+
+def test_synthetic_source_builds_only_the_limited_haystacks_with_the_same_tasks():
+    """With ``take`` (the run's --limit) the synthetic item source builds only the kept haystacks; the tasks the
+    engine keeps, their contexts (RAG included) and the limit record are the ones the full sweep gives."""
+    from lcrag.studies.synthetic import study
+
+    params = dict(lengths=[600, 1200, 2000], trials=4, seed=3)
+    tp = dict(conditions=["LC", "oracle", "RAG-bm25-single", "RAG-bm25-bridge"], prompts=["ebg"])
+    full = study.items(**params)
+    assert len(full) == 12
+    for spec, n_built in ((LimitSpec.model_validate(2), 6), (LimitSpec.model_validate({"n": 5, "per": "study"}), 5)):
+        some = study.items(**params, take=spec)
+        assert len(some) == n_built and some.total == 12
+        want, rec_full = apply_limit(study.tasks(full, **tp), spec)
+        got, rec = apply_limit(study.tasks(some, **tp), spec, total=some.total)
+        assert _planned(got) == _planned(want) and len(got) == n_built * 4
+        assert rec == rec_full
+    sample = LimitSpec.model_validate({"n": 2, "sample": True, "seed": 1})
+    assert len(study.items(**params, take=sample)) == 12  # a sample draws from every item id
+
+
+def test_synthetic_builder_records_the_rankings_of_its_rag_conditions():
+    """One question-alone ranking per haystack x retriever, over every line, with both needle lines relevant and
+    their positions in retrieval_ranks' rows."""
+    from lcrag.studies.synthetic import study
+
+    trials = study.items(lengths=[600, 1200], trials=2)
+    tasks = study.tasks(trials, conditions=["LC", "RAG-bm25-single"], prompts=["ebg"])
+    assert [(r["item_id"], r["chunker"], r["retriever"]) for r in tasks.rankings] == [(t.item.id, "lines", "bm25") for t in trials]
+    for r, tr in zip(tasks.rankings, trials):
+        assert r["n_chunks"] == len(tr.haystack.lines) == len(r["ranked"]) == len(set(r["ranked"]))
+        assert r["relevant"] == sorted({f"line:{n}" for n in tr.item.metadata["hop_lines"]}, key=r["ranked"].index)
+    ranks = {(x["item_id"], x["unit"]): x["rank"] for x in tasks.ranks}
+    for r, tr in zip(tasks.rankings, trials):
+        for u, n in enumerate(tr.item.metadata["hop_lines"]):
+            assert r["ranked"][ranks[(tr.item.id, u)] - 1] == f"line:{n}"
+    assert not study.tasks(trials, conditions=["LC"], prompts=["ebg"]).rankings  # no RAG condition, nothing recorded

@@ -424,10 +424,38 @@ def pilot_tasks(items: MultihopItems, *, seed: int = 0, prompts: Sequence[str] =
     """Task builder ``multihop-rag``: :func:`build_tasks` over the item source's records with the
     registry retriever ``retriever`` (None: LC only) over the corpus chunks of ``chunker``.
     ``seed`` is unused (the sample's seed drew the haystacks)."""
+    from ...experiment.trec_export import RankedTasks
+
     ret = corpus_retriever(items.data, retriever, chunker) if retriever and ks else None
-    return build_tasks(items, prompts=list(prompts), retriever=ret, ks=[int(k) for k in ks], pool_matched=bool(pool_matched),
-                       include_lc=bool(include_lc), retriever_name=retriever if ret is not None else None,
-                       chunker=chunker if ret is not None else None)
+    out = RankedTasks(build_tasks(items, prompts=list(prompts), retriever=ret, ks=[int(k) for k in ks],
+                                  pool_matched=bool(pool_matched), include_lc=bool(include_lc),
+                                  retriever_name=retriever if ret is not None else None,
+                                  chunker=chunker if ret is not None else None))
+    if ret is not None:
+        out.rankings = rankings(items, ret, retriever, chunker, pool_matched=bool(pool_matched))
+    return out
+
+
+def rankings(pilot: Sequence[LCRecord], retriever, retriever_name: str, chunker: str, *, pool_matched: bool = True) -> list[dict]:
+    """The stored rankings of the RAG conditions (``lcrag export RUN --format trec``,
+    :func:`lcrag.experiment.trec_export.ranking_of`): per query, the ranking of the whole corpus the ``RAG@K``
+    contexts are cut from (retriever ``<name>``) and, with ``pool_matched``, the ranking restricted to the query's
+    own haystack articles the ``RAGpool@K`` contexts are cut from (retriever ``<name>-pool``); relevant chunks are
+    every fact's gold chunks (:func:`lcrag.studies.multihop_rag.contexts.chunk_fact_sets`, the chunks
+    :func:`fact_ranks` ranks)."""
+    from ...experiment.trec_export import chunk_id, ranking_of
+
+    chunks = retriever.chunks
+    by_doc, cache = chunks_by_doc(chunks), {}
+    out = []
+    for rec in pilot:
+        q = rec.query
+        gold = [chunk_id(chunks[c]) for hits in chunk_fact_sets(q, chunks, by_doc, cache) for c in hits]
+        pools = [(retriever_name, None)] + ([(f"{retriever_name}-pool", rec.titles)] if pool_matched else [])
+        for name, cands in pools:
+            ranked = [chunk_id(c) for c, _ in retriever.search(q.query, k=None, candidates=cands)]
+            out.append(ranking_of(rec.query.to_item().id, chunker, name, ranked, gold))
+    return out
 
 
 # ------------------------------------------------------------------ scored rows -> tables

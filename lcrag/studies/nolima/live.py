@@ -121,12 +121,17 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
     """RAG tasks: the store ranked by ``retriever`` for each question, top-``k`` context.
 
     ``k="full"`` uses the full-coverage rule per length: the largest two-hop needle rank
-    (App. G.1; as the recorded runs, the same k for all questions of that length)."""
+    (App. G.1; as the recorded runs, the same k for all questions of that length).
+
+    Returns a :class:`lcrag.experiment.trec_export.RankedTasks` whose ``rankings`` hold each item's ranking of
+    the store (chunker ``store``, docid ``store:<line>``, the store's 1-based line; relevant: the needle's line)
+    for ``lcrag export RUN --format trec``."""
+    from ...experiment.trec_export import RankedTasks, ranking_of
     from ...types import Evidence, Item
 
     ids = PAPER_NEEDLES if data.source == "data" else tuple(GENERATED_CHARACTER)
     ids = tuple(i for i in ids if needles is None or i in set(needles))
-    out = []
+    out = RankedTasks()
     for L in lengths:
         store = store_for(data, L)
         ranked = {}
@@ -147,6 +152,7 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
             item = Item(id=f"RAG:{nid}:{hop}:{L}", question=q, answers=(char,),
                         evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
             out.append(_task(item, ctx, data.needles[nid], "ebg", cond, {"gold_store_line": gold}, reply_rule))
+            out.rankings.append(ranking_of(item.id, "store", retriever, [f"store:{i}" for i in order], [f"store:{gold}"]))
     return out
 
 

@@ -104,8 +104,24 @@ def rag_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | N
             raise ValueError("retriever 'recorded' needs the recorded RAG records: set data.params.recorded: true")
         return LV.recorded_rag_tasks(items.records, items.data_dir, reply_rule=reply_rule)
     ks = list(k) if isinstance(k, (list, tuple)) else [k]
-    return [t for kk in ks for t in LV.rag_tasks(items.data, list(lengths or items.lengths), retriever=retriever, k=kk,
-                                                 hops=hops, needles=items.needles, reply_rule=reply_rule)]
+    return _joined(*(LV.rag_tasks(items.data, list(lengths or items.lengths), retriever=retriever, k=kk,
+                                  hops=hops, needles=items.needles, reply_rule=reply_rule) for kk in ks))
+
+
+def _joined(*parts) -> list:
+    """The tasks of ``parts`` in order, with their recorded rankings (one per item x chunker x retriever:
+    the same store ranking serves every k)."""
+    from ...experiment.trec_export import RankedTasks
+
+    out = RankedTasks(t for p in parts for t in p)
+    seen = set()
+    for p in parts:
+        for r in getattr(p, "rankings", []):
+            key = (r["item_id"], r["chunker"], r["retriever"])
+            if key not in seen:
+                seen.add(key)
+                out.rankings.append(r)
+    return out
 
 
 def rag_vs_lc_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | None = None,
@@ -117,7 +133,7 @@ def rag_vs_lc_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[in
         return LV.recorded_rag_vs_lc_tasks(items.data_dir, records=list(items.records))
     rag = rag_builder(items, lengths=lengths, retriever=retriever, k="full")
     budgets = LV.generated_budgets(LV.task_meta_frame(rag), list(lengths or items.lengths))
-    return rag + lc_builder(items, lengths=sorted(set(budgets["matched_lc"])), settings=("SN",))
+    return _joined(rag, lc_builder(items, lengths=sorted(set(budgets["matched_lc"])), settings=("SN",)))
 
 
 def rerank_builder(items: NoLiMaItems, *, seed: int = 0, methods: Sequence[str] = ("rerank", "bm25"),
@@ -136,8 +152,8 @@ def attribution_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[
                         settings: Sequence[str] = ("SN", "TN", "CTN"), rag_retriever: str = "bm25", rag_k: int = 10) -> list:
     """Task builder ``nolima-attribution``: the LC cases and the RAG top-``rag_k`` contexts at ``lengths``."""
     lengths = list(lengths or items.lengths)
-    return lc_builder(items, lengths=lengths, settings=settings) + rag_builder(items, lengths=lengths,
-                                                                                 retriever=rag_retriever, k=rag_k)
+    return _joined(lc_builder(items, lengths=lengths, settings=settings),
+                   rag_builder(items, lengths=lengths, retriever=rag_retriever, k=rag_k))
 
 
 def _rows(rows: pd.DataFrame, **_: Any) -> pd.DataFrame:

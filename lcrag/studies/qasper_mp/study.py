@@ -337,7 +337,37 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
         unknown = [c for c in keep if c not in made]
         if unknown:
             raise ValueError(f"conditions {unknown} are not built by these parameters (built: {sorted(made, key=SCHEME.order)})")
-    return tasks
+    from ...experiment.trec_export import RankedTasks
+
+    out = RankedTasks(tasks)
+    if rets and kw["ks"]:
+        out.rankings = rankings(items, data, rets, retriever, scopes=kw["scopes"], seed=kw["seed"])
+    return out
+
+
+def rankings(items: Sequence[Item], data: QasperData, retrievers: dict, retriever_name: str, *,
+             scopes: Sequence[str] = SCOPES, seed: int = 0) -> list[dict]:
+    """The stored rankings the RAG contexts are cut from (``lcrag export RUN --format trec``,
+    :func:`lcrag.experiment.trec_export.ranking_of`): per question, index (chunker ``paragraph``, or
+    ``paragraph+title`` for the title-in-chunk index) and scope, the ranking of every dev paragraph (retriever
+    ``<name>``, scope ``full``) or of the paragraphs of the question's 11-paper pool (retriever ``<name>-pool11``).
+    Relevant: the question's own paper's paragraphs whose text equals an annotator's evidence paragraph
+    (evidence that is no body paragraph, such as a table caption, has no chunk)."""
+    from ...experiment.trec_export import chunk_id, ranking_of
+
+    out = []
+    for it in items:
+        q: Question = it.metadata["question"]
+        ev = {e.strip() for r in q.references for e in r.evidence if e.strip()}
+        pool = pool_papers(q, data.papers, seed=seed)
+        for suffix, ret in retrievers.items():
+            chunker = "paragraph+title" if _SUFFIXES[suffix] else "paragraph"
+            gold = [chunk_id(c) for c in ret.chunks if c.doc_id == q.paper_id and c.text.strip() in ev]
+            for scope in scopes:
+                ranked = ret.search(it.question, k=None, candidates=pool if scope == "pool11" else None)
+                name = retriever_name if scope == "full" else f"{retriever_name}-{scope}"
+                out.append(ranking_of(it.id, chunker, name, [chunk_id(c) for c, _ in ranked], gold))
+    return out
 
 
 # ------------------------------------------------------------------ scoring helpers

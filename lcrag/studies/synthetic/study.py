@@ -47,6 +47,12 @@ from .trials import (
     sweep_inputs,
 )
 from .difficulty import difficulty, difficulty_summary
+from .retrieval import index_for
+from .trials import RAG_CONDITIONS, trial_contexts
+from ...experiment.trec_export import RankedTasks, ranking_of
+from ...retrieval.base import stable_order
+from ...scoring.retrieval import budget_chars, full_coverage_k
+from ...runner import Task
 
 NAME = "synthetic-two-hop"
 
@@ -63,23 +69,37 @@ class Trials(list):
     """The sweep's haystacks, with the :class:`SyntheticConfig` fields that made them (``config``)."""
 
     config: SyntheticConfig
+    total: int | None = None  # the sweep's haystack count when only a --limit's haystacks were built
 
 
 def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = None, lengths=(10_000, 20_000, 50_000),
           trials: int = 10, needles: str = "lcrag", pool: str | None = None, pool_size: int = PAPER_POOL_SIZE,
-          stopping_rule: str = DEFAULT_STOPPING_RULE) -> Trials:
+          stopping_rule: str = DEFAULT_STOPPING_RULE, take=None) -> Trials:
     """Item source: every length x trial haystack (generated; the data directory is not used).
-    ``limit`` keeps the first haystacks in length-then-trial order."""
+    ``limit`` keeps the first haystacks in length-then-trial order.
+
+    ``take`` (the run's ``--limit`` / ``--limit-first``, a :class:`lcrag.experiment.runcontrols.LimitSpec`):
+    only the haystacks that limit keeps are built — the first ``n`` trials of every length (a length is a
+    cell of the design), or with ``per: study`` the first ``n`` haystacks — and ``total`` is the sweep's
+    haystack count; a ``sample`` limit builds every haystack (it draws from all item ids)."""
     cfg = SyntheticConfig(lengths=[int(x) for x in lengths], trials=int(trials), seed=int(seed), needles=needles,
                           pool=pool, pool_size=int(pool_size), stopping_rule=stopping_rule)
     cfg.validate()
     pool_facts, nds = sweep_inputs(cfg)
     provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
-    out = Trials(Trial(*build_trial(int(length), t, cfg.seed, pool_facts, nds, cfg.stopping_rule))
-                 for length in cfg.lengths for t in range(cfg.trials))
+    keys = [(int(length), t) for length in cfg.lengths for t in range(cfg.trials)]
     if limit is not None:
-        del out[int(limit):]
+        del keys[int(limit):]
+    total = len(keys)
+    n = getattr(take, "n", None)
+    if n is not None and not getattr(take, "sample", False):
+        if getattr(take, "per", "cell") == "cell" and len({length for length, _ in keys}) > 1:
+            keys = [(length, t) for length, t in keys if t < n]  # trials of one length are numbered from 0
+        else:
+            keys = keys[:n]
+    out = Trials(Trial(*build_trial(length, t, cfg.seed, pool_facts, nds, cfg.stopping_rule)) for length, t in keys)
     out.config = cfg
+    out.total = total
     return out
 
 
@@ -89,19 +109,51 @@ def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int 
     """Task builder: each haystack's configured conditions x prompts, in length, trial, condition, prompt
     order; ``task.meta["condition"]`` is the :class:`~lcrag.types.Condition` record and
     ``task.meta["reply_rule"]`` the rule the study's measures read replies with; ``answer_measure`` /
-    ``evidence_measure`` name the two measures of the joint ``ans_evid``."""
+    ``evidence_measure`` name the two measures of the joint ``ans_evid``. Returns a
+    :class:`lcrag.experiment.trec_export.RankedTasks`: with RAG conditions, its ``rankings`` / ``ranks`` hold each
+    haystack's question-alone line ranking per retriever (``lcrag export RUN --format trec``,
+    ``retrieval_ranks.csv``). Only the haystacks in ``trials`` are built into tasks."""
     cfg = dataclasses.replace(trials.config, conditions=tuple(conditions), rag_budget=int(rag_budget),
                               dense_lengths=None if dense_lengths is None else [int(x) for x in dense_lengths],
                               dense_trials=None if dense_trials is None else int(dense_trials), prompts=tuple(prompts),
                               reply_rule=reply_rule)
-    keep = {t.item.id for t in trials}
-    out = []
-    for t in build_tasks(cfg):
-        if t.item.id in keep:
-            t.meta = {"length": t.meta["length"], "condition": CONDITIONS[t.condition], "reply_rule": cfg.reply_rule,
-                      **JOINT}
-            out.append(t)
+    cfg.validate()
+    index = None
+    if any(c in RAG_CONDITIONS for c in cfg.conditions):
+        pool, nds = sweep_inputs(cfg)
+        index = index_for(pool, nds)
+    out = RankedTasks()
+    for tr in trials:  # only the haystacks the item source made (a --limit builds only the kept ones)
+        item, ctx = tr.item, tr.haystack
+        length = int(item.metadata["length"])
+        made = trial_contexts(cfg, item, ctx, index)
+        for cond, c in made.items():
+            for prompt in cfg.prompts:
+                out.append(Task(item=item, context=c, prompt=prompt, condition=cond,
+                                meta={"length": length, "condition": CONDITIONS[cond], "reply_rule": cfg.reply_rule, **JOINT}))
+        for retriever in dict.fromkeys(CONDITIONS[c].retriever for c in made if c in RAG_CONDITIONS):
+            _record_ranking(out, index, item, ctx, retriever)
     return out
+
+
+def _record_ranking(out: RankedTasks, index, item: Item, ctx: Context, retriever: str) -> None:
+    """The question-alone ranking of the haystack's lines under ``retriever`` (the ranking ``RAG-<retriever>-single``
+    is cut from, and the first hop of ``-bridge``) as a TREC ranking (chunker ``lines``, docid ``line:<n>``), and
+    the 1-based position of each needle line in it (ties in line order, as the contexts take them), with the
+    rows' ``full_coverage_k`` (both needle lines in the top k) and ``full_coverage_chars`` (the characters of those k
+    lines), the columns of the own-study builder's ``retrieval_ranks.csv``."""
+    order = stable_order(index.scores(retriever, [item.question], index.rows(ctx))[0])
+    ids = [f"line:{ctx.lines[int(i)].number}" for i in order]
+    hops = [f"line:{n}" for n in item.metadata["hop_lines"]]
+    out.rankings.append(ranking_of(item.id, "lines", retriever, ids, hops))
+    pos = {d: r for r, d in enumerate(ids, start=1)}
+    ranks = [pos.get(d) for d in hops]
+    fck = full_coverage_k(ranks)
+    fchars = budget_chars([len(ctx.lines[int(i)].text) for i in order], fck) if fck else None
+    for u, d in enumerate(hops):
+        out.ranks.append({"item_id": item.id, "chunker": "lines", "retriever": retriever, "unit": u,
+                          "label": f"hop{u + 1}", "doc_id": item.metadata["needle"], "rank": ranks[u], "n_chunks": len(ids),
+                          "full_coverage_k": fck, "full_coverage_chars": fchars})
 
 
 def overrides(*, lengths=None, trials=None, readers=None, reader_trials=None, reader_conditions=None, conditions=None,
