@@ -43,10 +43,16 @@ def render(figures: str | Path, rules_file: str | Path | None = None) -> str:
            f"`{figures.name or figures}` and the papers' values in `lcrag/studies/*/paper.yaml`. Do not edit below "
            "this line by hand.", "",
            "Tables present: " + (", ".join(f"`{p.stem}`" for p in sorted(figures.glob("*.csv")) if not p.stem.startswith("scoreboard"))
-                                 or "none") + ".", "", "### Counts per paper", "", S.md_table(k, k.columns), ""]
+                                 or "none") + ".", "", "### Counts per paper", "", S.md_table(k, k.columns), "",
+           "### Produced cells by provenance class", "",
+           "; ".join(f"*{name}* — {text}" for name, text in S.PROVENANCE.items()) + ".", "",
+           S.md_table(S.provenance_counts(cells), S.provenance_counts(cells).columns), "",
+           "Exact cells by provenance class: " + "; ".join(
+               f"{p}: {S.exact_split(cells, p)}" for p in sorted(set(cells["paper"]))) + ".", ""]
     produced = cells[cells["cls"] != "not produced"]
     gen += ["### Cells produced by this run", "",
-            S.md_table(produced, ["paper", "id", "paper_value", "lcrag_value", "abs_diff", "cls", "source_class", "rule"]), ""]
+            S.md_table(produced, ["paper", "id", "paper_value", "lcrag_value", "abs_diff", "cls", "source_class", "provenance",
+                                  "rule"]), ""]
     missing = cells[cells["cls"] == "not produced"]
     by_reason = missing.groupby("reason", sort=True)["id"].agg(lambda s: ", ".join(s)).reset_index()
     gen += ["### Cells not produced, by reason", "", S.md_table(by_reason, ["reason", "id"]), ""]

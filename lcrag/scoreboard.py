@@ -26,7 +26,16 @@ equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for perc
 0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
 ``further``. Source class, from the table's ``source``
 column: ``live model`` when it names a reader that is not one of lcrag's model-free baselines, else
-``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
+``rehearsal`` > ``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
+A rehearsal value (a loopback stand-in answering for the paid endpoints) is shown but not compared: class
+``produced (rehearsal)``.
+
+**Provenance class** of a cell (:data:`PROVENANCE`): how the value lcrag compares was obtained. It is declared in
+``paper.yaml`` — per lcrag table under ``provenance: {<table>: {default: <class>, columns: {<column>: <class>},
+how: <text>}}`` and per cell as ``provenance: <class>`` (the cell wins over the column, the column over the
+table's default) — and overridden by the source of the produced table: a ``live model`` source makes it ``live``,
+a ``rehearsal`` source ``rehearsal``. The counts give the produced cells of each class beside exact / within /
+further, and the exact cells split by class.
 """
 
 from __future__ import annotations
@@ -51,8 +60,20 @@ PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp
 _AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
 FIXTURE_REASON = ("only lcrag's generated fixture was available (not the benchmark's data): the value is shown, "
                   "not compared")
-CLASSES = ("exact", "within 1 pp", "further", "not produced")
-_SOURCE_CLASSES = (("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
+CLASSES = ("exact", "within 1 pp", "further", "produced (rehearsal)", "not produced")
+#: provenance classes (module doc): how a compared value was obtained
+PROVENANCE = {
+    "recomputed": "recomputed from per-item outputs (replies, rankings, judgements) end to end",
+    "half recomputed": "recomputed from per-item outputs on one side, minus a copied aggregate on the other",
+    "re-aggregated": "re-aggregated from the authors' per-item scores or records (the aggregation rule is lcrag's)",
+    "copied aggregate": "an aggregate the authors or organisers published, re-read (or averaged again) as it is",
+    "configuration echo": "a constant of lcrag's own configuration, transcribed from the paper: it cannot differ",
+    "circular": "computed from inputs that were themselves inferred from the published value",
+    "live": "a live model run through lcrag's runner",
+    "rehearsal": "a loopback stand-in answering for the paid endpoints (wiring check, not a result)",
+}
+REHEARSAL_CLASS = "produced (rehearsal)"
+_SOURCE_CLASSES = (("rehearsal", "rehearsal"), ("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
                    ("recorded", "recorded outputs"), ("real data", "real data"))
 
 
@@ -74,6 +95,7 @@ class CellRow:
     table: str
     rule: str
     reason: str
+    provenance: str = ""
 
 
 @dataclass
@@ -104,13 +126,47 @@ def paper_values(study: str) -> dict[str, Any]:
         text = res.read_text(encoding="utf-8")
     except FileNotFoundError as e:
         raise FileNotFoundError(f"lcrag/studies/{study}/paper.yaml is missing from the installed package") from e
-    doc = yaml.safe_load(text) or {}
+    return validate(yaml.safe_load(text) or {}, f"lcrag/studies/{study}/paper.yaml")
+
+
+def validate(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """``doc`` (a parsed ``paper.yaml`` named ``name`` in errors) if every cell and effect has an id, a
+    place and a quote, every declared provenance class is one of :data:`PROVENANCE`, and every cell
+    mapped onto no lcrag table (``lcrag: null``) names its reason; else ValueError naming the field."""
+    study = name
     for key in ("cells", "effects"):
         for n, rec in enumerate(doc.get(key) or []):
             for fld in ("id", "where", "quote"):
                 if not rec.get(fld) and rec.get(fld) != 0:
-                    raise ValueError(f"lcrag/studies/{study}/paper.yaml: {key}[{n}] has no '{fld}'")
+                    raise ValueError(f"{study}: {key}[{n}] has no '{fld}'")
+    for table, decl in (doc.get("provenance") or {}).items():
+        if not isinstance(decl, dict):
+            raise ValueError(f"{study}: provenance.{table} must be a mapping {{default, columns, how}}")
+        for where, klass in [("default", decl.get("default"))] + [
+                (f"columns.{c}", k) for c, k in (decl.get("columns") or {}).items()]:
+            if klass not in PROVENANCE:
+                raise ValueError(f"{study}: provenance.{table}.{where} = {klass!r} is not a "
+                                 f"provenance class; known: {', '.join(PROVENANCE)}")
+    for n, rec in enumerate(doc.get("cells") or []):
+        if rec.get("provenance") is not None and rec["provenance"] not in PROVENANCE:
+            raise ValueError(f"{study}: cells[{n}] ({rec.get('id')}): provenance "
+                             f"{rec['provenance']!r} is not a provenance class; known: {', '.join(PROVENANCE)}")
+        if not rec.get("lcrag") and not str(rec.get("reason") or "").strip():
+            raise ValueError(f"{study}: cells[{n}] ({rec.get('id')}): 'lcrag: null' without a 'reason' "
+                             "(name the run or the unpublished material the value needs)")
     return doc
+
+
+def declared_provenance(doc: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    """The provenance class ``paper.yaml`` declares for ``cell``: the cell's own, else its column's under its
+    table, else the table's default; "" for a cell mapped onto no lcrag table (module doc)."""
+    if cell.get("provenance"):
+        return str(cell["provenance"])
+    spec = cell.get("lcrag") or {}
+    if "table" not in spec:
+        return ""
+    decl = (doc.get("provenance") or {}).get(spec["table"]) or {}
+    return str((decl.get("columns") or {}).get(spec.get("column"), decl.get("default", "")))
 
 
 def source_class(source: str) -> str:
@@ -208,7 +264,8 @@ def _decimals(v: float) -> int:
     return 0 if float(v).is_integer() else len(s.split(".")[1])
 
 
-def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> CellRow:
+def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables,
+              doc: Mapping[str, Any] | None = None) -> CellRow:
     spec = c.get("lcrag")
     value, src, reason = _lookup(tables, spec)
     if spec is None and c.get("reason"):
@@ -221,10 +278,19 @@ def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> 
             reason = "the paper states no single value"
     elif "generated fixture" in src:
         cls, diff, reason = "not produced", abs(value - pv), FIXTURE_REASON
+    elif "rehearsal" in src:
+        cls, diff, reason = REHEARSAL_CLASS, abs(value - pv), "a rehearsal value: the wiring answered, nothing to compare"
     else:
         cls, diff = classify(pv, value, c.get("unit", ""), c.get("decimals")), abs(value - pv)
+        if cls == "further" and c.get("explanation"):
+            reason = str(c["explanation"])
+    prov = declared_provenance(doc or {}, c)
+    if "rehearsal" in src:
+        prov = "rehearsal"
+    elif "live model" in src:
+        prov = "live"
     return CellRow(study, paper, c["id"], c["where"], c["quote"], c.get("unit", ""), pv, value, diff, cls, src,
-                   (spec or {}).get("table", ""), c.get("rule", ""), reason)
+                   (spec or {}).get("table", ""), c.get("rule", ""), reason, prov)
 
 
 def _holds(delta: float, direction: str) -> bool:
@@ -267,7 +333,7 @@ def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.Dat
     for st in studies:
         doc = paper_values(st)
         paper = doc.get("paper_label") or PAPERS[st]
-        cells += [asdict(_cell_row(st, paper, c, tables)) for c in doc.get("cells") or []]
+        cells += [asdict(_cell_row(st, paper, c, tables, doc)) for c in doc.get("cells") or []]
         effects += [asdict(_effect_row(st, paper, e, tables)) for e in doc.get("effects") or []]
     cdf = pd.DataFrame(cells, columns=list(CellRow.__dataclass_fields__))
     edf = pd.DataFrame(effects, columns=list(EffectRow.__dataclass_fields__))
@@ -275,7 +341,7 @@ def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.Dat
 
 
 def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
-    """Per paper: cells exact / within 1 pp / further / not produced, and effects reproduced yes / no /
+    """Per paper: cells exact / within 1 pp / further / produced (rehearsal) / not produced, and effects reproduced yes / no /
     not produced."""
     rows = []
     for paper in sorted(set(cells["paper"]) | set(effects["paper"])):
@@ -288,6 +354,35 @@ def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
                     "effects not produced": int((e["reproduced"] == "not produced").sum())})
         rows.append(rec)
     return pd.DataFrame(rows)
+
+
+def provenance_counts(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per paper and provenance class (:data:`PROVENANCE`): the produced cells that are exact / within 1 pp /
+    further / rehearsal, and their total; a class with no produced cell is left out. A produced cell
+    without a declared class counts under ``undeclared``."""
+    rows = []
+    for paper in sorted(set(cells["paper"])):
+        c = cells[(cells["paper"] == paper) & (cells["cls"] != "not produced")]
+        prov = c["provenance"].replace("", "undeclared").fillna("undeclared")
+        for klass in list(PROVENANCE) + ["undeclared"]:
+            k = c[prov == klass]
+            if k.empty:
+                continue
+            rec = {"paper": paper, "provenance": klass}
+            rec.update({x: int((k["cls"] == x).sum()) for x in CLASSES if x != "not produced"})
+            rec["produced"] = len(k)
+            rows.append(rec)
+    cols = ["paper", "provenance"] + [x for x in CLASSES if x != "not produced"] + ["produced"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def exact_split(cells: pd.DataFrame, paper: str) -> str:
+    """``"49 exact: 5 recomputed, 23 half recomputed, ..."``: the exact cells of ``paper`` by provenance class."""
+    pc = provenance_counts(cells)
+    pc = pc[(pc["paper"] == paper) & (pc["exact"] > 0)]
+    total = int(pc["exact"].sum())
+    return f"{total} exact" + (": " + ", ".join(f"{r['exact']} {r['provenance']}" for _, r in pc.iterrows())
+                               if total else "")
 
 
 def _fmt(v: Any, nd: int = 4) -> str:
@@ -313,9 +408,12 @@ def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Pa
             f"{' (' + Path(figures).name + '/)' if figures else ''}. "
             "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
             "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
-            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), ""]
+            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), "",
+            "## Produced cells by provenance class", "",
+            "How each compared value was obtained: " + "; ".join(f"*{k}* — {v}" for k, v in PROVENANCE.items()) + ".",
+            "", md_table(provenance_counts(cells), provenance_counts(cells).columns), ""]
     cell_cols = ["paper", "study", "id", "where", "paper_value", "lcrag_value", "abs_diff", "unit", "cls", "source_class",
-                 "rule", "reason"]
+                 "provenance", "rule", "reason"]
     eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "reproduced", "effect_ratio",
                 "source_class", "reason"]
     return "\n".join(head + ["## Stated cells", "", md_table(cells, cell_cols), "", "## Stated effects", "",
@@ -352,7 +450,8 @@ def summary_line(figures: str | Path) -> str:
     parts = []
     for _, r in counts(cells, effects).iterrows():
         parts.append(f"{r['paper']}: {r['cells']} cells ({r['exact']} exact, {r['within 1 pp']} within 1 pp, "
-                     f"{r['further']} further, {r['not produced']} not produced); {r['effects']} effects "
+                     f"{r['further']} further, {r['not produced']} not produced; {exact_split(cells, r['paper'])}); "
+                     f"{r['effects']} effects "
                      f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "
                      f"{r['effects not produced']} not produced)")
     return "\n".join(parts)

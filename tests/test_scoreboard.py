@@ -152,3 +152,54 @@ def test_source_class_of_a_table():
         == "generated fixture"
     assert S.source_class("lcrag's generated data: pool; readers: gpt-5 (openai)") == "live model"
     assert S.source_class("real data: LongEval-RAG queries") == "real data"
+
+
+def test_every_mapped_cell_declares_a_provenance_class_and_every_null_mapping_a_reason(tmp_path):
+    cells, _ = S.build(tmp_path)
+    mapped = cells[cells["table"] != ""]
+    assert mapped["provenance"].isin(list(S.PROVENANCE)).all(), mapped[~mapped["provenance"].isin(list(S.PROVENANCE))]
+    for st in S.STUDIES:
+        for c in S.paper_values(st)["cells"]:
+            if not c.get("lcrag"):
+                assert str(c.get("reason", "")).strip(), c["id"]
+    with pytest.raises(ValueError, match=r"x\.yaml: cells\[0\] \(a\.b\): 'lcrag: null' without a 'reason'"):
+        S.validate({"cells": [{"id": "a.b", "where": "Table 9", "quote": "q", "value": 1, "lcrag": None}]}, "x.yaml")
+    with pytest.raises(ValueError, match=r"x\.yaml: provenance\.t\.columns\.c = 'guessed' is not a provenance class"):
+        S.validate({"provenance": {"t": {"default": "recomputed", "columns": {"c": "guessed"}}}, "cells": []}, "x.yaml")
+
+
+def test_provenance_follows_table_column_and_source(tmp_path):
+    # LongEval Table 5: one table, three classes by column (ROUGE-L recomputed, Precision circular, the rest copied)
+    rows = [{"Approach": "rule-minilm", "ROUGE-L (recomputed)": 0.0, "Precision (recomputed)": 0.975,
+             "BERTScore": 0.168, "Nugget Cov.": 0.367, "Avg. Grade": 2.929, "TFC1": 0.0}]
+    _write(tmp_path, "17_longeval_primary_eval", rows)
+    # LongEval Table 3: configuration constants
+    _write(tmp_path, "16_longeval_constants", [{"parameter": "rrf_k", "value": 60}])
+    cells = S.build(tmp_path, ["longeval"])[0].set_index("id")
+    assert cells.loc["table5.rule-minilm.Precision", "provenance"] == "circular"
+    assert cells.loc["table5.rule-minilm.BERTScore", "provenance"] == "copied aggregate"
+    assert cells.loc["table5.rule-minilm.ROUGE-L", "provenance"] == "recomputed"
+    assert cells.loc["table5.rule-minilm.ROUGE-L", "cls"] == "further"
+    pc = S.provenance_counts(cells.reset_index()).set_index("provenance")
+    assert pc.loc["circular", "exact"] == 1 and pc.loc["copied aggregate", "exact"] == 3
+    assert pc.loc["recomputed", "further"] == 1
+    assert S.exact_split(cells.reset_index(), "LongEval") == "5 exact: 3 copied aggregate, 1 configuration echo, 1 circular"
+    # a live source makes the class live; a rehearsal source is shown but not compared
+    pd.DataFrame([{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}]).assign(
+        source="lcrag's generated data: x; readers: gpt-5 (openai)").to_csv(
+        tmp_path / "04_nolima_two_needle_citation.csv", index=False)
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    assert c.loc["fig2.GPT-5.primary", "provenance"] == "live" and c.loc["fig2.GPT-5.primary", "cls"] == "exact"
+    pd.DataFrame([{"reader": "GPT-5", "primary_cited": 1.0, "secondary_cited": 2.0}]).assign(
+        source="rehearsal: loopback stand-in").to_csv(tmp_path / "04_nolima_two_needle_citation.csv", index=False)
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    assert c.loc["fig2.GPT-5.primary", "provenance"] == "rehearsal"
+    assert c.loc["fig2.GPT-5.primary", "cls"] == S.REHEARSAL_CLASS
+    # a recorded Figure 12 cell is half recomputed, a recorded Figure 2 cell a copied aggregate
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}])
+    _write(tmp_path, "06_nolima_rag_minus_lc", [{"reader": "GPT-4o", "budget": "50K", "delta": 31.25}])
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    assert c.loc["fig2.GPT-5.primary", "provenance"] == "copied aggregate"
+    assert c.loc["fig12.GPT-4o.50K", "provenance"] == "half recomputed" and c.loc["fig12.GPT-4o.50K", "cls"] == "exact"
+    md = S.to_markdown(*S.build(tmp_path))
+    assert "## Produced cells by provenance class" in md and "| EBG | copied aggregate | 2 |" in md
