@@ -36,10 +36,18 @@ how: <text>}}`` and per cell as ``provenance: <class>`` (the cell wins over the 
 table's default) — and overridden by the source of the produced table: a ``live model`` source makes it ``live``,
 a ``rehearsal`` source ``rehearsal``. The counts give the produced cells of each class beside exact / within /
 further, and the exact cells split by class.
+
+**Causes.** A ``further`` cell and an effect not reproduced carry their cause as ``reason``: the cell's (effect's)
+own ``explanation``, else that of the first entry of ``explanations: [{ids: [<glob>, ...], cause: <text>}]``
+whose pattern matches its id; without one the reason says that no cause is recorded. **Ties**: an effect with
+``ties: {a: [<low column>, <high column>]}`` (or ``b``) also evaluates that side at both ends of a tie interval
+(e.g. a needle's rank when every zero-scored passage is ranked before, or after, it); when the direction holds at
+one end and not at the other the effect is ``tie-dependent`` and its reason gives both differences.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.resources
 import math
 import re
@@ -98,6 +106,19 @@ class CellRow:
     provenance: str = ""
 
 
+NO_CAUSE = "no cause recorded in paper.yaml for this difference"
+
+
+def explanation(doc: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
+    """The cause ``paper.yaml`` records for the cell or effect ``rec`` (module doc, *Causes*); "" if none."""
+    if rec.get("explanation"):
+        return str(rec["explanation"])
+    for ent in doc.get("explanations") or []:
+        if any(fnmatch.fnmatchcase(str(rec.get("id", "")), pat) for pat in ent.get("ids") or []):
+            return str(ent.get("cause", ""))
+    return ""
+
+
 @dataclass
 class EffectRow:
     """One stated effect "A <direction> B": reproduced or not, and the effect ratio."""
@@ -115,6 +136,8 @@ class EffectRow:
     effect_ratio: float | None
     source_class: str
     reason: str
+    lcrag_delta_low: float | None = None
+    lcrag_delta_high: float | None = None
 
 
 def paper_values(study: str) -> dict[str, Any]:
@@ -282,8 +305,8 @@ def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables,
         cls, diff, reason = REHEARSAL_CLASS, abs(value - pv), "a rehearsal value: the wiring answered, nothing to compare"
     else:
         cls, diff = classify(pv, value, c.get("unit", ""), c.get("decimals")), abs(value - pv)
-        if cls == "further" and c.get("explanation"):
-            reason = str(c["explanation"])
+        if cls == "further":
+            reason = explanation(doc or {}, c) or NO_CAUSE
     prov = declared_provenance(doc or {}, c)
     if "rehearsal" in src:
         prov = "rehearsal"
@@ -303,26 +326,57 @@ def _holds(delta: float, direction: str) -> bool:
     raise ValueError(f"direction must be '>', '<' or '=', got {direction!r}")
 
 
-def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables) -> EffectRow:
+def _tie_ends(tables: _Tables, e: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """``(delta at the low end, delta at the high end)`` of an effect with ``ties`` (module doc); None if unset
+    or not produced."""
+    ties = e.get("ties") or {}
+    if not ties:
+        return None, None
+    ends = []
+    for i in (0, 1):
+        sides = {}
+        for side in ("a", "b"):
+            spec = dict(e.get(side) or {})
+            if side in ties:
+                spec["column"] = ties[side][i]
+            sides[side] = _lookup(tables, spec)[0]
+        ends.append(None if sides["a"] is None or sides["b"] is None else sides["a"] - sides["b"])
+    return ends[0], ends[1]
+
+
+def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables,
+                doc: Mapping[str, Any] | None = None) -> EffectRow:
     a, sa, ra = _lookup(tables, e.get("a"))
     b, sb, rb = _lookup(tables, e.get("b"))
     pd_ = e.get("paper_delta")
     pd_ = None if pd_ is None else float(pd_)
+    direction = e.get("direction", ">")
     if a is None or b is None:
         reason = ra or rb or str(e.get("reason", ""))
         if not (e.get("a") and e.get("b")) and e.get("reason"):
             reason = str(e["reason"])
-        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
                          pd_, None, "not produced", None, "", reason)
     delta = a - b
-    ok = _holds(delta, e.get("direction", ">"))
+    ok = _holds(delta, direction)
     ratio = delta / pd_ if pd_ not in (None, 0.0) else None
     src = " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""}))
+    low, high = _tie_ends(tables, e)
     if "generated fixture" in src:
-        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
-                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON)
-    return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
-                     pd_, delta, "yes" if ok else "no", ratio, src, "")
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON, low, high)
+    held = [_holds(x, direction) for x in (delta, low, high) if x is not None]
+    if all(held):
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "yes", ratio, src, "", low, high)
+    cause = explanation(doc or {}, e)
+    if any(held):
+        ends = f"Δ {_fmt(low)} at the low end of the tie interval, {_fmt(high)} at the high end, {_fmt(delta)} as stored"
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "tie-dependent", ratio, src, f"{ends}: the direction depends on tie order"
+                         + (f"; {cause}" if cause else ""), low, high)
+    return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                     pd_, delta, "no", ratio, src, cause or NO_CAUSE, low, high)
 
 
 def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -334,7 +388,7 @@ def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.Dat
         doc = paper_values(st)
         paper = doc.get("paper_label") or PAPERS[st]
         cells += [asdict(_cell_row(st, paper, c, tables, doc)) for c in doc.get("cells") or []]
-        effects += [asdict(_effect_row(st, paper, e, tables)) for e in doc.get("effects") or []]
+        effects += [asdict(_effect_row(st, paper, e, tables, doc)) for e in doc.get("effects") or []]
     cdf = pd.DataFrame(cells, columns=list(CellRow.__dataclass_fields__))
     edf = pd.DataFrame(effects, columns=list(EffectRow.__dataclass_fields__))
     return cdf, edf
@@ -351,6 +405,7 @@ def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
         rec.update({k: int((c["cls"] == k).sum()) for k in CLASSES})
         rec.update({"effects": len(e), "effects reproduced": int((e["reproduced"] == "yes").sum()),
                     "effects not reproduced": int((e["reproduced"] == "no").sum()),
+                    "effects tie-dependent": int((e["reproduced"] == "tie-dependent").sum()),
                     "effects not produced": int((e["reproduced"] == "not produced").sum())})
         rows.append(rec)
     return pd.DataFrame(rows)
@@ -414,7 +469,8 @@ def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Pa
             "", md_table(provenance_counts(cells), provenance_counts(cells).columns), ""]
     cell_cols = ["paper", "study", "id", "where", "paper_value", "lcrag_value", "abs_diff", "unit", "cls", "source_class",
                  "provenance", "rule", "reason"]
-    eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "reproduced", "effect_ratio",
+    eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "lcrag_delta_low",
+                "lcrag_delta_high", "reproduced", "effect_ratio",
                 "source_class", "reason"]
     return "\n".join(head + ["## Stated cells", "", md_table(cells, cell_cols), "", "## Stated effects", "",
                              md_table(effects, eff_cols), ""])
@@ -453,5 +509,5 @@ def summary_line(figures: str | Path) -> str:
                      f"{r['further']} further, {r['not produced']} not produced; {exact_split(cells, r['paper'])}); "
                      f"{r['effects']} effects "
                      f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "
-                     f"{r['effects not produced']} not produced)")
+                     f"{r['effects tie-dependent']} tie-dependent, {r['effects not produced']} not produced)")
     return "\n".join(parts)

@@ -203,3 +203,39 @@ def test_provenance_follows_table_column_and_source(tmp_path):
     assert c.loc["fig12.GPT-4o.50K", "provenance"] == "half recomputed" and c.loc["fig12.GPT-4o.50K", "cls"] == "exact"
     md = S.to_markdown(*S.build(tmp_path))
     assert "## Produced cells by provenance class" in md and "| EBG | copied aggregate | 2 |" in md
+
+
+def test_an_effect_that_depends_on_tie_order_reports_both_ends(tmp_path):
+    # BM25 at 1M: 2457 vectors in store order, 844 .. 2457 over the tie interval; the embedding needs 920
+    _write(tmp_path, "02_nolima_full_coverage_summary", [
+        {"retriever": "bm25", "length": 1000000, "twohop_k": 2457, "twohop_k_first": 844, "twohop_k_last": 2457},
+        {"retriever": "recorded", "length": 1000000, "twohop_k": 920, "onehop_k": 104}])
+    e = S.build(tmp_path, ["nolima"])[1].set_index("id").loc["t14.bm25_needs_more_than_embedding_twohop_1M"]
+    assert e["reproduced"] == "tie-dependent"
+    assert (e["lcrag_delta"], e["lcrag_delta_low"], e["lcrag_delta_high"]) == (1537, -76, 1537)
+    assert "-76" in e["reason"] and "1537" in e["reason"] and "tie order" in e["reason"]
+    k = S.counts(*S.build(tmp_path, ["nolima"])).set_index("paper")
+    assert k.loc["EBG", "effects tie-dependent"] == 1
+    # both ends agree: reproduced
+    _write(tmp_path, "02_nolima_full_coverage_summary", [
+        {"retriever": "bm25", "length": 1000000, "twohop_k": 1061, "twohop_k_first": 1000, "twohop_k_last": 1100},
+        {"retriever": "recorded", "length": 1000000, "twohop_k": 920, "onehop_k": 104}])
+    assert S.build(tmp_path, ["nolima"])[1].set_index("id").loc[
+        "t14.bm25_needs_more_than_embedding_twohop_1M", "reproduced"] == "yes"
+
+
+def test_further_cells_and_effects_not_reproduced_name_their_cause(tmp_path):
+    _write(tmp_path, "02_nolima_full_coverage_summary", [{"retriever": "recorded", "length": 10000, "n_vectors": 71}])
+    lengths = [300000, 400000, 500000, 600000, 700000, 800000, 900000]
+    _write(tmp_path, "03_nolima_ebg_vs_answer_only",
+           [{"reader": "Gemini-2.5-Fl", "context_length": n, "ans_ebg": 80.0, "ans_answer_only": 81.8} for n in lengths])
+    cells, effects = S.build(tmp_path, ["nolima"])
+    c = cells.set_index("id").loc["t13.10K.n_vectors"]
+    assert c["cls"] == "further" and "books 1–3" in c["reason"]
+    e = effects.set_index("id").loc["fig1.Gemini-2.5-Fl_gains_from_ebg_300K_900K"]
+    assert e["reproduced"] == "no" and "contradiction" in e["reason"] and "recorded data" in e["reason"]
+    # a further cell with no recorded cause says so instead of an empty reason
+    assert S.explanation({}, {"id": "x"}) == ""
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 50.0, "secondary_cited": 98.6}])
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id").loc["fig2.GPT-5.primary"]
+    assert c["cls"] == "further" and c["reason"] == S.NO_CAUSE
