@@ -239,3 +239,50 @@ def test_further_cells_and_effects_not_reproduced_name_their_cause(tmp_path):
     _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 50.0, "secondary_cited": 98.6}])
     c = S.build(tmp_path, ["nolima"])[0].set_index("id").loc["fig2.GPT-5.primary"]
     assert c["cls"] == "further" and c["reason"] == S.NO_CAUSE
+
+
+def _rows_naming(paper: str, table: str) -> list[str]:
+    """Ids of the cells and effects of ``paper`` whose ``where`` names ``table`` ("Figures 3, 6" names
+    Figure 3 and Figure 6; "Figure 7(a)" names Figure 7)."""
+    import re
+
+    names = [f"{k} {n}" for k, ns in re.findall(r"(Table|Figure)s? ([\d, ]+)", table) for n in re.findall(r"\d+", ns)]
+    out = []
+    for st in S.STUDIES:
+        if S.PAPERS[st] != paper:
+            continue
+        d = S.paper_values(st)
+        for c in (d.get("cells") or []) + (d.get("effects") or []):
+            w = re.sub(r"Figures? (\d+), (\d+)", r"Figure \1 Figure \2", c["where"])
+            w = re.sub(r"Figure (\d+)\(\w\)", r"Figure \1", w)
+            if any(re.search(rf"\b{n}(?!\d)", w) for n in names):
+                out.append(c["id"])
+    return out
+
+
+def test_tables_without_text_cells_says_the_truth():
+    # an image table "with no text cell" has no row; one whose text states values has those rows
+    seen = set()
+    for st in S.STUDIES:
+        for t in S.paper_values(st).get("tables_without_text_cells") or []:
+            rows = _rows_naming(S.PAPERS[st], t["table"])
+            seen.add(t["table"])
+            if "none of its cells is stated in text" in t["reason"]:
+                assert rows == [], (t["table"], rows)
+            elif "only the values its text states have rows" in t["reason"]:
+                assert rows, t["table"]
+            else:
+                assert "controls" in t["table"], t
+    assert {"Table 10", "Table 11", "Table 15", "Table 16", "Figure 8"} <= seen
+    assert len(_rows_naming("EBG", "Table 16")) >= 13 and len(_rows_naming("EBG", "Table 11")) >= 11
+    # every stated value is counted once: no two cells of a paper share value, table, match and column (two
+    # tables of the paper may state different values one lcrag cell maps onto: Table 13 averages books, 14 is book 1)
+    keys = {}
+    for st in S.STUDIES:
+        for c in S.paper_values(st)["cells"]:
+            spec = c.get("lcrag") or {}
+            if "table" in spec:
+                k = (S.PAPERS[st], c["value"], spec["table"], repr(sorted((spec.get("match") or {}).items())),
+                     spec["column"], spec.get("aggregate"))
+                assert k not in keys, (c["id"], keys.get(k))
+                keys[k] = c["id"]
