@@ -17,7 +17,8 @@ Inputs:
 A cell names its lcrag value as ``{table, match: {column: value | [values]}, column, aggregate}``:
 the rows of ``<table>.csv`` whose columns equal ``match`` (a list = any of), then ``column``; with
 several matching rows ``aggregate`` (``mean``, ``sum``, ``min`` or ``max``) must say how they combine, else the cell is
-not produced ("ambiguous"). ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
+not produced ("ambiguous"). ``map`` turns the symbols a table writes into numbers first (``{"✓": 1, "–": 0}``).
+``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
 states in percent). An effect's side may be ``{constant: x}``: a threshold the paper states ("≥ 98%").
 
 A value computed on lcrag's generated fixture (source class ``generated fixture``) is shown but
@@ -242,7 +243,10 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
     rows = df[sel]
     if rows.empty:
         return None, "", f"{name}.csv has no row with {dict(spec.get('match') or {})}"
-    vals = pd.to_numeric(rows[col], errors="coerce")
+    raw = rows[col]
+    if spec.get("map"):  # symbols the table writes for a stated value, e.g. {"✓": 1, "–": 0}
+        raw = raw.astype(str).str.strip().map({str(k): v for k, v in spec["map"].items()})
+    vals = pd.to_numeric(raw, errors="coerce")
     agg = spec.get("aggregate")
     if len(rows) > 1 and agg not in _AGG:
         return None, "", f"{name}.csv has {len(rows)} rows with {dict(spec.get('match') or {})} (ambiguous)"

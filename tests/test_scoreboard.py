@@ -286,3 +286,20 @@ def test_tables_without_text_cells_says_the_truth():
                      spec["column"], spec.get("aggregate"))
                 assert k not in keys, (c["id"], keys.get(k))
                 keys[k] = c["id"]
+
+
+def test_table4_check_marks_and_table3_minimum_sentences_are_compared(tmp_path):
+    from lcrag.studies.longeval.variants import load_variants, method_matrix, variant_constants
+
+    v = load_variants(None)
+    t4 = method_matrix(v)
+    t4.loc[t4["Approach"] == "rrf-no-rerank", "PRF"] = "–"  # one switch off that the paper marks ✓
+    _write(tmp_path, "16_longeval_method_matrix", t4.to_dict("records"))
+    _write(tmp_path, "16_longeval_constants", variant_constants(v).to_dict("records"))
+    cells = S.build(tmp_path, ["longeval"])[0]
+    t4c = cells[cells["id"].str.startswith("table4.")].set_index("id")
+    assert len(t4c) == 100 and (t4c["provenance"] == "configuration echo").all()
+    assert t4c.loc["table4.rrf-no-rerank.PRF", "cls"] == "further" and t4c.loc["table4.rrf-no-rerank.PRF", "lcrag_value"] == 0
+    assert (t4c.drop(index="table4.rrf-no-rerank.PRF")["cls"] == "exact").all()
+    row = cells.set_index("id").loc["table3.min_sentences_before_split"]
+    assert row["cls"] == "exact" and row["lcrag_value"] == 1
