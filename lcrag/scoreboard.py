@@ -510,7 +510,8 @@ def summary_line(figures: str | Path) -> str:
     parts = []
     for _, r in counts(cells, effects).iterrows():
         parts.append(f"{r['paper']}: {r['cells']} cells ({r['exact']} exact, {r['within 1 pp']} within 1 pp, "
-                     f"{r['further']} further, {r['not produced']} not produced; {exact_split(cells, r['paper'])}); "
+                     f"{r['further']} further, {r['not produced']} not produced"
+                     f"{'; ' + exact_split(cells, r['paper']) if r['exact'] else ''}); "
                      f"{r['effects']} effects "
                      f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "
                      f"{r['effects tie-dependent']} tie-dependent, {r['effects not produced']} not produced)")

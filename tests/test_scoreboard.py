@@ -76,6 +76,8 @@ def test_write_and_counts(tmp_path):
     assert "| EBG |" in md and "fig2.GPT-5.primary" in md
     k = S.counts(*S.build(tmp_path)).set_index("paper")
     assert k.loc["EBG", "exact"] == 2 and k.loc["LongEval", "not produced"] == k.loc["LongEval", "cells"]
+    line = S.summary_line(tmp_path)
+    assert "2 exact: 2 copied aggregate)" in line and "## Produced cells by provenance class" in md
     with pytest.raises(FileNotFoundError):
         S.write(tmp_path / "missing")
 
