@@ -362,7 +362,6 @@ def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables,
         return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
                          pd_, None, "not produced", None, "", reason)
     delta = a - b
-    ok = _holds(delta, direction)
     ratio = delta / pd_ if pd_ not in (None, 0.0) else None
     src = " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""}))
     low, high = _tie_ends(tables, e)
