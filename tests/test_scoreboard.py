@@ -305,3 +305,15 @@ def test_table4_check_marks_and_table3_minimum_sentences_are_compared(tmp_path):
     assert (t4c.drop(index="table4.rrf-no-rerank.PRF")["cls"] == "exact").all()
     row = cells.set_index("id").loc["table3.min_sentences_before_split"]
     assert row["cls"] == "exact" and row["lcrag_value"] == 1
+
+
+def test_figure_3_6_averages_read_the_pooled_row(tmp_path):
+    from lcrag.studies.nolima.figures import POOLED_READER
+
+    # per-model rows whose mean is not the paper's average, and the pooled row of notebook 05 that is
+    _write(tmp_path, "05_nolima_tn_vs_ctn", [
+        {"reader": "GPT-4o", "tn_ans": 70.0, "ctn_ans": 60.0, "tn_ans_evid": 40.0, "ctn_ans_evid": 35.0},
+        {"reader": POOLED_READER, "tn_ans": 76.195, "ctn_ans": 69.156, "tn_ans_evid": 49.923, "ctn_ans_evid": 43.991}])
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    for cid in ("fig6.avg.tn_ans", "fig6.avg.ctn_ans", "fig3.avg.tn_ans_evid", "fig3.avg.ctn_ans_evid"):
+        assert c.loc[cid, "cls"] == "exact", cid
