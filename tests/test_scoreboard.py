@@ -285,7 +285,7 @@ def test_tables_without_text_cells_says_the_truth():
             spec = c.get("lcrag") or {}
             if "table" in spec:
                 k = (S.PAPERS[st], c["value"], spec["table"], repr(sorted((spec.get("match") or {}).items())),
-                     spec["column"], spec.get("aggregate"))
+                     spec.get("column"), spec.get("aggregate"))
                 assert k not in keys, (c["id"], keys.get(k))
                 keys[k] = c["id"]
 
@@ -317,3 +317,28 @@ def test_figure_3_6_averages_read_the_pooled_row(tmp_path):
     c = S.build(tmp_path, ["nolima"])[0].set_index("id")
     for cid in ("fig6.avg.tn_ans", "fig6.avg.ctn_ans", "fig3.avg.tn_ans_evid", "fig3.avg.ctn_ans_evid"):
         assert c.loc[cid, "cls"] == "exact", cid
+
+
+def test_table16_counts_are_counted_over_the_produced_pairs(tmp_path):
+    budgets = ["50K", "70K", "90K", "100K", "200K"]
+    readers = ["GPT-4.1", "Sonnet-4.5", "GPT-OSS-120B", "GLM-5.2"]
+    rows = []
+    for i, r in enumerate(readers):
+        emb = {b: 50.0 for b in budgets}
+        # 15 improvements, 3 ties, 2 drops over the 20 pairs
+        rer = {b: 62.5 for b in budgets}
+        if i == 3:
+            rer = {"50K": 37.5, "70K": 62.5, "90K": 50.0, "100K": 50.0, "200K": 50.0}
+        elif i == 2:
+            rer = {**rer, "200K": 25.0}
+        rows += [{"reader": r, "pipeline": "Embedding-RAG (recorded)" if i < 2 else "live, order=emb", **emb},
+                 {"reader": r, "pipeline": "live, order=rerank", **rer}]
+    _write(tmp_path, "07_nolima_table16", rows)
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    # improvements: 5 + 5 + 4 + 1 = 15; ties: GLM-5.2 at 90K, 100K, 200K = 3; drops: GPT-OSS-120B 200K, GLM-5.2 50K = 2
+    assert [c.loc[f"t16.count.{k}", "lcrag_value"] for k in ("improves", "ties", "worse")] == [15, 3, 2]
+    assert (c.loc[["t16.count.improves", "t16.count.ties", "t16.count.worse"], "cls"] == "exact").all()
+    _write(tmp_path, "07_nolima_table16", rows[:-1])  # GLM-5.2's reranker row missing: the count is not produced
+    c = S.build(tmp_path, ["nolima"])[0].set_index("id")
+    assert c.loc["t16.count.improves", "cls"] == "not produced"
+    assert "15 of the 20 pairs" in c.loc["t16.count.improves", "reason"]
