@@ -19,7 +19,8 @@ the rows of ``<table>.csv`` whose columns equal ``match`` (a list = any of), the
 several matching rows ``aggregate`` (``mean``, ``sum``, ``min`` or ``max``) must say how they combine, else the cell is
 not produced ("ambiguous"). ``map`` turns the symbols a table writes into numbers first (``{"✓": 1, "–": 0}``).
 A count the paper states over pairs of cells ("improves in 15 of 20 cases") is
-``{table, count_pairs: {...}}`` (:func:`_count_pairs`). ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
+``{table, count_pairs: {...}}`` (:func:`_count_pairs`); a difference the paper states is a cell spec with
+``minus: {match, column}`` (the keys it overrides), lcrag's value minus that cell's. ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
 states in percent). An effect's side may be ``{constant: x}``: a threshold the paper states ("≥ 98%").
 
 A value computed on lcrag's generated fixture (source class ``generated fixture``) is shown but
@@ -230,6 +231,13 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
         return float(spec["constant"]), "", ""
     if "count_pairs" in spec:
         return _count_pairs(tables, spec)
+    if spec.get("minus"):  # a difference the paper states: this cell minus another of the same table
+        base = {k: v for k, v in spec.items() if k != "minus"}
+        a, sa, ra = _lookup(tables, base)
+        b, sb, rb = _lookup(tables, {**base, **spec["minus"]})
+        if a is None or b is None:
+            return None, "", ra or rb
+        return a - b, " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""})), ""
     name = spec["table"]
     df = tables.get(name)
     if df is None:

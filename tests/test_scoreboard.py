@@ -342,3 +342,17 @@ def test_table16_counts_are_counted_over_the_produced_pairs(tmp_path):
     c = S.build(tmp_path, ["nolima"])[0].set_index("id")
     assert c.loc["t16.count.improves", "cls"] == "not produced"
     assert "15 of the 20 pairs" in c.loc["t16.count.improves", "reason"]
+
+
+def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
+    _write(tmp_path, "12_multihop_lc_vs_rag", [
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "ans", "LC": 0.50, "RAG@10": 0.30, "RAG@200": 0.303},
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "joint", "LC": 0.073, "RAG@10": 0.05, "RAG@200": 0.05},
+        {"reader": "Nemo-3.5-L", "prompt": "answer_only_json", "metric": "ans_star", "LC": 0.77, "RAG@10": 0.4,
+         "RAG@200": 0.5}])
+    c = S.build(tmp_path, ["multihop_rag"])[0].set_index("id")
+    assert c.loc["t7.Nemotron.ebg.lc_minus_rag10", "lcrag_value"] == pytest.approx(20.0)
+    assert c.loc["t7.Nemotron.ans_minus_joint", "lcrag_value"] == pytest.approx(42.7)
+    assert c.loc["t7.Nemotron.lc.delta_ans", "lcrag_value"] == pytest.approx(-27.0)
+    assert c.loc["t7.Nemotron.ebg.lc_minus_rag200", "cls"] == "exact"  # 50.0 - 30.3 = 19.7
+    assert c.loc["t7.GLM-5.2.lc.delta_ans", "cls"] == "not produced" and "no row" in c.loc["t7.GLM-5.2.lc.delta_ans", "reason"]
