@@ -356,3 +356,12 @@ def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
     assert c.loc["t7.Nemotron.lc.delta_ans", "lcrag_value"] == pytest.approx(-27.0)
     assert c.loc["t7.Nemotron.ebg.lc_minus_rag200", "cls"] == "exact"  # 50.0 - 30.3 = 19.7
     assert c.loc["t7.GLM-5.2.lc.delta_ans", "cls"] == "not produced" and "no row" in c.loc["t7.GLM-5.2.lc.delta_ans", "reason"]
+
+
+def test_table1_lc_minus_best_pool_matched_rag(tmp_path):
+    rows = [{"reader": "GPT-5", "condition": c, "score": "judge", "judge_answerable": v}
+            for c, v in (("LC", 0.80), ("flat_pool11@3", 0.70), ("struct_pool11@3", 0.75), ("flat_full@10", 0.79))]
+    _write(tmp_path, "13_qasper_mp_answerability", rows)
+    c = S.build(tmp_path, ["qasper_mp"])[0].set_index("id").loc["t1.GPT-5.lc_minus_best_rag"]
+    # the best pool-matched variant is struct_pool11@3 (flat_full@10 is not pool-matched)
+    assert c["lcrag_value"] == pytest.approx(0.05) and c["cls"] == "exact" and c["provenance"] == "recomputed"
