@@ -517,7 +517,9 @@ def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Pa
             "Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables in this folder"
             f"{' (' + Path(figures).name + '/)' if figures else ''}. "
             "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
-            "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
+            "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020); "
+            "tie-dependent when the direction holds at one end of a tie interval only (both differences shown). "
+            "A further cell and an effect not reproduced give their cause as the reason.",
             "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), "",
             "## Produced cells by provenance class", "",
             "How each compared value was obtained: " + "; ".join(f"*{k}* — {v}" for k, v in PROVENANCE.items()) + ".",
