@@ -17,7 +17,10 @@ Inputs:
 A cell names its lcrag value as ``{table, match: {column: value | [values]}, column, aggregate}``:
 the rows of ``<table>.csv`` whose columns equal ``match`` (a list = any of), then ``column``; with
 several matching rows ``aggregate`` (``mean``, ``sum``, ``min`` or ``max``) must say how they combine, else the cell is
-not produced ("ambiguous"). ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
+not produced ("ambiguous"). ``map`` turns the symbols a table writes into numbers first (``{"✓": 1, "–": 0}``).
+A count the paper states over pairs of cells ("improves in 15 of 20 cases") is
+``{table, count_pairs: {...}}`` (:func:`_count_pairs`); a difference the paper states is a cell spec with
+``minus: {match, column}`` (the keys it overrides), lcrag's value minus that cell's. ``scale`` multiplies the lcrag value (e.g. 100 for a ratio the paper
 states in percent). An effect's side may be ``{constant: x}``: a threshold the paper states ("≥ 98%").
 
 A value computed on lcrag's generated fixture (source class ``generated fixture``) is shown but
@@ -26,11 +29,28 @@ equals it), ``within 1 pp`` (|difference| ≤ 1 percentage point: ≤ 1 for perc
 0–1 ratios, 1% of the range of a stated scale such as ``grade (1-5)``; counts have no such band),
 ``further``. Source class, from the table's ``source``
 column: ``live model`` when it names a reader that is not one of lcrag's model-free baselines, else
-``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
+``rehearsal`` > ``generated fixture`` > ``recorded outputs`` > ``real data`` (the first that the source text names).
+A rehearsal value (a loopback stand-in answering for the paid endpoints) is shown but not compared: class
+``produced (rehearsal)``.
+
+**Provenance class** of a cell (:data:`PROVENANCE`): how the value lcrag compares was obtained. It is declared in
+``paper.yaml`` — per lcrag table under ``provenance: {<table>: {default: <class>, columns: {<column>: <class>},
+how: <text>}}`` and per cell as ``provenance: <class>`` (the cell wins over the column, the column over the
+table's default) — and overridden by the source of the produced table: a ``live model`` source makes it ``live``,
+a ``rehearsal`` source ``rehearsal``. The counts give the produced cells of each class beside exact / within /
+further, and the exact cells split by class.
+
+**Causes.** A ``further`` cell and an effect not reproduced carry their cause as ``reason``: the cell's (effect's)
+own ``explanation``, else that of the first entry of ``explanations: [{ids: [<glob>, ...], cause: <text>}]``
+whose pattern matches its id; without one the reason says that no cause is recorded. **Ties**: an effect with
+``ties: {a: [<low column>, <high column>]}`` (or ``b``) also evaluates that side at both ends of a tie interval
+(e.g. a needle's rank when every zero-scored passage is ranked before, or after, it); when the direction holds at
+one end and not at the other the effect is ``tie-dependent`` and its reason gives both differences.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.resources
 import math
 import re
@@ -51,8 +71,20 @@ PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp
 _AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
 FIXTURE_REASON = ("only lcrag's generated fixture was available (not the benchmark's data): the value is shown, "
                   "not compared")
-CLASSES = ("exact", "within 1 pp", "further", "not produced")
-_SOURCE_CLASSES = (("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
+CLASSES = ("exact", "within 1 pp", "further", "produced (rehearsal)", "not produced")
+#: provenance classes (module doc): how a compared value was obtained
+PROVENANCE = {
+    "recomputed": "recomputed from per-item outputs (replies, rankings, judgements) end to end",
+    "half recomputed": "recomputed from per-item outputs on one side, minus a copied aggregate on the other",
+    "re-aggregated": "re-aggregated from the authors' per-item scores or records (the aggregation rule is lcrag's)",
+    "copied aggregate": "an aggregate the authors or organisers published, re-read (or averaged again) as it is",
+    "configuration echo": "a constant of lcrag's own configuration, transcribed from the paper: it cannot differ",
+    "circular": "computed from inputs that were themselves inferred from the published value",
+    "live": "a live model run through lcrag's runner",
+    "rehearsal": "a loopback stand-in answering for the paid endpoints (wiring check, not a result)",
+}
+REHEARSAL_CLASS = "produced (rehearsal)"
+_SOURCE_CLASSES = (("rehearsal", "rehearsal"), ("fixture", "generated fixture"), ("generated", "generated fixture"), ("live", "live model"),
                    ("recorded", "recorded outputs"), ("real data", "real data"))
 
 
@@ -74,6 +106,20 @@ class CellRow:
     table: str
     rule: str
     reason: str
+    provenance: str = ""
+
+
+NO_CAUSE = "no cause recorded in paper.yaml for this difference"
+
+
+def explanation(doc: Mapping[str, Any], rec: Mapping[str, Any]) -> str:
+    """The cause ``paper.yaml`` records for the cell or effect ``rec`` (module doc, *Causes*); "" if none."""
+    if rec.get("explanation"):
+        return str(rec["explanation"])
+    for ent in doc.get("explanations") or []:
+        if any(fnmatch.fnmatchcase(str(rec.get("id", "")), pat) for pat in ent.get("ids") or []):
+            return str(ent.get("cause", ""))
+    return ""
 
 
 @dataclass
@@ -93,6 +139,8 @@ class EffectRow:
     effect_ratio: float | None
     source_class: str
     reason: str
+    lcrag_delta_low: float | None = None
+    lcrag_delta_high: float | None = None
 
 
 def paper_values(study: str) -> dict[str, Any]:
@@ -104,13 +152,47 @@ def paper_values(study: str) -> dict[str, Any]:
         text = res.read_text(encoding="utf-8")
     except FileNotFoundError as e:
         raise FileNotFoundError(f"lcrag/studies/{study}/paper.yaml is missing from the installed package") from e
-    doc = yaml.safe_load(text) or {}
+    return validate(yaml.safe_load(text) or {}, f"lcrag/studies/{study}/paper.yaml")
+
+
+def validate(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """``doc`` (a parsed ``paper.yaml`` named ``name`` in errors) if every cell and effect has an id, a
+    place and a quote, every declared provenance class is one of :data:`PROVENANCE`, and every cell
+    mapped onto no lcrag table (``lcrag: null``) names its reason; else ValueError naming the field."""
+    study = name
     for key in ("cells", "effects"):
         for n, rec in enumerate(doc.get(key) or []):
             for fld in ("id", "where", "quote"):
                 if not rec.get(fld) and rec.get(fld) != 0:
-                    raise ValueError(f"lcrag/studies/{study}/paper.yaml: {key}[{n}] has no '{fld}'")
+                    raise ValueError(f"{study}: {key}[{n}] has no '{fld}'")
+    for table, decl in (doc.get("provenance") or {}).items():
+        if not isinstance(decl, dict):
+            raise ValueError(f"{study}: provenance.{table} must be a mapping {{default, columns, how}}")
+        for where, klass in [("default", decl.get("default"))] + [
+                (f"columns.{c}", k) for c, k in (decl.get("columns") or {}).items()]:
+            if klass not in PROVENANCE:
+                raise ValueError(f"{study}: provenance.{table}.{where} = {klass!r} is not a "
+                                 f"provenance class; known: {', '.join(PROVENANCE)}")
+    for n, rec in enumerate(doc.get("cells") or []):
+        if rec.get("provenance") is not None and rec["provenance"] not in PROVENANCE:
+            raise ValueError(f"{study}: cells[{n}] ({rec.get('id')}): provenance "
+                             f"{rec['provenance']!r} is not a provenance class; known: {', '.join(PROVENANCE)}")
+        if not rec.get("lcrag") and not str(rec.get("reason") or "").strip():
+            raise ValueError(f"{study}: cells[{n}] ({rec.get('id')}): 'lcrag: null' without a 'reason' "
+                             "(name the run or the unpublished material the value needs)")
     return doc
+
+
+def declared_provenance(doc: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    """The provenance class ``paper.yaml`` declares for ``cell``: the cell's own, else its column's under its
+    table, else the table's default; "" for a cell mapped onto no lcrag table (module doc)."""
+    if cell.get("provenance"):
+        return str(cell["provenance"])
+    spec = cell.get("lcrag") or {}
+    if "table" not in spec:
+        return ""
+    decl = (doc.get("provenance") or {}).get(spec["table"]) or {}
+    return str((decl.get("columns") or {}).get(spec.get("column"), decl.get("default", "")))
 
 
 def source_class(source: str) -> str:
@@ -147,6 +229,15 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
         return None, "", "no lcrag output maps onto this value"
     if "constant" in spec:  # a threshold the paper states ("at least 98%"), not an output
         return float(spec["constant"]), "", ""
+    if "count_pairs" in spec:
+        return _count_pairs(tables, spec)
+    if spec.get("minus"):  # a difference the paper states: this cell minus another of the same table
+        base = {k: v for k, v in spec.items() if k != "minus"}
+        a, sa, ra = _lookup(tables, base)
+        b, sb, rb = _lookup(tables, {**base, **spec["minus"]})
+        if a is None or b is None:
+            return None, "", ra or rb
+        return a - b, " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""})), ""
     name = spec["table"]
     df = tables.get(name)
     if df is None:
@@ -163,7 +254,10 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
     rows = df[sel]
     if rows.empty:
         return None, "", f"{name}.csv has no row with {dict(spec.get('match') or {})}"
-    vals = pd.to_numeric(rows[col], errors="coerce")
+    raw = rows[col]
+    if spec.get("map"):  # symbols the table writes for a stated value, e.g. {"✓": 1, "–": 0}
+        raw = raw.astype(str).str.strip().map({str(k): v for k, v in spec["map"].items()})
+    vals = pd.to_numeric(raw, errors="coerce")
     agg = spec.get("aggregate")
     if len(rows) > 1 and agg not in _AGG:
         return None, "", f"{name}.csv has {len(rows)} rows with {dict(spec.get('match') or {})} (ambiguous)"
@@ -173,6 +267,47 @@ def _lookup(tables: _Tables, spec: Mapping[str, Any] | None) -> tuple[float | No
     value *= float(spec.get("scale", 1.0))
     src = sorted({source_class(s) for s in rows["source"]}) if "source" in rows else ["unknown"]
     return value, " + ".join(src), ""
+
+
+def _count_pairs(tables: _Tables, spec: Mapping[str, Any]) -> tuple[float | None, str, str]:
+    """A count the paper states over pairs of cells ("improves in 15 of 20 model-budget cases"):
+    ``{table, count_pairs: {key, keys, columns, a, b, relation}}`` counts the (key value, column) pairs
+    whose row matching ``a`` stands in ``relation`` (``>``, ``=``, ``<``) to the row matching ``b``
+    (``a`` / ``b``: a match; a list value = the first value that has a row). Not produced unless every
+    pair has both values."""
+    name = spec["table"]
+    df = tables.get(name)
+    if df is None:
+        return None, "", f"{name}.csv not in this figures directory (notebook not run, or skipped)"
+    cp = spec["count_pairs"]
+    key, cols, rel = cp["key"], list(cp["columns"]), cp.get("relation", ">")
+
+    def row(key_value: str, match: Mapping[str, Any]) -> pd.Series | None:
+        sel = df[key].astype(str) == str(key_value)
+        for k, v in match.items():
+            for want in (v if isinstance(v, list) else [v]):
+                hit = sel & (df[k].astype(str) == str(want))
+                if hit.any():
+                    sel = hit
+                    break
+            else:
+                return None
+        return df[sel].iloc[0] if sel.any() else None
+
+    n, have, srcs = 0, 0, set()
+    for kv in cp["keys"]:
+        ra, rb = row(kv, cp["a"]), row(kv, cp["b"])
+        for c in cols:
+            if ra is None or rb is None or c not in df.columns or pd.isna(ra[c]) or pd.isna(rb[c]):
+                continue
+            have += 1
+            d = float(ra[c]) - float(rb[c])
+            n += int(d > 1e-9 if rel == ">" else d < -1e-9 if rel == "<" else abs(d) <= 1e-9)
+            srcs |= {source_class(r["source"]) for r in (ra, rb) if "source" in r}
+    total = len(cp["keys"]) * len(cols)
+    if have < total:
+        return None, "", f"{name}.csv has both values for {have} of the {total} pairs the count needs"
+    return float(n), " + ".join(sorted(srcs)) or "unknown", ""
 
 
 _SCALE = re.compile(r"\((\d+(?:\.\d+)?)\s*[-–]\s*(\d+(?:\.\d+)?)\)")
@@ -208,7 +343,8 @@ def _decimals(v: float) -> int:
     return 0 if float(v).is_integer() else len(s.split(".")[1])
 
 
-def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> CellRow:
+def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables,
+              doc: Mapping[str, Any] | None = None) -> CellRow:
     spec = c.get("lcrag")
     value, src, reason = _lookup(tables, spec)
     if spec is None and c.get("reason"):
@@ -221,10 +357,19 @@ def _cell_row(study: str, paper: str, c: Mapping[str, Any], tables: _Tables) -> 
             reason = "the paper states no single value"
     elif "generated fixture" in src:
         cls, diff, reason = "not produced", abs(value - pv), FIXTURE_REASON
+    elif "rehearsal" in src:
+        cls, diff, reason = REHEARSAL_CLASS, abs(value - pv), "a rehearsal value: the wiring answered, nothing to compare"
     else:
         cls, diff = classify(pv, value, c.get("unit", ""), c.get("decimals")), abs(value - pv)
+        if cls == "further":
+            reason = explanation(doc or {}, c) or NO_CAUSE
+    prov = declared_provenance(doc or {}, c)
+    if "rehearsal" in src:
+        prov = "rehearsal"
+    elif "live model" in src:
+        prov = "live"
     return CellRow(study, paper, c["id"], c["where"], c["quote"], c.get("unit", ""), pv, value, diff, cls, src,
-                   (spec or {}).get("table", ""), c.get("rule", ""), reason)
+                   (spec or {}).get("table", ""), c.get("rule", ""), reason, prov)
 
 
 def _holds(delta: float, direction: str) -> bool:
@@ -237,26 +382,56 @@ def _holds(delta: float, direction: str) -> bool:
     raise ValueError(f"direction must be '>', '<' or '=', got {direction!r}")
 
 
-def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables) -> EffectRow:
+def _tie_ends(tables: _Tables, e: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """``(delta at the low end, delta at the high end)`` of an effect with ``ties`` (module doc); None if unset
+    or not produced."""
+    ties = e.get("ties") or {}
+    if not ties:
+        return None, None
+    ends = []
+    for i in (0, 1):
+        sides = {}
+        for side in ("a", "b"):
+            spec = dict(e.get(side) or {})
+            if side in ties:
+                spec["column"] = ties[side][i]
+            sides[side] = _lookup(tables, spec)[0]
+        ends.append(None if sides["a"] is None or sides["b"] is None else sides["a"] - sides["b"])
+    return ends[0], ends[1]
+
+
+def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables,
+                doc: Mapping[str, Any] | None = None) -> EffectRow:
     a, sa, ra = _lookup(tables, e.get("a"))
     b, sb, rb = _lookup(tables, e.get("b"))
     pd_ = e.get("paper_delta")
     pd_ = None if pd_ is None else float(pd_)
+    direction = e.get("direction", ">")
     if a is None or b is None:
         reason = ra or rb or str(e.get("reason", ""))
         if not (e.get("a") and e.get("b")) and e.get("reason"):
             reason = str(e["reason"])
-        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
                          pd_, None, "not produced", None, "", reason)
     delta = a - b
-    ok = _holds(delta, e.get("direction", ">"))
     ratio = delta / pd_ if pd_ not in (None, 0.0) else None
     src = " + ".join(sorted((set(sa.split(" + ")) | set(sb.split(" + "))) - {""}))
+    low, high = _tie_ends(tables, e)
     if "generated fixture" in src:
-        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
-                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON)
-    return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), e.get("direction", ">"),
-                     pd_, delta, "yes" if ok else "no", ratio, src, "")
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "not produced", ratio, src, FIXTURE_REASON, low, high)
+    held = [_holds(x, direction) for x in (delta, low, high) if x is not None]
+    if all(held):
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "yes", ratio, src, "", low, high)
+    cause = explanation(doc or {}, e)
+    if any(held):
+        ends = f"Δ {_fmt(low)} at the low end of the tie interval, {_fmt(high)} at the high end, {_fmt(delta)} as stored"
+        return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                         pd_, delta, "tie-dependent", ratio, src, f"{ends}: the direction depends on tie order"
+                         + (f"; {cause}" if cause else ""), low, high)
+    return EffectRow(study, paper, e["id"], e["where"], e["quote"], e.get("claim", ""), direction,
+                     pd_, delta, "no", ratio, src, cause or NO_CAUSE, low, high)
 
 
 def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -267,15 +442,15 @@ def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.Dat
     for st in studies:
         doc = paper_values(st)
         paper = doc.get("paper_label") or PAPERS[st]
-        cells += [asdict(_cell_row(st, paper, c, tables)) for c in doc.get("cells") or []]
-        effects += [asdict(_effect_row(st, paper, e, tables)) for e in doc.get("effects") or []]
+        cells += [asdict(_cell_row(st, paper, c, tables, doc)) for c in doc.get("cells") or []]
+        effects += [asdict(_effect_row(st, paper, e, tables, doc)) for e in doc.get("effects") or []]
     cdf = pd.DataFrame(cells, columns=list(CellRow.__dataclass_fields__))
     edf = pd.DataFrame(effects, columns=list(EffectRow.__dataclass_fields__))
     return cdf, edf
 
 
 def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
-    """Per paper: cells exact / within 1 pp / further / not produced, and effects reproduced yes / no /
+    """Per paper: cells exact / within 1 pp / further / produced (rehearsal) / not produced, and effects reproduced yes / no /
     not produced."""
     rows = []
     for paper in sorted(set(cells["paper"]) | set(effects["paper"])):
@@ -285,9 +460,39 @@ def counts(cells: pd.DataFrame, effects: pd.DataFrame) -> pd.DataFrame:
         rec.update({k: int((c["cls"] == k).sum()) for k in CLASSES})
         rec.update({"effects": len(e), "effects reproduced": int((e["reproduced"] == "yes").sum()),
                     "effects not reproduced": int((e["reproduced"] == "no").sum()),
+                    "effects tie-dependent": int((e["reproduced"] == "tie-dependent").sum()),
                     "effects not produced": int((e["reproduced"] == "not produced").sum())})
         rows.append(rec)
     return pd.DataFrame(rows)
+
+
+def provenance_counts(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per paper and provenance class (:data:`PROVENANCE`): the produced cells that are exact / within 1 pp /
+    further / rehearsal, and their total; a class with no produced cell is left out. A produced cell
+    without a declared class counts under ``undeclared``."""
+    rows = []
+    for paper in sorted(set(cells["paper"])):
+        c = cells[(cells["paper"] == paper) & (cells["cls"] != "not produced")]
+        prov = c["provenance"].replace("", "undeclared").fillna("undeclared")
+        for klass in list(PROVENANCE) + ["undeclared"]:
+            k = c[prov == klass]
+            if k.empty:
+                continue
+            rec = {"paper": paper, "provenance": klass}
+            rec.update({x: int((k["cls"] == x).sum()) for x in CLASSES if x != "not produced"})
+            rec["produced"] = len(k)
+            rows.append(rec)
+    cols = ["paper", "provenance"] + [x for x in CLASSES if x != "not produced"] + ["produced"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def exact_split(cells: pd.DataFrame, paper: str) -> str:
+    """``"49 exact: 5 recomputed, 23 half recomputed, ..."``: the exact cells of ``paper`` by provenance class."""
+    pc = provenance_counts(cells)
+    pc = pc[(pc["paper"] == paper) & (pc["exact"] > 0)]
+    total = int(pc["exact"].sum())
+    return f"{total} exact" + (": " + ", ".join(f"{r['exact']} {r['provenance']}" for _, r in pc.iterrows())
+                               if total else "")
 
 
 def _fmt(v: Any, nd: int = 4) -> str:
@@ -312,11 +517,17 @@ def to_markdown(cells: pd.DataFrame, effects: pd.DataFrame, *, figures: str | Pa
             "Values the papers state (``lcrag/studies/*/paper.yaml``) against the tables in this folder"
             f"{' (' + Path(figures).name + '/)' if figures else ''}. "
             "Cell classes: exact (equal at the paper's decimals), within 1 pp, further, not produced (with the reason). "
-            "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020).",
-            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), ""]
+            "Effects: direction reproduced and effect ratio (lcrag difference / paper difference; Breuer et al., SIGIR 2020); "
+            "tie-dependent when the direction holds at one end of a tie interval only (both differences shown). "
+            "A further cell and an effect not reproduced give their cause as the reason.",
+            "", "## Counts", "", md_table(counts(cells, effects), counts(cells, effects).columns), "",
+            "## Produced cells by provenance class", "",
+            "How each compared value was obtained: " + "; ".join(f"*{k}* — {v}" for k, v in PROVENANCE.items()) + ".",
+            "", md_table(provenance_counts(cells), provenance_counts(cells).columns), ""]
     cell_cols = ["paper", "study", "id", "where", "paper_value", "lcrag_value", "abs_diff", "unit", "cls", "source_class",
-                 "rule", "reason"]
-    eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "reproduced", "effect_ratio",
+                 "provenance", "rule", "reason"]
+    eff_cols = ["paper", "study", "id", "where", "claim", "paper_delta", "lcrag_delta", "lcrag_delta_low",
+                "lcrag_delta_high", "reproduced", "effect_ratio",
                 "source_class", "reason"]
     return "\n".join(head + ["## Stated cells", "", md_table(cells, cell_cols), "", "## Stated effects", "",
                              md_table(effects, eff_cols), ""])
@@ -371,7 +582,9 @@ def summary_line(figures: str | Path) -> str:
     parts = []
     for _, r in counts(cells, effects).iterrows():
         parts.append(f"{r['paper']}: {r['cells']} cells ({r['exact']} exact, {r['within 1 pp']} within 1 pp, "
-                     f"{r['further']} further, {r['not produced']} not produced); {r['effects']} effects "
+                     f"{r['further']} further, {r['not produced']} not produced"
+                     f"{'; ' + exact_split(cells, r['paper']) if r['exact'] else ''}); "
+                     f"{r['effects']} effects "
                      f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "
-                     f"{r['effects not produced']} not produced)")
+                     f"{r['effects tie-dependent']} tie-dependent, {r['effects not produced']} not produced)")
     return "\n".join(parts)

@@ -26,6 +26,9 @@ from .windows import MAX_WORDS, groups_to_chunks
 
 MERGE_THRESHOLD = 0.72
 DRIFT_THRESHOLD = 0.18
+#: sentences a chunk holds before a similarity-based split may end it (LongEval-RAG paper Table 3: "Minimum sentences
+#: before split: 1 sentence"): every chunk starts with one sentence and may be emitted after it
+MIN_SENTENCES_BEFORE_SPLIT = 1
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 

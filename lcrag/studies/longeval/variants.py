@@ -109,9 +109,16 @@ def method_matrix(variants: dict[str, Variant]) -> pd.DataFrame:
 
 
 def variant_constants(variants: dict[str, Variant]) -> pd.DataFrame:
-    """The shared constants (LongEval-RAG paper Table 3) as ``parameter, value`` rows (values as text), in file order."""
+    """The shared constants (LongEval-RAG paper Table 3) as ``parameter, value`` rows (values as text), in file order,
+    then the chunkers' structural constants (``min_sentences_before_split``,
+    :data:`lcrag.chunking.semantic.MIN_SENTENCES_BEFORE_SPLIT`)."""
+    from ...chunking.semantic import MIN_SENTENCES_BEFORE_SPLIT
+
     first = next(iter(variants.values()))
-    return pd.DataFrame([{"parameter": k, "value": str(v)} for k, v in first.params.items()])
+    rows = [{"parameter": k, "value": str(v)} for k, v in first.params.items()]
+    if "min_sentences_before_split" not in first.params:
+        rows.append({"parameter": "min_sentences_before_split", "value": str(MIN_SENTENCES_BEFORE_SPLIT)})
+    return pd.DataFrame(rows)
 
 
 def variant_roles(variants: dict[str, Variant]) -> pd.DataFrame:

@@ -76,6 +76,13 @@ def test_fig2_and_fig3_tables_equal_recorded_row_means():
         assert np.isclose(f3.loc[m, "tn_ans_evid"], np.mean(cols["tn_both"]))
         assert np.isclose(f3.loc[m, "ctn_ans_evid"], np.mean(cols["ctn_both"]))
         assert np.isclose(f3.loc[m, "ctn_ans"], np.mean(cols["ctn_answer"]))
+    # the pooled row: every recorded row weighs the same, as the paper's "averaged across models" (App. F.4)
+    pooled = f3.loc[F.POOLED_READER]
+    assert np.isclose(pooled["tn_ans_evid"], np.mean([float(r["tn_both"]) for r in tn_rows]))
+    assert np.isclose(pooled["ctn_ans"], np.mean([float(r["ctn_answer"]) for r in ctn_rows]))
+    assert pooled[["tn_ans", "ctn_ans", "tn_ans_evid", "ctn_ans_evid"]].round(1).tolist() == [76.2, 69.2, 49.9, 44.0]
+    per_model = f3.drop(index=F.POOLED_READER)["tn_ans"].mean()  # the mean of model means is not the paper's
+    assert per_model.round(1) != 76.2
     # the paper's Figure 2 numbers for GPT-5 and Gemini-3-Fl (§5.2 RQ3)
     assert f2.loc["GPT-5", ["primary_cited", "secondary_cited"]].round(1).tolist() == [95.1, 98.6]
     assert f2.loc["Gemini-3-Fl", ["primary_cited", "secondary_cited"]].round(1).tolist() == [99.5, 99.8]
