@@ -25,6 +25,9 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
     log = out_dir / "logs" / f"{nb.stem}.kernel.log"
     t0, started = time.perf_counter(), time.time()
     orphaned_kernel_tasks_to(log)
+    # an executed copy is a document: plain progress lines in its log, not a widget frozen at its first frame
+    # (lcrag.runtime.progress; an LCRAG_PROGRESS the user set is kept)
+    os.environ.setdefault("LCRAG_PROGRESS", "lines")
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
                         kernel_manager_class=kernel_manager_logging_to(log))
