@@ -25,9 +25,6 @@ def execute_notebook(rec: dict[str, Any], out_dir: Path, *, kernel: str | None =
     log = out_dir / "logs" / f"{nb.stem}.kernel.log"
     t0, started = time.perf_counter(), time.time()
     orphaned_kernel_tasks_to(log)
-    # an executed copy is a document: plain progress lines in its log, not a widget frozen at its first frame
-    # (lcrag.runtime.progress; an LCRAG_PROGRESS the user set is kept)
-    os.environ.setdefault("LCRAG_PROGRESS", "lines")
     pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=rec["parameters"], cwd=str(nb.parent),
                         kernel_name=kernel, progress_bar=False, log_output=False,
                         kernel_manager_class=kernel_manager_logging_to(log))
@@ -121,6 +118,12 @@ def kernel_manager_logging_to(path: Path):
 
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             path.parent.mkdir(parents=True, exist_ok=True)
+            # an executed copy is a document: plain progress lines in its log, not a widget stored frozen at its
+            # first frame (lcrag.runtime.progress); an LCRAG_PROGRESS the user set is kept. The kernel's own
+            # environment only: this process's is left as it was.
+            env = dict(kw.get("env") or os.environ)
+            env.setdefault("LCRAG_PROGRESS", "lines")
+            kw["env"] = env
             with open(path, "ab") as f:  # the child keeps its own copy of the descriptor
                 kw.setdefault("stdout", f)
                 kw.setdefault("stderr", f)
