@@ -404,20 +404,10 @@ def test_cli_run_flags_reach_the_check(tmp_path, tmp_cache, capsys, monkeypatch)
 @pytest.fixture()
 def small_mount(tmp_path):
     """A 16 MiB tmpfs (root only): a real full disk, and a real read-only mount (remount,ro)."""
-    import subprocess
+    from tmpfs import mounted_tmpfs
 
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode()[:200]}")
-    try:
+    with mounted_tmpfs(tmp_path / "mnt", "16m") as mnt:
         yield mnt
-    finally:
-        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)  # still busy: detach it anyway
 
 
 def _remount_ro(mnt):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import uuid
 
 import pytest
@@ -70,17 +69,10 @@ def test_atomic_write_keeps_the_old_file_and_no_temporary(tmp_path, monkeypatch)
 
 @pytest.fixture()
 def small_tmpfs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root (the injected-ENOSPC tests cover the same paths)")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode()[:200]}")
-    try:
+    from tmpfs import mounted_tmpfs
+
+    with mounted_tmpfs(tmp_path / "small", "256k", "the injected-ENOSPC tests cover the same paths") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
 STUDY = """

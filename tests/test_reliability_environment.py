@@ -100,17 +100,10 @@ def test_study_out_stays_inside_the_study_folder_unless_a_flag_says_otherwise(tm
 
 @pytest.fixture()
 def small_tmpfs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode()[:200]}")
-    try:
+    from tmpfs import mounted_tmpfs
+
+    with mounted_tmpfs(tmp_path / "small", "64k") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
 def test_cache_export_on_a_full_disk_names_the_device_and_leaves_no_tmp(tmp_path, monkeypatch, capsys, small_tmpfs):
