@@ -126,9 +126,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 #: ONNX export, the MiniLM model in child processes): marked ``slow``, so the fast tier (``make check``:
 #: ``-m "not slow"``) leaves them out; ``make test`` runs them. Files that mark their own tests are not listed.
 HEAVY_FILES = frozenset({
-    "test_kernelfork.py", "test_kernelclient.py", "test_reproduce_kernel_transport.py", "test_quickimport.py",
-    "test_coreturn.py", "test_profile_reproduce.py", "scale/test_scale_ray.py", "retrieval/test_embeddings_onnx.py",
-    "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py", "studies/test_studies_longeval.py",
+    "test_reproduce_kernel_transport.py", "test_profile_reproduce.py", "scale/test_scale_ray.py",
+    "retrieval/test_embeddings_onnx.py", "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py",
     "experiment/test_custom_analysis.py", "test_packaging.py", "test_wheel_install.py",
 })
 

@@ -5,9 +5,7 @@ writes it nowhere — every file the run writes, its cache and its logs are sear
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
 
@@ -100,15 +98,29 @@ def _set(doc: dict, dotted: str, value) -> None:
     doc[parts[-1]] = value
 
 
-def _run_and_scan(tmp_path, study_doc: dict, extra_args=(), env_extra=None):
+def _cli_fd(capfd, monkeypatch, args, env) -> subprocess.CompletedProcess:
+    """``lcrag ARGS`` in this process (``lcrag.cli.main``; a fresh interpreter per call cost its imports, ~10 s
+    under load) with ``env`` set; what it wrote to file descriptors 1 and 2 — Python's streams and anything below
+    them — captured by ``capfd``, as a child's output would be."""
+    from lcrag.cli import main
+
+    capfd.readouterr()
+    with monkeypatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        rc = main([str(a) for a in args])
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["lcrag", *args], rc, out, err)
+
+
+def _run_and_scan(tmp_path, study_doc: dict, capfd, monkeypatch, extra_args=(), env_extra=None):
     import yaml
 
     study = tmp_path / "study.yaml"
     study.write_text(yaml.safe_dump(study_doc, sort_keys=False))
     out = tmp_path / "run"
     env = {"LCRAG_CACHE_DIR": str(tmp_path / "cache"), **(env_extra or {})}
-    code = subprocess.run([sys.executable, "-m", "lcrag.cli", "run", str(study), "--out", str(out), "--report",
-                           *extra_args], env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+    code = _cli_fd(capfd, monkeypatch, ["run", str(study), "--out", str(out), "--report", *extra_args], env)
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p != study and p.suffix != ".yaml"]
     leaked = [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()]
     leaked += [name for name, text in (("stdout", code.stdout), ("stderr", code.stderr)) if PLANTED[8:] in text]
@@ -116,11 +128,12 @@ def _run_and_scan(tmp_path, study_doc: dict, extra_args=(), env_extra=None):
 
 
 @pytest.mark.parametrize("where, field", [("reader", f) for f in READER_FIELDS] + [("study", f) for f in STUDY_FIELDS])
-def test_a_key_planted_in_any_field_reaches_no_file_and_is_refused_naming_the_study(tmp_path, where, field):
+def test_a_key_planted_in_any_field_reaches_no_file_and_is_refused_naming_the_study(tmp_path, where, field, capfd,
+                                                                                  monkeypatch):
     with FaultServer() as fs:
         doc = _study_doc(fs.base_url)
         _set(doc, f"readers[0].{field}" if where == "reader" else field, PLANTED)
-        r, leaked, study = _run_and_scan(tmp_path, doc)
+        r, leaked, study = _run_and_scan(tmp_path, doc, capfd, monkeypatch)
         assert fs.requests == 0  # refused before anything is sent
     assert leaked == []  # no file the run wrote, nor its stdout/stderr, holds the key
     assert r.returncode == 2 and "Traceback" not in r.stderr
@@ -128,11 +141,11 @@ def test_a_key_planted_in_any_field_reaches_no_file_and_is_refused_naming_the_st
     assert f"{study}, line " in r.stderr and f"field '{fld}'" in r.stderr, r.stderr  # the file the user wrote
 
 
-def test_key_in_api_key_env_of_a_builtin_profile_override_names_the_study_not_the_builtin(tmp_path):
+def test_key_in_api_key_env_of_a_builtin_profile_override_names_the_study_not_the_builtin(tmp_path, capfd, monkeypatch):
     with FaultServer() as fs:
         doc = _study_doc(fs.base_url)
         doc["readers"] = [{"profile": "gpt-4o", "api_key_env": PLANTED}]
-        r, leaked, study = _run_and_scan(tmp_path, doc)
+        r, leaked, study = _run_and_scan(tmp_path, doc, capfd, monkeypatch)
     assert leaked == [] and r.returncode == 2
     assert f"{study}, line " in r.stderr and "field 'readers[0].api_key_env'" in r.stderr
     assert "gpt-4o.yaml" not in r.stderr and "sk-… (" in r.stderr  # masked: first characters and length only
@@ -155,17 +168,17 @@ def test_scrub_patterns():
     assert scrub("task-abcdefghijklmnopqrstuvwxyz and sk-short stay") == "task-abcdefghijklmnopqrstuvwxyz and sk-short stay"
 
 
-def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path):
+def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path, capfd, monkeypatch):
     """Every reply quotes a key (as a model may, from a document): a whole ``lcrag run --report`` then ``lcrag
     export`` writes it to no file — results.jsonl, results.csv, manifest, report, export, the cache — nor to its
     stdout or stderr; the rows carry ``[key removed]`` (one scrubber, lcrag.keyshapes.scrub, in every writer)."""
     with FaultServer() as fs:
         fs.state.default_reply = json.dumps({"lines": [0], "answer": f"the key is {PLANTED}"})
-        r, leaked, study = _run_and_scan(tmp_path, _study_doc(fs.base_url))
+        r, leaked, study = _run_and_scan(tmp_path, _study_doc(fs.base_url), capfd, monkeypatch)
         assert r.returncode == 0 and fs.requests > 0, r.stderr[-2000:]
-    e = subprocess.run([sys.executable, "-m", "lcrag.cli", "export", str(tmp_path / "run")], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache")})
+    e = _cli_fd(capfd, monkeypatch, ["export", str(tmp_path / "run")], {"LCRAG_CACHE_DIR": str(tmp_path / "cache")})
     assert e.returncode == 0, e.stderr[-2000:]
+    assert PLANTED[8:] not in e.stdout + e.stderr
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p != study]
     assert any(p.name == "results.csv" for p in files) and any(p.name == "predictions.jsonl" for p in files)
     assert leaked == [] and [str(p) for p in files if PLANTED[8:].encode() in p.read_bytes()] == []

@@ -1,21 +1,20 @@
 """Every built-in paper study runs from the command line exactly as the engine runs it for a notebook.
 
-``lcrag run NAME --set ...`` (a subprocess with its own response cache) and
+``lcrag run NAME --set ...`` (``lcrag.cli.main`` in the test process, :func:`clirun.run_cli`, with its own
+response cache: what is compared is what the command writes, not how an interpreter starts) and
 ``lcrag.experiment.run(NAME, overrides=...)`` — the call the study's notebook makes — must write the
 same rows: the same items, conditions, prompts, outcomes, answers, cited lines and measure values.
 Each study runs at a small size (a few items, one or two conditions) on the offline default reader;
 studies whose default needs the recorded data skip without the data directory.
 """
 
-import os
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 
 from lcrag import experiment
-from lcrag.config import PROJECT_ROOT, data_dir
+from lcrag.config import data_dir
+
+from clirun import run_cli
 
 HAVE_DATA = data_dir() is not None and (data_dir() / "README.md").exists()
 
@@ -49,10 +48,8 @@ def test_cli_run_equals_the_engine_call(name, tmp_path, tmp_cache):
         overrides = {**overrides, "tasks.params.variants": [next(iter(load_variants()))]}
     res = experiment.run(name, overrides=overrides, out=tmp_path / "api", progress=False)
     sets = [a for k, v in overrides.items() for a in ("--set", f"{k}={_yaml(v)}")]
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "LCRAG_CACHE_DIR": str(tmp_path / "cli_cache")}
-    p = subprocess.run([sys.executable, "-m", "lcrag.cli", "run", name, *sets, "--out", str(tmp_path / "cli"), "--quiet"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    p = run_cli(["run", name, *sets, "--out", str(tmp_path / "cli"), "--quiet"], cwd=tmp_path,
+                env={"LCRAG_CACHE_DIR": str(tmp_path / "cli_cache")})
     assert p.returncode == 0, p.stderr[-3000:]
     api = pd.read_csv(res.run_dir / "results.csv")
     cli = pd.read_csv(tmp_path / "cli" / "results.csv")

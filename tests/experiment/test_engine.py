@@ -1,6 +1,7 @@
 """The experiment engine: built-in studies and study files through one code path.
 
-* ``lcrag run synthetic-two-hop`` (a subprocess, offline default reader, private cache) gives the
+* ``lcrag run synthetic-two-hop`` (``lcrag.cli.main`` in the test process, offline default reader, private
+  cache) gives the
   same rows as ``lcrag.experiment.run`` called the way notebook 01 calls it;
 * a spec printed by ``lcrag studies spec``, saved and edited (other reader, other parameters), runs;
 * every built-in spec round-trips through its YAML; dotted overrides reach the validated spec;
@@ -8,9 +9,6 @@
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -18,10 +16,11 @@ import yaml
 
 from lcrag import experiment
 from lcrag.cli import main
-from lcrag.config import PROJECT_ROOT
 from lcrag.errors import ConfigError
 from lcrag.experiment.spec import parse_spec
 from lcrag.studies.synthetic import study as synthetic_study
+
+from clirun import run_cli
 
 SMALL = dict(lengths=[2000, 3000], trials=2, dense_lengths=[], readers=["extractive", "extractive-single"])
 COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines",
@@ -30,10 +29,8 @@ COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_
 
 
 def _cli(args, env_extra, cwd):
-    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", **env_extra}
-    env.pop("LCRAG_CACHE_MODE", None)
-    return subprocess.run([sys.executable, "-m", "lcrag.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=900)
+    """``lcrag ARGS`` in this process (:func:`clirun.run_cli`) with ``env_extra`` and no cache-mode override."""
+    return run_cli(args, env={"LCRAG_CACHE_MODE": None, **env_extra}, cwd=cwd)
 
 
 def _csv(run_dir):

@@ -90,10 +90,14 @@ def _run(tasks, tmp_path, reader=None):
 
 
 @needs_data
+@pytest.mark.slow
 def test_ten_variants_end_to_end_through_the_engine(corpus, tmp_path):
     """All ten variants on the smallest full-text query, the lexical ones on all 11 full-text queries:
     task builder -> run_tasks (extractive reader) -> rows -> TREC-RAG runs; each response equals the
-    deterministic extractive pipeline (:func:`run_query`) and every citation traces."""
+    deterministic extractive pipeline (:func:`run_query`) and every citation traces.
+
+    Slow tier: the semantic and topic-shift variants embed every sentence of the query's candidate documents with
+    MiniLM, twice (the engine and :func:`run_query`), from a cold cache (~60 s of the fast tier under load)."""
     from lcrag.studies.longeval import study as le
     from lcrag.studies.longeval.pipeline import run_query, trace_citations, validate_variant_run
 
