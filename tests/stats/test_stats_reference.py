@@ -39,7 +39,13 @@ def test_mcnemar_edge_cases():
         mcnemar_exact([0.5, 1], [1, 0])
 
 
-def test_holm_matches_statsmodels_and_keeps_nan():
+def test_holm_matches_statsmodels_and_keeps_nan(monkeypatch):
+    # statsmodels' Holm branch ends with gc.collect() (to free a temporary array), a full collection of this
+    # process's heap on every call: seconds each in a test worker holding pandas, torch and many fixtures, over
+    # 100 s for this test under load. The collection does not touch the values compared; it is skipped here.
+    import gc
+
+    monkeypatch.setattr(gc, "collect", lambda generation=2: 0)
     rng = np.random.default_rng(3)
     for _ in range(20):
         p = rng.random(int(rng.integers(1, 15))) ** 2
