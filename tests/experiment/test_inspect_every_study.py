@@ -1,7 +1,9 @@
 """Every inspection command on a run of every built-in study and of an own study.
 
-Each study (``lcrag studies``) runs once per module, from the command line as a user runs it — ``lcrag run
-NAME --reader profile.yaml --limit 2`` with the profile pointing at a loopback OpenAI-compatible endpoint
+Each study (``lcrag studies``) runs once per module (under pytest-xdist every test reading one study's run is in
+that study's group, so one worker builds it once and the studies spread over the workers), from the command line
+as a user runs it — ``lcrag run NAME --reader profile.yaml --limit 2`` with the profile pointing at a loopback
+OpenAI-compatible endpoint
 (:mod:`fakes.random_reader`: JSON replies, answers drawn at random) — at a small size (``--set`` as in
 ``test_builtin_studies_cli``). Every cell of the matrix study × {``report``, ``report --html``, ``show`` on
 one item, ``export`` as bundle, eee and trec} must exit 0 without a traceback and leave what it says it
@@ -150,12 +152,19 @@ def _cell(env, name, cell, capsys):
             assert len(lines) == 1 and lines[0].startswith("[lcrag] TREC export left out:")
 
 
+def _same_worker(name: str) -> pytest.MarkDecorator:
+    """The pytest-xdist group of every test that reads study ``name``'s run: one worker builds that run once (the
+    ``env`` fixture is per module and worker) and runs all its cells; the studies spread over the workers."""
+    return pytest.mark.xdist_group(f"inspect-{name}")
+
+
 @pytest.mark.parametrize("cell", CELLS)
-@pytest.mark.parametrize("name", list(STUDIES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_same_worker(n)) for n in STUDIES])
 def test_builtin_study_inspection(env, name, cell, capsys):
     _cell(env, name, cell, capsys)
 
 
+@_same_worker("own")
 @pytest.mark.parametrize("cell", CELLS)
 def test_own_study_inspection(env, cell, capsys):
     _cell(env, "own", cell, capsys)
@@ -163,6 +172,7 @@ def test_own_study_inspection(env, cell, capsys):
         assert list((env["runs"]["own"][0] / "export" / "trec").glob("run.*.txt"))
 
 
+@_same_worker("synthetic-two-hop")
 def test_synthetic_trec_files_agree_with_lcrag_hits_at_k(env, capsys):
     """ir_measures reads the synthetic study's TREC files, and its Success@k (a needle line in the top k) is
     lcrag's Hits@k (any gold) over the same rankings (retrieval_ranks.csv), per retriever, at every k."""
@@ -189,9 +199,10 @@ def test_synthetic_trec_files_agree_with_lcrag_hits_at_k(env, capsys):
 
 
 @pytest.mark.parametrize("name, labels", [
-    ("synthetic-two-hop", ["Ans*", "Ans", "Evid (strict)", "Ans+Evid"]),
-    ("nolima-lc", ["Ans", "Evid", "Ans+Evid"]),
-    ("own", ["Ans", "Evid", "Ans+Evid"]),
+    pytest.param(name, labels, marks=_same_worker(name)) for name, labels in (
+        ("synthetic-two-hop", ["Ans*", "Ans", "Evid (strict)", "Ans+Evid"]),
+        ("nolima-lc", ["Ans", "Evid", "Ans+Evid"]),
+        ("own", ["Ans", "Evid", "Ans+Evid"]))
 ])
 def test_run_summary_shows_the_headline_measures(env, name, labels, capsys):
     """The run's own summary leads with what the study measures (per reader x condition: mean [interval]

@@ -14,6 +14,10 @@ from lcrag.llm.weights import dequantized, dequantized_path  # noqa: E402
 
 Q41, F32 = gguf.GGMLQuantizationType.Q4_1, gguf.GGMLQuantizationType.F32
 
+# one pytest-xdist worker runs this file: the module-scoped copy (a dequantization of the whole model, ~1 GB of F32)
+# is then made once per run, not once in each worker that receives one of its tests
+pytestmark = pytest.mark.xdist_group("llm-weights")
+
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
