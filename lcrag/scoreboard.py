@@ -50,7 +50,9 @@ one end and not at the other the effect is ``tie-dependent`` and its reason give
 
 from __future__ import annotations
 
+import copy
 import fnmatch
+import functools
 import importlib.resources
 import math
 import re
@@ -144,7 +146,10 @@ class EffectRow:
 
 
 def paper_values(study: str) -> dict[str, Any]:
-    """The parsed ``paper.yaml`` of ``study`` (a benchmark folder name of :data:`STUDIES`)."""
+    """The parsed ``paper.yaml`` of ``study`` (a benchmark folder name of :data:`STUDIES`).
+
+    The file is read on every call; its parse is kept per text (:func:`_parsed`: PyYAML's pure-Python loader
+    takes ~0.3 s per file, and a scoreboard reads all of them), and each call returns its own deep copy."""
     if study not in STUDIES:
         raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
     res = importlib.resources.files("lcrag.studies").joinpath(study, PAPER_VALUES_FILE)
@@ -152,7 +157,13 @@ def paper_values(study: str) -> dict[str, Any]:
         text = res.read_text(encoding="utf-8")
     except FileNotFoundError as e:
         raise FileNotFoundError(f"lcrag/studies/{study}/paper.yaml is missing from the installed package") from e
-    return validate(yaml.safe_load(text) or {}, f"lcrag/studies/{study}/paper.yaml")
+    return copy.deepcopy(_parsed(text, f"lcrag/studies/{study}/paper.yaml"))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(text: str, name: str) -> dict[str, Any]:
+    """``validate(yaml.safe_load(text))`` for the file ``name``, once per distinct text (callers get copies)."""
+    return validate(yaml.safe_load(text) or {}, name)
 
 
 def validate(doc: dict[str, Any], name: str) -> dict[str, Any]:
