@@ -180,11 +180,11 @@ class EndpointReranker(Reranker):
         return self._client
 
     def _headers(self) -> dict[str, str]:
-        from ..llm.profiles import is_loopback
+        from ..llm.profiles import base_url_of, is_loopback
 
         env = self.profile.api_key_env
         key = os.environ.get(env) if env else None
-        if not key and not is_loopback(self.profile.base_url):
+        if not key and not is_loopback(base_url_of(self.profile)):
             raise ConfigError(self.profile._source, f"no API key: set the environment variable {env or '(api_key_env)'}",
                               field="api_key_env")
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -192,11 +192,14 @@ class EndpointReranker(Reranker):
     def _post(self, documents: Sequence[str], query: str) -> dict[str, Any]:
         from ..llm.retry import RetryPolicy, call_with_retries
 
+        from ..llm.profiles import base_url_of
+
         p = self.profile
+        base = str(base_url_of(p)).rstrip("/")
         if p.api == "rerank":
-            url, payload = f"{p.base_url.rstrip('/')}/rerank", {"model": p.model, "query": query, "documents": list(documents)}
+            url, payload = f"{base}/rerank", {"model": p.model, "query": query, "documents": list(documents)}
         else:
-            url, payload = f"{p.base_url.rstrip('/')}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
+            url, payload = f"{base}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
         headers = self._headers()
 
         def once() -> dict[str, Any]:
