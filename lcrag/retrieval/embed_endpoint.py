@@ -184,14 +184,26 @@ def price_texts(profile: EmbedderProfile, texts: Sequence[str]) -> tuple[int, in
     return -(-len(uniq) // profile.batch_size), ntok, ntok * profile.price_input_per_1m / 1e6
 
 
-def plan_row(profile: EmbedderProfile | str, texts: Sequence[str], *, study: str, condition: str = "embed"):
-    """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for embedding ``texts`` with ``profile``: requests, input
-    tokens and their price (an embedding call has no output tokens)."""
+def profile_of_retriever(name: str | None) -> str | None:
+    """The embedding profile a retriever name selects (``text-embedding-3-large`` or
+    ``openai:text-embedding-3-large`` when that profile exists), else None (bm25, minilm, a local model)."""
+    if not isinstance(name, str):
+        return None
+    bare = name.split(":", 1)[1] if name.lower().startswith("openai:") else name
+    return bare if exists(bare) else None
+
+
+def plan_row(profile: EmbedderProfile | str, texts: Sequence[str], *, study: str, condition: str = "embed",
+             scale: float = 1.0):
+    """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for embedding the distinct ``texts`` with ``profile``:
+    requests, input tokens and their price (an embedding call has no output tokens). ``scale`` multiplies the
+    counts (texts of generated fixture data standing for a larger official file)."""
     from ..llm.tokens import get_tokenizer
     from ..plan import PlanRow
 
     prof = load_embedder_profile(profile)
     calls, ntok, usd = price_texts(prof, texts)
+    calls, ntok, usd = int(round(calls * scale)), int(round(ntok * scale)), usd * scale
     return PlanRow(study=study, reader=prof.name, condition=condition, calls=calls, n_na=0, cached=0, prompt_tokens=ntok,
                    max_output_tokens=0, usd_input=usd, usd_max=usd, tokenizer=get_tokenizer(prof.tokenizer).label,
                    tokens_counted=len(set(texts)), usd_input_cached=usd, usd_input_batch=usd)

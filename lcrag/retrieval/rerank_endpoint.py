@@ -132,6 +132,29 @@ def pair_tokens(profile: RerankerProfile, query: str, documents: Sequence[str]) 
     return sum(q + tok.count(d) for d in documents)
 
 
+def plan_row(profile: str | Path | dict[str, Any] | RerankerProfile, pairs: Sequence[tuple[str, Sequence[str]]], *,
+             study: str, condition: str = "rerank"):
+    """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for scoring each ``(query, documents)`` of ``pairs``: requests
+    (``batch_size`` documents each), billed input tokens (:func:`pair_tokens`) and their price (no output tokens)."""
+    from ..llm.tokens import get_tokenizer
+    from ..plan import PlanRow
+
+    prof = load_reranker_profile(profile)
+    calls = sum(-(-len(docs) // prof.batch_size) for _, docs in pairs)
+    ntok = sum(pair_tokens(prof, q, docs) for q, docs in pairs)
+    usd = ntok * prof.price_input_per_1m / 1e6
+    return PlanRow(study=study, reader=prof.name, condition=condition, calls=calls, n_na=0, cached=0, prompt_tokens=ntok,
+                   max_output_tokens=0, usd_input=usd, usd_max=usd, tokenizer=get_tokenizer(prof.tokenizer).label,
+                   tokens_counted=len(pairs), usd_input_cached=usd, usd_input_batch=usd)
+
+
+def endpoint_profile(reranker: Any) -> RerankerProfile | None:
+    """The profile of an ``"endpoint:NAME"`` reranker spec (:func:`lcrag.retrieval.make_reranker`), else None."""
+    if isinstance(reranker, str) and reranker.startswith("endpoint:"):
+        return load_reranker_profile(reranker.split(":", 1)[1])
+    return None
+
+
 def rerank_request(profile: RerankerProfile, query: str, documents: Sequence[str]) -> dict[str, Any]:
     """The cache request of one rerank call (its key is :func:`lcrag.llm.cache.cache_key` of this dict)."""
     return {"reader": {"family": "rerank", "model": profile.model, "api": profile.api}, "query": query,
