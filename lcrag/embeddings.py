@@ -22,7 +22,7 @@ Backends (``backend`` argument; part of the cache key):
   about 0.99); never the default, and every retriever using it says so in its name.
 * ``"api"``: the OpenAI endpoint (the only backend of ``openai:`` models).
 
-Embedding profiles (``lcrag/resources/embedders/<name>.yaml``, :mod:`lcrag.retrieval.embed_endpoint`): a model
+Embedding profiles (``lcrag/resources/embedders/<name>.yaml``, :mod:`lcrag.embed_endpoint`): a model
 named ``openai:<name>`` or just ``<name>`` for which a profile exists (``text-embedding-3-large``,
 ``text-embedding-3-small``) is sent to the profile's endpoint (``base_url``, key from ``api_key_env``, its batch size,
 retry policy and price) rather than through ``OPENAI_BASE_URL``; its model id in the cache is ``openai:<name>``.
@@ -81,7 +81,7 @@ def canonical_model(model: str) -> str:
         return _ALIASES[low]
     if low.startswith("openai:"):
         return "openai:" + m.split(":", 1)[1]
-    from .retrieval.embed_endpoint import exists
+    from .embed_endpoint import exists
 
     if exists(m):  # an embedding profile by name (lcrag/resources/embedders/)
         return "openai:" + m
@@ -268,7 +268,7 @@ def encode(texts: list[str], model_id: str, backend: str, batch_size: int = 64) 
     if model_id == MINILM:
         vecs = _embed_minilm(texts, batch_size, backend)
     else:
-        from .retrieval import embed_endpoint
+        from . import embed_endpoint
 
         name = model_id.split(":", 1)[1]
         if embed_endpoint.exists(name):  # the profile's endpoint, batch size, retries and price

@@ -207,7 +207,7 @@ def base_url_of(profile: Any, url: str | None = None) -> str | None:
 
     The one function that resolves the endpoint of every kind of profile — reader (:class:`ReaderProfile`, the
     chat client and the replica pool), rerank (:mod:`lcrag.retrieval.rerank_endpoint`) and embedding
-    (:mod:`lcrag.retrieval.embed_endpoint`) — so a change of where profiles point (e.g. every endpoint redirected
+    (:mod:`lcrag.embed_endpoint`) — so a change of where profiles point (e.g. every endpoint redirected
     to a loopback stand-in) is made here once."""
     return url if url is not None else getattr(profile, "base_url", None)
 

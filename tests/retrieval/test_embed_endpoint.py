@@ -11,7 +11,7 @@ from fakes.faultserver import FaultServer, fake_embedding
 from lcrag.embeddings import EmbeddingCache, canonical_model, embed_texts
 from lcrag.errors import BudgetExceeded, ConfigError
 from lcrag.llm.retry import RetriesExhausted
-from lcrag.retrieval import embed_endpoint as EE
+from lcrag import embed_endpoint as EE
 from lcrag.retrieval.named import retriever_by_name
 from lcrag.types import Chunk
 

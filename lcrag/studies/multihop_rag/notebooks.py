@@ -6,7 +6,7 @@ stratified n=200 sample) are planned from the same item source and task builder 
 queries the tasks are built on generated fixture data and scaled to the requested sample
 (:mod:`lcrag.experiment.plan_data`, which says so in the plan). RAG contexts are counted on BM25 hits over
 the same 256-token chunk index: a RAG@K prompt holds K chunks whichever retriever ranked them, so its size is
-that of K chunks. An embedding-endpoint retriever (``text-embedding-3-large``, :mod:`lcrag.retrieval.embed_endpoint`)
+that of K chunks. An embedding-endpoint retriever (``text-embedding-3-large``, :mod:`lcrag.embed_endpoint`)
 adds its embedding calls (notebooks 11 and 12: the corpus chunks and the queries), priced per 1M input tokens."""
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ generated fixture is scaled to them."""
 
 def embed_rows(nn: str, data, retriever: str | None, chunkers, queries) -> list:
     """Plan rows of the embedding-endpoint calls of ``retriever`` (none for bm25 / minilm): every chunk of the corpus
-    per chunker and the ``queries`` (:mod:`lcrag.retrieval.embed_endpoint`); on the fixture scaled to the official
+    per chunker and the ``queries`` (:mod:`lcrag.embed_endpoint`); on the fixture scaled to the official
     release's 609 articles (chunks) and 2,255 usable queries."""
-    from ...retrieval.embed_endpoint import plan_row, profile_of_retriever
+    from ...embed_endpoint import plan_row, profile_of_retriever
     from .data import usable_queries
     from .study import corpus_chunks
 
@@ -96,7 +96,7 @@ def plan_11(p: dict) -> NotebookPlan:
 
 
 def _profile(name):
-    from ...retrieval.embed_endpoint import profile_of_retriever
+    from ...embed_endpoint import profile_of_retriever
 
     return profile_of_retriever(name)
 

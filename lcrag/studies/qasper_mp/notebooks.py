@@ -6,8 +6,8 @@ and metadata-in-chunk) are planned from the item source and task builder the not
 are built on generated fixture data and scaled to the requested sample (:mod:`lcrag.experiment.plan_data`, said
 in the plan). RAG contexts are counted on BM25 hits over the same paragraph index (a RAG@K prompt holds K
 paragraphs whichever retriever ranked them). An embedding-endpoint retriever (``text-embedding-3-large``,
-:mod:`lcrag.retrieval.embed_endpoint`) adds its embedding calls: every dev paragraph and the sampled questions. With ``judge`` set (App. E.5) one judge
-call per reader answer is planned too (``judge`` prompt: question, every gold answer and the prediction, the
+:mod:`lcrag.embed_endpoint`) adds its embedding calls: every dev paragraph and the sampled questions. With
+``judge`` set (App. E.5) one judge call per reader answer is planned too (``judge`` prompt: question, every gold answer and the prediction, the
 first gold answer standing for the prediction), rows labelled ``judge:<condition>``.
 """
 
@@ -47,7 +47,7 @@ def embed_rows(nn: str, items, retriever: str | None, *, meta: bool = False) -> 
     """Plan rows of the embedding-endpoint calls of ``retriever`` (none for bm25 / minilm): every dev paragraph (and,
     with ``meta``, every title-in-chunk paragraph) and the sampled questions; on the fixture the paragraphs are scaled
     to the official 281 papers."""
-    from ...retrieval.embed_endpoint import plan_row, profile_of_retriever
+    from ...embed_endpoint import plan_row, profile_of_retriever
     from .contexts import paragraph_chunks
 
     prof = profile_of_retriever(retriever)

@@ -3,12 +3,13 @@ text-embedding-3-large for MultiHop-RAG, Tables 4-6, and QASPER-MP, Tables 8-11)
 
 **Profile** (``lcrag/resources/embedders/<name>.yaml``, overridden by a file of the same name under
 ``$LCRAG_PARAMS_DIR/embedders/`` or the checkout's ``params/embedders/``): ``model`` (sent as the request's
-``model``), ``base_url`` (absent: ``OPENAI_BASE_URL`` when set, else OpenAI's endpoint), ``api_key_env`` (the *name* of the environment variable holding the key, never the key;
-a loopback endpoint needs none), ``batch_size`` (inputs per request), ``price_input_per_1m`` (USD per 1M input
-tokens), ``tokenizer`` (how the pre-flight estimate counts tokens; :mod:`lcrag.llm.tokens`), ``dimensions``
-(sent when set: text-embedding-3 models shorten their vectors to it), the retry policy and ``timeout_s``.
-The URL a request goes to is :func:`lcrag.llm.profiles.base_url_of` of the profile (:func:`endpoint_url`): the one function that
-resolves the base URL of reader, rerank and embedding profiles alike.
+``model``), ``base_url`` (absent: ``OPENAI_BASE_URL`` when set, else OpenAI's endpoint), ``api_key_env`` (the
+*name* of the environment variable holding the key, never the key; a loopback endpoint needs none), ``batch_size``
+(inputs per request), ``price_input_per_1m`` (USD per 1M input tokens), ``tokenizer`` (how the pre-flight estimate
+counts tokens; :mod:`lcrag.llm.tokens`), ``dimensions`` (sent when set: text-embedding-3 models shorten their
+vectors to it), the retry policy and ``timeout_s``. The URL a request goes to is
+:func:`lcrag.llm.profiles.base_url_of` of the profile (:func:`endpoint_url`): the one function that resolves the
+base URL of reader, rerank and embedding profiles alike.
 
 **Request**: ``POST {base_url}/embeddings`` with ``{"model", "input": [texts]}`` (plus ``dimensions``); the
 reply's ``data`` is a list of ``{"index", "embedding"}``; a reply that does not embed every input once, or whose
@@ -42,8 +43,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from ..errors import BudgetExceeded, ConfigError
-from ..textio import read_yaml
+from .errors import BudgetExceeded, ConfigError
+from .textio import read_yaml
 
 EMBEDDERS_DIR = "embedders"
 
@@ -75,7 +76,7 @@ class EmbedderProfile(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _no_key_in_url(cls, v: str | None) -> str | None:
-        from ..llm.keyscan import url_problem
+        from .llm.keyscan import url_problem
 
         if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
             raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
@@ -87,7 +88,7 @@ class EmbedderProfile(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name_not_key(cls, v: str | None) -> str | None:
-        from ..llm.keyscan import env_name_problem
+        from .llm.keyscan import env_name_problem
 
         bad = env_name_problem(v)
         if bad:
@@ -97,7 +98,7 @@ class EmbedderProfile(BaseModel):
     @field_validator("tokenizer")
     @classmethod
     def _known_tokenizer(cls, v: str) -> str:
-        from ..llm.tokens import check_spec
+        from .llm.tokens import check_spec
 
         check_spec(v)
         return v
@@ -113,7 +114,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 def exists(name: str) -> bool:
     """True when ``name`` is an embedding profile (a user file or a built-in)."""
-    from ..resources import locate
+    from .resources import locate
 
     return bool(name) and "/" not in name and locate(EMBEDDERS_DIR, name) is not None
 
@@ -127,7 +128,7 @@ def load_embedder_profile(spec: str | Path | dict[str, Any] | EmbedderProfile, *
     if isinstance(spec, dict):
         data, source = dict(spec), "<embedding profile dict>"
     else:
-        from ..resources import locate, names
+        from .resources import locate, names
 
         p = Path(spec)
         if p.suffix not in (".yaml", ".yml"):
@@ -146,7 +147,7 @@ def load_embedder_profile(spec: str | Path | dict[str, Any] | EmbedderProfile, *
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ())) or None
-        from ..yamlpos import node_line
+        from .yamlpos import node_line
 
         line = node_line(text, field) if text and field else None
         raise ConfigError(source, f"{err.get('msg')}", line=line, field=field) from None
@@ -171,7 +172,7 @@ class EmbedBudget:
 
 def count_tokens(profile: EmbedderProfile, texts: Sequence[str]) -> int:
     """Input tokens of ``texts`` under the profile's tokenizer (what the endpoint bills)."""
-    from ..llm.tokens import get_tokenizer
+    from .llm.tokens import get_tokenizer
 
     tok = get_tokenizer(profile.tokenizer)
     return sum(tok.count(t) for t in texts)
@@ -198,8 +199,8 @@ def plan_row(profile: EmbedderProfile | str, texts: Sequence[str], *, study: str
     """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for embedding the distinct ``texts`` with ``profile``:
     requests, input tokens and their price (an embedding call has no output tokens). ``scale`` multiplies the
     counts (texts of generated fixture data standing for a larger official file)."""
-    from ..llm.tokens import get_tokenizer
-    from ..plan import PlanRow
+    from .llm.tokens import get_tokenizer
+    from .plan import PlanRow
 
     prof = load_embedder_profile(profile)
     calls, ntok, usd = price_texts(prof, texts)
@@ -210,7 +211,7 @@ def plan_row(profile: EmbedderProfile | str, texts: Sequence[str], *, study: str
 
 
 def _api_key(profile: EmbedderProfile, url: str) -> str | None:
-    from ..llm.profiles import is_loopback
+    from .llm.profiles import is_loopback
 
     env = profile.api_key_env
     key = os.environ.get(env) if env else None
@@ -242,7 +243,7 @@ def parse_vectors(body: Any, n: int) -> list[list[float]]:
 def endpoint_url(profile: EmbedderProfile) -> str:
     """Where the profile's requests go: :func:`lcrag.llm.profiles.base_url_of`; a profile without ``base_url`` uses
     ``OPENAI_BASE_URL`` when set, else OpenAI's endpoint (as the openai client does)."""
-    from ..llm.profiles import base_url_of
+    from .llm.profiles import base_url_of
 
     return (base_url_of(profile) or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
 
@@ -255,7 +256,7 @@ def embed_with_profile(profile: EmbedderProfile | str, texts: Sequence[str], *, 
     is sent and retried under the profile's policy."""
     import httpx
 
-    from ..llm.retry import RetryPolicy, call_with_retries
+    from .llm.retry import RetryPolicy, call_with_retries
 
     p = load_embedder_profile(profile)
     base = endpoint_url(p)
