@@ -22,6 +22,11 @@ Backends (``backend`` argument; part of the cache key):
   about 0.99); never the default, and every retriever using it says so in its name.
 * ``"api"``: the OpenAI endpoint (the only backend of ``openai:`` models).
 
+Embedding profiles (``lcrag/resources/embedders/<name>.yaml``, :mod:`lcrag.embed_endpoint`): a model
+named ``openai:<name>`` or just ``<name>`` for which a profile exists (``text-embedding-3-large``,
+``text-embedding-3-small``) is sent to the profile's endpoint (``base_url``, key from ``api_key_env``, its batch size,
+retry policy and price) rather than through ``OPENAI_BASE_URL``; its model id in the cache is ``openai:<name>``.
+
 Cache: one SQLite file ``<lcrag.config.cache_dir()>/embeddings.sqlite`` shared by every
 notebook, study and run (and by concurrent processes, WAL mode), one row per
 ``(model id, backend, sha256(text))`` holding the float32 vector. Texts are deduplicated
@@ -76,7 +81,12 @@ def canonical_model(model: str) -> str:
         return _ALIASES[low]
     if low.startswith("openai:"):
         return "openai:" + m.split(":", 1)[1]
-    raise ValueError(f"unknown embedding model {model!r}: use 'minilm' or 'openai:<model name>'")
+    from .embed_endpoint import exists
+
+    if exists(m):  # an embedding profile by name (lcrag/resources/embedders/)
+        return "openai:" + m
+    raise ValueError(f"unknown embedding model {model!r}: use 'minilm', 'openai:<model name>' or an embedding profile "
+                     "(lcrag/resources/embedders/)")
 
 
 def canonical_backend(model_id: str, backend: str | None) -> str:
@@ -258,7 +268,13 @@ def encode(texts: list[str], model_id: str, backend: str, batch_size: int = 64) 
     if model_id == MINILM:
         vecs = _embed_minilm(texts, batch_size, backend)
     else:
-        vecs = _embed_openai(model_id.split(":", 1)[1], texts, batch_size)
+        from . import embed_endpoint
+
+        name = model_id.split(":", 1)[1]
+        if embed_endpoint.exists(name):  # the profile's endpoint, batch size, retries and price
+            vecs = embed_endpoint.embed_with_profile(name, texts, batch_size=batch_size)
+        else:
+            vecs = _embed_openai(name, texts, batch_size)
     PROCESS_COUNTS[(model_id, backend)] = PROCESS_COUNTS.get((model_id, backend), 0) + len(texts)
     return vecs
 

@@ -91,6 +91,39 @@ def plan_reproduction(profile_path: str | Path, *, only: list[str] | None = None
     return plan_frame(rows), plans
 
 
+GENERATED = "priced on generated data"
+"""How a notebook plan's note begins when its tasks were built on lcrag's generated fixture (the official file is
+missing from the data directory): :func:`lcrag.experiment.plan_data.generated_note`."""
+
+
+def per_notebook(plans: list[NotebookPlan]) -> pd.DataFrame:
+    """One row per notebook with planned calls: calls, prompt tokens, input USD (no caching), USD with every output
+    budget used, and ``priced_on`` — ``generated fixture`` when its tasks were built on lcrag's generated data (the
+    official file is missing), else ``data``. Embedding and rerank requests are calls like reader calls."""
+    rows = []
+    for p in plans:
+        if not p.rows:
+            continue
+        df = plan_frame(p.rows)
+        rows.append({"notebook": p.notebook, "calls": int(df["calls"].sum()), "prompt_tokens": int(df["prompt_tokens"].sum()),
+                     "usd_input": float(df["usd_input"].sum()), "usd_max": float(df["usd_max"].sum()),
+                     "priced_on": "generated fixture" if p.note.startswith(GENERATED) else "data"})
+    return pd.DataFrame(rows, columns=["notebook", "calls", "prompt_tokens", "usd_input", "usd_max", "priced_on"])
+
+
+def format_per_notebook(table: pd.DataFrame) -> str:
+    """The per-notebook table and the share of the input cost priced on generated fixtures, as text."""
+    if table.empty:
+        return ""
+    show = table.assign(usd_input=table["usd_input"].map("${:,.2f}".format), usd_max=table["usd_max"].map("${:,.2f}".format))
+    fix = table[table["priced_on"] == "generated fixture"]
+    line = (f"priced on generated fixtures (official files missing): notebooks {', '.join(fix['notebook'])}: "
+            f"${fix['usd_input'].sum():,.2f} of ${table['usd_input'].sum():,.2f} input (at most ${fix['usd_max'].sum():,.2f} "
+            f"of ${table['usd_max'].sum():,.2f}); the rest is priced on the data directory's files") if len(fix) else \
+        "every notebook is priced on the data directory's files"
+    return "per notebook:\n" + show.to_string(index=False) + "\n" + line
+
+
 def missing_keys(df: pd.DataFrame) -> list[str]:
     """Readers of the plan whose key variable is not set (the run would stop before its first call)."""
     from .llm.profiles import is_loopback

@@ -163,7 +163,9 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
     assert main(["reproduce", "--params", "params/paper.yaml", "--dry-run", "--only", "01", "02", "06", "10"]) == 0
     out = capsys.readouterr().out
     assert "no notebook is executed, no reader is called" in out
-    assert "02: no reader calls" in out and "not computed offline" not in out
+    assert "not computed offline" not in out
+    # Table 14's Reranker-RAG column: Qwen3-Reranker-8B's requests over the 1M haystack, priced (self-hosted: $0)
+    assert any(ln.split()[:6] == ["02", "NoLiMa", "coverage", "(Table", "14)", "qwen3-reranker-8b"] for ln in out.splitlines())
     # the MultiHop-RAG files are not in the shared data directory: priced on generated data, and said so
     assert "10: priced on generated data" in out and "lcrag data download multihop_rag" in out
     assert any(ln.strip().startswith("10 MultiHop-RAG") for ln in out.splitlines())
@@ -200,3 +202,28 @@ def test_study_report_has_usage_and_no_cost_plot_for_a_free_reader(tmp_path, tmp
     ctx = u[u["condition"] != "no-context"]  # the no-context control sends the question alone
     assert (ctx["context_chars"] > 0).all() and (u["prompt_tokens_own"] > 0).all()
     assert (u.loc[u["condition"] == "no-context", "context_chars"] == 0).all()
+
+
+@pytest.mark.slow  # plans Figure 7's CoT runs of eleven readers over the NoLiMa haystacks (about a minute on 2 cores)
+@needs_data
+def test_paper_dry_run_prices_cot_open_weight_embedding_and_rerank_calls(capsys):
+    """Every model call of the paper sweep is priced: Figure 7's CoT / CoT-EBG runs (notebook 03), the open-weight
+    readers' LC runs, text-embedding-3-large (11-14) and the reranker (02, 07); the part on generated fixtures is said."""
+    assert main(["reproduce", "--params", "params/paper.yaml", "--dry-run", "--only", "02", "03", "04", "07", "11",
+                 "12", "13"]) == 0
+    out = capsys.readouterr().out
+    rows = [ln.split() for ln in out.split("per study:")[0].splitlines()]
+    cot = {ln[5] for ln in rows if ln[:5] == ["03", "NoLiMa", "Figure", "7", "(CoT)"]}
+    assert cot == {"gpt-4o", "gpt-4.1", "o3-mini", "gpt-5", "sonnet-4", "sonnet-4.5", "gemini-2.5-flash",
+                   "gemini-3-flash", "gpt-oss-120b", "glm", "nemotron"}
+    live = {ln[5] for ln in rows if ln[:5] == ["03", "NoLiMa", "LC", "(live", "readers)"]}
+    assert live == {"gpt-oss-120b", "glm", "nemotron"}
+    assert "04: live readers: the nolima-lc runs of notebook 03" in out  # priced once, where they run
+    emb = [ln for ln in rows if len(ln) > 10 and ln[2] == "embeddings" and ln[3] == "text-embedding-3-large"]
+    assert {ln[0] for ln in emb} == {"11", "12", "13"} and all(float(ln[10]) > 0 for ln in emb)  # usd_input
+    rr = [ln for ln in rows if "qwen3-reranker-8b" in ln]
+    assert {ln[0] for ln in rr} == {"02", "07"} and all(int(ln[ln.index("qwen3-reranker-8b") + 2]) > 0 for ln in rr)
+    table = out[out.index("per notebook:"):]
+    fixture = [ln.split()[0] for ln in table.splitlines()[2:] if ln.rstrip().endswith("generated fixture")]
+    assert fixture == ["11", "12", "13"]
+    assert "priced on generated fixtures (official files missing): notebooks 11, 12, 13:" in table

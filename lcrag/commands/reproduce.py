@@ -60,7 +60,7 @@ def run(args) -> int:
 
 def dry_run(params: Path, only) -> int:
     from ..plan import format_plan
-    from ..reproduce_plan import missing_keys, plan_reproduction
+    from ..reproduce_plan import format_per_notebook, missing_keys, per_notebook, plan_reproduction
 
     df, plans = plan_reproduction(params, only=only)
     print(f"[lcrag] dry run of {params.name}: no notebook is executed, no reader is called")
@@ -68,6 +68,9 @@ def dry_run(params: Path, only) -> int:
         if not p.rows or p.note:
             print(f"  {p.notebook}: {p.note}")
     print(format_plan(df, "sweep plan (per notebook, reader and condition)"))
+    table = per_notebook(plans)
+    if not table.empty:
+        print(format_per_notebook(table))
     keys = missing_keys(df)
     if keys:
         print("missing key variables (the run would stop before its first call): " + "; ".join(keys))

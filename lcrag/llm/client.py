@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from .profiles import ReaderProfile, is_loopback  # noqa: F401  (is_loopback re-exported)
+from .profiles import ReaderProfile, base_url_of, is_loopback  # noqa: F401  (is_loopback re-exported)
 from .billing import read_usage
 from .deadline import deadline
 from .reasoning import RequestShapeError, request_shape_error, split_reasoning  # noqa: F401  (re-exported)
@@ -143,6 +143,15 @@ def _retryable(exc: Exception) -> tuple[bool, str]:
         return (code >= 500 or code == 429 or code == 408), f"HTTP {code}: {str(exc)[:200]}"
     if isinstance(exc, BadReply):
         return True, f"bad reply: {exc}"
+    import httpx  # the endpoints called without the openai client (rerank, embeddings: lcrag.retrieval)
+
+    if isinstance(exc, httpx.HTTPStatusError):
+        code = exc.response.status_code
+        return (code >= 500 or code == 429 or code == 408), f"HTTP {code}: {exc.response.text[:200]}"
+    if isinstance(exc, httpx.TimeoutException):
+        return True, "timeout"
+    if isinstance(exc, httpx.TransportError):
+        return True, f"connection error: {exc.__class__.__name__}"
     if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):
         return True, f"malformed response: {exc.__class__.__name__}: {str(exc)[:200]}"
     return False, f"{exc.__class__.__name__}: {str(exc)[:200]}"
@@ -247,7 +256,7 @@ class ChatClient:
         from .deadline import DeadlineTransport
 
         self._client = openai.OpenAI(
-            api_key=resolve_api_key(profile), base_url=profile.base_url, timeout=profile.timeout_s, max_retries=0,
+            api_key=resolve_api_key(profile), base_url=base_url_of(profile), timeout=profile.timeout_s, max_retries=0,
             http_client=httpx.Client(  # the openai client's own connection limits, on the transport that enforces them
                 transport=DeadlineTransport(httpx.HTTPTransport(limits=httpx.Limits(max_connections=1000,
                                                                                     max_keepalive_connections=100))),

@@ -49,7 +49,7 @@ from typing import Any, Protocol
 from .aimd import AdaptiveLimit, for_profile, is_adaptive
 from .client import CallResult, ChatClient
 from .prefix import affinity_key
-from .profiles import ReaderProfile
+from .profiles import ReaderProfile, base_url_of
 
 MAX_COOLDOWN_FACTOR = 8
 MAX_HOMES = 4096  # prefix keys whose home endpoint is remembered
@@ -115,7 +115,8 @@ class PooledChatClient:
         self._shared: dict[str, float] = {}
         self._shared_at = -1.0
         self.endpoints = [
-            Endpoint(u, ChatClient(profile.model_copy(update={"base_url": u, "base_urls": [], "max_retries": 0}), sleep=sleep))
+            Endpoint(u, ChatClient(profile.model_copy(update={"base_url": base_url_of(profile, u), "base_urls": [],
+                                                              "max_retries": 0}), sleep=sleep))
             for u in urls
         ]
         for e in self.endpoints:

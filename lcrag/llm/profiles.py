@@ -201,6 +201,17 @@ def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>"
     return prof
 
 
+def base_url_of(profile: Any, url: str | None = None) -> str | None:
+    """The base URL the requests of ``profile`` go to: ``url`` (one of its replicas, ``base_urls``) or its
+    configured ``base_url`` (None: the provider's default endpoint).
+
+    The one function that resolves the endpoint of every kind of profile — reader (:class:`ReaderProfile`, the
+    chat client and the replica pool), rerank (:mod:`lcrag.retrieval.rerank_endpoint`) and embedding
+    (:mod:`lcrag.embed_endpoint`) — so a change of where profiles point (e.g. every endpoint redirected
+    to a loopback stand-in) is made here once."""
+    return url if url is not None else getattr(profile, "base_url", None)
+
+
 def is_loopback(url: str | None) -> bool:
     """True for an endpoint on this machine (``localhost``, ``::1``, ``127.x.x.x``): it needs no API key."""
     host = (urlparse(url).hostname or "") if url else ""

@@ -34,7 +34,7 @@ from pathlib import Path
 from ..config import params_dir
 
 ENV_PARAMS_DIR = "LCRAG_PARAMS_DIR"
-KINDS = ("prompts", "readers", "rerankers")
+KINDS = ("prompts", "readers", "rerankers", "embedders")
 
 _extracted = contextlib.ExitStack()  # built-ins copied out of a zipped package, removed at exit
 atexit.register(_extracted.close)

@@ -132,6 +132,29 @@ def pair_tokens(profile: RerankerProfile, query: str, documents: Sequence[str]) 
     return sum(q + tok.count(d) for d in documents)
 
 
+def plan_row(profile: str | Path | dict[str, Any] | RerankerProfile, pairs: Sequence[tuple[str, Sequence[str]]], *,
+             study: str, condition: str = "rerank"):
+    """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for scoring each ``(query, documents)`` of ``pairs``: requests
+    (``batch_size`` documents each), billed input tokens (:func:`pair_tokens`) and their price (no output tokens)."""
+    from ..llm.tokens import get_tokenizer
+    from ..plan import PlanRow
+
+    prof = load_reranker_profile(profile)
+    calls = sum(-(-len(docs) // prof.batch_size) for _, docs in pairs)
+    ntok = sum(pair_tokens(prof, q, docs) for q, docs in pairs)
+    usd = ntok * prof.price_input_per_1m / 1e6
+    return PlanRow(study=study, reader=prof.name, condition=condition, calls=calls, n_na=0, cached=0, prompt_tokens=ntok,
+                   max_output_tokens=0, usd_input=usd, usd_max=usd, tokenizer=get_tokenizer(prof.tokenizer).label,
+                   tokens_counted=len(pairs), usd_input_cached=usd, usd_input_batch=usd)
+
+
+def endpoint_profile(reranker: Any) -> RerankerProfile | None:
+    """The profile of an ``"endpoint:NAME"`` reranker spec (:func:`lcrag.retrieval.make_reranker`), else None."""
+    if isinstance(reranker, str) and reranker.startswith("endpoint:"):
+        return load_reranker_profile(reranker.split(":", 1)[1])
+    return None
+
+
 def rerank_request(profile: RerankerProfile, query: str, documents: Sequence[str]) -> dict[str, Any]:
     """The cache request of one rerank call (its key is :func:`lcrag.llm.cache.cache_key` of this dict)."""
     return {"reader": {"family": "rerank", "model": profile.model, "api": profile.api}, "query": query,
@@ -180,11 +203,11 @@ class EndpointReranker(Reranker):
         return self._client
 
     def _headers(self) -> dict[str, str]:
-        from ..llm.profiles import is_loopback
+        from ..llm.profiles import base_url_of, is_loopback
 
         env = self.profile.api_key_env
         key = os.environ.get(env) if env else None
-        if not key and not is_loopback(self.profile.base_url):
+        if not key and not is_loopback(base_url_of(self.profile)):
             raise ConfigError(self.profile._source, f"no API key: set the environment variable {env or '(api_key_env)'}",
                               field="api_key_env")
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -192,11 +215,14 @@ class EndpointReranker(Reranker):
     def _post(self, documents: Sequence[str], query: str) -> dict[str, Any]:
         from ..llm.retry import RetryPolicy, call_with_retries
 
+        from ..llm.profiles import base_url_of
+
         p = self.profile
+        base = str(base_url_of(p)).rstrip("/")
         if p.api == "rerank":
-            url, payload = f"{p.base_url.rstrip('/')}/rerank", {"model": p.model, "query": query, "documents": list(documents)}
+            url, payload = f"{base}/rerank", {"model": p.model, "query": query, "documents": list(documents)}
         else:
-            url, payload = f"{p.base_url.rstrip('/')}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
+            url, payload = f"{base}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
         headers = self._headers()
 
         def once() -> dict[str, Any]:

@@ -19,6 +19,7 @@ VIEWS: dict[str, str] = {
     "pp_heatmap": "report:pp_heatmap",
     "effective_lengths": "report:effective_lengths",
     "cot_inputs": "report:cot_inputs",
+    "run_live_lc": "report:run_live_lc",
     "paired_bars": "report:paired_bars",
     "ci_labels": "report:ci_labels",
     # notebook 02: retrieval coverage
@@ -28,6 +29,7 @@ VIEWS: dict[str, str] = {
     "figure8_tables": "coverage:figure8_tables",
     "figure8": "coverage:figure8",
     "coverage_summary": "coverage:coverage_summary",
+    "reranker_name": "coverage:reranker_name",
     "matched_budget": "coverage:matched_budget_summary",
     # notebooks 03-06: the paper's LC figures and tables
     "fig1_table": "figures:fig1_table",

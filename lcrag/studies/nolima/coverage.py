@@ -17,6 +17,8 @@ needles at deterministic pseudo-random store ids) and there is no recorded ranki
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import random
 from collections.abc import Iterable
 
@@ -157,8 +159,18 @@ def interval_table(ranks: dict[tuple[int, str], pd.DataFrame], lengths: Iterable
     return pd.DataFrame([[cells.get((q, n), "N/A") for n in lengths] for q in qids], index=qids, columns=list(lengths))
 
 
-def coverage_summary(tables: dict[str, pd.DataFrame], ranks: dict[str, dict] | None = None) -> pd.DataFrame:
+def reranker_name(reranker=None) -> str:
+    """The ``retriever`` a reranker's rows carry in the summary: the profile name of an ``"endpoint:NAME"`` reranker
+    (``qwen3-reranker-8b``: Table 14's Reranker-RAG column), else ``"rerank"`` (a local model or the fallback)."""
+    if isinstance(reranker, str) and reranker.startswith("endpoint:"):
+        return Path(reranker.split(":", 1)[1]).stem
+    return "rerank"
+
+
+def coverage_summary(tables: dict[str, pd.DataFrame], ranks: dict[str, dict] | None = None, *,
+                     rerank_name: str = "rerank") -> pd.DataFrame:
     """Tables 13/14 layout: per retriever and length, vectors, one-/two-hop k and character budget.
+    The ``rerank`` entry's rows are named ``rerank_name`` (:func:`reranker_name`).
 
     Every row says ``books = "book 1 only"`` (:data:`BOOK_SCOPE`). With ``ranks`` (the hit lists
     per retriever) each hop also gets ``<hop>_k_first`` / ``<hop>_k_last`` (tie interval of k,
@@ -170,7 +182,7 @@ def coverage_summary(tables: dict[str, pd.DataFrame], ranks: dict[str, dict] | N
             continue
         iv = k_intervals(ranks[name]).set_index(["length", "hop"]) if ranks and ranks.get(name) else None
         for n, g in t.groupby("haystack_chars", sort=True):
-            row = {"retriever": name, "books": BOOK_SCOPE, "length": int(n), "n_vectors": int(g.n_total_chunks.iloc[0])}
+            row = {"retriever": rerank_name if name == "rerank" else name, "books": BOOK_SCOPE, "length": int(n), "n_vectors": int(g.n_total_chunks.iloc[0])}
             for hop in ("onehop", "twohop"):
                 h = g[g.question_key == hop]
                 row[f"{hop}_k"] = int(h.max_rank.iloc[0]) if len(h) else np.nan

@@ -288,6 +288,31 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
     return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"
 
 
+LIVE_LC_STUDY = "nolima-lc"
+"""The built-in study notebooks 03-05 run for ``live_readers`` (SN, TN and CTN; EBG and answer-only prompts)."""
+
+
+def run_live_lc(readers: Sequence = (), *, lengths: Sequence[int] = (10_000,), runs_dir: str | Path = "../runs/nolima-lc-live",
+                data_dir=None, budget_usd: float | None = None) -> list[Path]:
+    """Run the built-in study ``nolima-lc`` once per reader of ``readers`` (profile names or ``{profile: NAME, ...}``)
+    at ``lengths``, each into ``<runs_dir>/<reader>``, and return those run directories, to be passed as
+    ``live_runs`` (:mod:`.live_runs`): the paper's readers whose LC results were never published (the open-weight
+    GLM-5.2, GPT-OSS-120B, Nemo-3.5-L of Figures 1, 2, 3 and 6) join the recorded ones, labelled live.
+
+    Notebooks 03, 04 and 05 share the directories: the first runs the calls, the others find the results (a run
+    resumes from its results file; calls go through the response cache). ``[]``: nothing is run."""
+    from ...experiment import run
+
+    out = []
+    for r in readers:
+        name = r if isinstance(r, str) else str(r.get("profile") or r.get("name"))
+        d = Path(runs_dir) / name
+        run(LIVE_LC_STUDY, readers=[r], overrides={"data.params.lengths": [int(x) for x in lengths]}, out=d,
+            data_dir=data_dir, progress=False, budget_usd=budget_usd, views=False, wait=True)
+        out.append(d)
+    return out
+
+
 def attribution_source(data_dir, live: pd.DataFrame) -> str:
     """Label of the failure attribution's data: recorded results (when present) + the live readers."""
     return (RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique()))
@@ -303,10 +328,11 @@ def attribution_text(table: pd.DataFrame) -> str:
 
 
 def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
-                results_path="../runs/nolima_rerank.jsonl") -> dict | None:
+                results_path="../runs/nolima_rerank.jsonl", reranker: str | None = None) -> dict | None:
     """Everything notebook 07 shows: needle positions per ordering and Table 16 (live readers run
     as the built-in study ``nolima-rerank``); None without the recorded rankings (Table 16
-    re-orders the recorded embedding top-k)."""
+    re-orders the recorded embedding top-k). ``reranker``: the model behind ``rerank``
+    (``"endpoint:qwen3-reranker-8b"``: the paper's, through the rerank endpoint; None: the local default)."""
     from . import recorded as R
     from .rerank import positions_table, rerank_setup, table16
     from .study import run_spec
@@ -315,13 +341,14 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
     if not have_recorded(data_dir):
         return None
     records = R.load_rag_records(data_dir)
-    setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets)
+    setup = rerank_setup(records, data_dir, methods=methods, rerank_budgets=rerank_budgets, reranker=reranker)
     rag = rag_frame(records, setup["bmap"])
     live = None
     if live_readers:
         live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,
                         overrides={"readers": list(live_readers), "tasks.params": {"methods": list(methods),
-                                                                                   "rerank_budgets": list(rerank_budgets)}})
+                                                                                   "rerank_budgets": list(rerank_budgets),
+                                                                                   **({"reranker": reranker} if reranker else {})}})
         live["reader"] = live["reader_label"]
     pos = positions_table(setup["positions"], setup["bmap"])
     source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")

@@ -137,15 +137,17 @@ def rag_vs_lc_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[in
 
 
 def rerank_builder(items: NoLiMaItems, *, seed: int = 0, methods: Sequence[str] = ("rerank", "bm25"),
-                   rerank_budgets: Sequence[str] = ("50K",)) -> list:
+                   rerank_budgets: Sequence[str] = ("50K",), reranker: str | None = None) -> list:
     """Task builder ``nolima-rerank`` (Table 16): each (haystack, question) of the recorded RAG
     runs with its recorded top-k in the recorded order (``emb``) and re-ordered by ``methods``
-    (:func:`lcrag.studies.nolima.rerank.orderings`; ``rerank`` only at ``rerank_budgets``)."""
+    (:func:`lcrag.studies.nolima.rerank.orderings`; ``rerank`` only at ``rerank_budgets``, by ``reranker``:
+    ``"endpoint:qwen3-reranker-8b"`` for the paper's Qwen3-Reranker-8B behind vLLM, None: the local default)."""
     from . import rerank as RR
 
     if not items.records:
         raise ValueError("nolima-rerank re-orders the recorded RAG top-k: set data.params.recorded: true")
-    return RR.rerank_setup(list(items.records), items.data_dir, methods=methods, rerank_budgets=rerank_budgets)["tasks"]
+    return RR.rerank_setup(list(items.records), items.data_dir, methods=methods, rerank_budgets=rerank_budgets,
+                           reranker=reranker)["tasks"]
 
 
 def attribution_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | None = None,

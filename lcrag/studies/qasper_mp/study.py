@@ -163,6 +163,25 @@ class QasperItems(list):
         return pd.Series([it.metadata["answerable"] for it in self]).value_counts().sort_index()
 
 
+def haystack_sizes(items: QasperItems, *, seed: int = 0) -> pd.DataFrame:
+    """App. E.1's LC haystack sizes: per answerability subset and over all items (``subset = "all"``), the number of
+    items and the median, mean and largest LC context in characters (the rendered 11-paper pool of each question,
+    drawn with ``seed`` as the LC condition draws it)."""
+    from .contexts import lc_context, pool_papers
+
+    data = items.data
+    rows = []
+    for it in items:
+        q = it.metadata["question"]
+        ctx = lc_context(q, data.papers, pool_papers(q, data.papers, seed=seed))
+        rows.append({"answerable": bool(it.metadata["answerable"]), "chars": len(ctx.text)})
+    df = pd.DataFrame(rows, columns=["answerable", "chars"])
+    parts = [("all", df), ("answerable", df[df["answerable"]]), ("unanswerable", df[~df["answerable"]])]
+    return pd.DataFrame([{"subset": name, "n": len(d), "median_chars": float(d["chars"].median()) if len(d) else np.nan,
+                          "mean_chars": float(d["chars"].mean()) if len(d) else np.nan,
+                          "max_chars": int(d["chars"].max()) if len(d) else np.nan} for name, d in parts])
+
+
 def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
                 dev_path: str | Path | None = None, authors_path: str | Path | None = None,
                 fixture_dir: str | Path | None = None, counts: dict[str, int] | None = None, cues: str = "short",

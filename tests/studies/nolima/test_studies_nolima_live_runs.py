@@ -157,3 +157,27 @@ def test_partial_runs_are_marked_and_other_studies_refused_naming_the_file(tmp_p
     with pytest.raises(InputError, match="not a run directory"):
         load_live_runs([tmp_path / "nothing"])
     assert not load_live_runs(None) and not load_live_runs([])
+
+
+@needs_data
+def test_live_readers_of_notebooks_03_to_05_run_once_and_join_as_live_rows(tmp_path, tmp_cache):
+    """``live_readers`` (params/paper.yaml's open-weight readers): one nolima-lc run per reader, into a directory the
+    three notebooks share; a second notebook finds the results and sends nothing."""
+    def reply(messages):
+        return json.dumps({"lines": [1], "answer": "Yuki"})
+
+    with ScriptedChatServer(reply) as srv:
+        reader = srv.profile(name="openweight", label="Open-7B", context_window=200_000)
+        dirs = NR.run_live_lc([reader], lengths=[10_000], runs_dir=tmp_path / "runs", data_dir=DATA)
+        sent = len(srv.requests)
+        again = NR.run_live_lc([reader], lengths=[10_000], runs_dir=tmp_path / "runs", data_dir=DATA)
+        assert len(srv.requests) == sent > 0 and again == dirs == [tmp_path / "runs" / "openweight"]
+    assert NR.run_live_lc([], lengths=[10_000], runs_dir=tmp_path / "none") == []
+    kind, live, source = NR.lc_source(DATA, live_runs=dirs)
+    assert "Open-7B · live" in source
+    answers = NR.lc_frame("answers", kind, live, DATA, live_runs=dirs)  # notebook 03: SN, both prompts
+    mine = answers[answers["reader"] == "Open-7B · live"]
+    assert set(mine["prompt"]) == {"nolima-ebg", "nolima-answer-only"} and set(mine["context_length"]) == {10_000}
+    two = NR.lc_frame("two_needle", kind, live, DATA, live_runs=dirs)  # notebooks 04, 05: TN and CTN
+    col = "reader_label" if "reader_label" in two else "reader"
+    assert set(two.loc[two[col] == "Open-7B · live", "setting"]) == {"TN", "CTN"}

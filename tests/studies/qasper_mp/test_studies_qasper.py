@@ -191,3 +191,18 @@ def test_end_to_end_with_the_extractive_reader_and_a_judge_hook(data, items, bm2
     s = qm.summary(df, by_answerability=True, n_boot=50)
     assert {"answer_f1", "evidence_f1", "judge", "refusal"} <= set(s.columns)
     assert s.n.sum() == 12
+
+
+def test_haystack_sizes_are_the_lc_contexts_the_study_sends(data, items):
+    """App. E.1's sizes (13_qasper_mp_haystacks) are measured on the LC contexts the runner's tasks carry."""
+    import statistics
+
+    qi = qm.QasperItems(items, data, {}, {})
+    sizes = qm.haystack_sizes(qi, seed=0).set_index("subset")
+    lc = [t for t in qm.build_tasks(items, data, seed=0) if t.condition == "LC"]
+    chars = {t.item.id: len(t.context.text) for t in lc}
+    assert len(chars) == len(items) == sizes.loc["all", "n"]
+    assert sizes.loc["all", "median_chars"] == statistics.median(chars.values())
+    assert sizes.loc["all", "max_chars"] == max(chars.values())
+    answerable = [chars[it.id] for it in items if it.metadata["answerable"]]
+    assert sizes.loc["answerable", "n"] == len(answerable) and sizes.loc["answerable", "max_chars"] == max(answerable)
