@@ -168,8 +168,11 @@ def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[
 
 
 def is_study_measure(m: Measure) -> bool:
-    """Whether ``m`` was declared by a built-in study (``lcrag/studies/<name>/measures.py``)."""
-    return m.origin.startswith("lcrag.studies.")
+    """Whether ``m`` was declared by a study folder (``lcrag/studies/<name>/measures.py`` or the ``measures.py`` of a
+    folder on ``LCRAG_STUDIES_PATH``): built-in and user benchmarks are scored the same way."""
+    from ..studyfolders import BUILTIN_PACKAGE, PLUGIN_PREFIX
+
+    return m.origin.startswith((BUILTIN_PACKAGE + ".", PLUGIN_PREFIX))
 
 
 def source_hash(fn: Callable) -> str:
