@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data import LongEvalCorpus
-from ...scoring.longeval_reply import trace_citations as _trace
+from .reply import trace_citations as _trace
 from ...trec import RagResponse, ValidationReport, validate_run, write_run
 from ...types import Document
 from .evidence import EvidenceItem, select_evidence
@@ -90,7 +90,7 @@ def write_variant_run(responses: Sequence[RagResponse], out_dir: str | Path, nam
 
 
 def trace_citations(response: RagResponse, corpus: LongEvalCorpus) -> list[str]:
-    """:func:`lcrag.scoring.longeval_reply.trace_citations` against the query's candidates in ``corpus``."""
+    """:func:`lcrag.studies.longeval.reply.trace_citations` against the query's candidates in ``corpus``."""
     q = corpus.query(response.query_id)
     return _trace(response, q.doc_ids, {d: doc.text for d, doc in corpus.documents.items()})
 

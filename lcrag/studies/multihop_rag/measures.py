@@ -1,7 +1,7 @@
 """Measures of the MultiHop-RAG study (EBG App. D.1, D.4; data README §6.3).
 
 Reply (:func:`reply`): under the row's rule ``task.meta["reply_rule"]`` (default ``"authors"``) a JSON
-prompt's raw reply is re-read as LC-EBG's MultiHop runner does (:func:`lcrag.scoring.filters.authors_multihop`:
+prompt's raw reply is re-read as LC-EBG's MultiHop runner does (:func:`lcrag.studies.multihop_rag.reply.authors_multihop`:
 the first ``{...}``, an unparseable reply scores 0 and stays in); ``"lcrag"``, free-text prompts and rows
 without raw text take the runner's parse. Line numbers as rendered (0-based; header lines numbered but not
 citable). ``context.metadata["fact_lines"]``: per gold fact of the query, the rendered number of its
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from lcrag.measures import get, measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import answer_only_prompt, authors_multihop, runner_reply
+from lcrag.scoring.filters import runner_reply
+from lcrag.studies.multihop_rag.reply import answer_only_prompt, authors_multihop
 
 
 def ebg(task) -> bool:

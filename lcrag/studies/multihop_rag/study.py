@@ -475,7 +475,7 @@ LABELS = {
 
 
 def _is_answer_only(prompt: str) -> bool:
-    from ...scoring.filters import answer_only_prompt
+    from .reply import answer_only_prompt
 
     return answer_only_prompt(prompt)
 

@@ -2,7 +2,7 @@
 
 Reply: the row's rule (``task.meta["reply_rule"]``, :mod:`lcrag.scoring.filters`): ``"authors"``
 (default, LC-EBG ``run_full_scale.py``) reads the **first** JSON object of the raw reply
-(:func:`~lcrag.scoring.filters.authors_nolima`) and an empty reply, or a JSON-prompt reply without a
+(:func:`~lcrag.studies.nolima.reply.authors_nolima`) and an empty reply, or a JSON-prompt reply without a
 parseable object, is unusable — NaN in every measure (out of every denominator) and counted by
 ``nolima_unusable``; ``"lcrag"`` takes the runner's own parse (last object with an answer, lenient
 repair) and every reply is scored. Answer and evidence always come from the same JSON object.
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from lcrag.measures import get, measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import authors_nolima, task_reply
+from lcrag.scoring.filters import task_reply
+from lcrag.studies.nolima.reply import authors_nolima
 
 ANSWER_ONLY_PROMPTS = ("nolima-answer-only", "nolima-cot")
 """Prompt labels that ask for no cited lines (evidence measures give no value for them)."""

@@ -22,7 +22,7 @@ module registers its pieces with :mod:`lcrag.registry` on import:
   over annotators with non-empty text evidence, answerable questions only.
 
 Measures (``lcrag/studies/qasper_mp/measures.py``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
-evaluator, max over annotators, ``lcrag.scoring.qasper``), ``qasper_refusal`` (starts with
+evaluator, max over annotators, ``lcrag.studies.qasper_mp.qasper_eval``), ``qasper_refusal`` (starts with
 "Unanswerable"), ``qasper_structural_citation_rate`` (cited structural lines are kept in the
 predicted evidence as their own text, so they count as wrong citations; App. E.4: such
 citations "cannot match gold") and ``qasper_judge`` (App. E.5: the reader-layer judge of
@@ -373,8 +373,8 @@ def rankings(items: Sequence[Item], data: QasperData, retrievers: dict, retrieve
 # ------------------------------------------------------------------ scoring helpers
 def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
     """Texts of the cited lines and the count of cited structural or unknown lines
-    (``lcrag.scoring.qasper.predicted_evidence``)."""
-    from ...scoring.qasper import predicted_evidence as pe
+    (``lcrag.studies.qasper_mp.qasper_eval.predicted_evidence``)."""
+    from .qasper_eval import predicted_evidence as pe
 
     return pe(context, lines)
 

@@ -13,7 +13,7 @@ long-context condition and, beyond the paper, with no context, with the oracle e
 
 Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.filters.read_reply``):
 ``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
-(``lcrag.scoring.filters.authors_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
+(``lcrag.studies.synthetic.reply.authors_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
 parse_llm_json_output``) and leaves empty or unparseable replies out of every denominator
 (NaN metrics, counted in ``n_unusable``);
 ``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
@@ -48,7 +48,8 @@ from .data import needles as needle_set
 from ...haystack import STOPPING_RULES, fill_to_length
 from ...results import aggregate
 from ...runner import Task
-from ...scoring.filters import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
+from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
+from .reply import ANSWER_ONLY_PROMPTS
 from ...types import Condition, Context, Evidence, Item, Response, make_line
 from .retrieval import (
     QUERY_MODES,
