@@ -27,7 +27,7 @@ graph as the longest import chain below each unit):
     errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
     rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
       ↓ used by
-    resources, llm, haystack, measures, trec, ...        prompt templates and package data, readers, the one
+    resources, llm, haystack, measures, formats, ...     prompt templates and package data, readers, the one
                                                          cached reader call (lcrag.llm.call), haystacks, measures
       ↓
     runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),

@@ -1,6 +1,6 @@
 """Answer generation from evidence items: deterministic extractive, or an LLM via the reader layer.
 
-Both return :class:`lcrag.trec.AnswerSentence` lists plus, per sentence, the evidence items
+Both return :class:`lcrag.formats.trec_rag.AnswerSentence` lists plus, per sentence, the evidence items
 behind it, so every citation traces to a document span (LongEval-RAG paper §2.3):
 citation index -> ``references[index]`` -> document id, and evidence_id -> (doc id, start, end).
 
@@ -30,7 +30,7 @@ from ...llm.client import CallResult
 from ...llm.profiles import ReaderProfile
 from ...llm.readers import Reader, ReadRequest, register_reader_kind
 from .reply import map_answer, parse_evidence_answer  # noqa: F401  (re-exported)
-from ...trec import AnswerSentence
+from ...formats.trec_rag import AnswerSentence
 from .evidence import EvidenceItem
 
 EXTRACTIVE_KIND = "longeval-extractive"

@@ -56,7 +56,7 @@ class Answer:
 def answers_from_runs(paths: Sequence[str | Path], corpus) -> list[Answer]:
     """Answers of TREC-RAG run files (variant = file stem); citations traced to document ids against ``corpus``."""
     from ...scoring.text import answer_text
-    from ...trec import read_run
+    from ...formats.trec_rag import read_run
     from .pipeline import trace_citations
 
     out = []

@@ -25,7 +25,7 @@ from lcrag.scoring.citations import cited_doc_ids, citation_precision_range, res
 from lcrag.scoring.families import Score
 from lcrag.studies.longeval.reply import scored_response, trace_citations
 from lcrag.scoring.text import answer_text, bertscore_available, bertscore_f1, rouge_l_f1
-from lcrag.trec import validate_run
+from lcrag.formats.trec_rag import validate_run
 
 BOUNDS = (None, "low", "high")
 
@@ -137,7 +137,7 @@ def longeval_untraced_citations(task, response) -> float | None:
 
 @measure("longeval_validator_errors", kind="other", label="validator errors", section="the LongEval-RAG paper's §2.2-2.3")
 def longeval_validator_errors(task, response) -> float | None:
-    """Errors (not warnings) :func:`lcrag.trec.validate_run` reports for the response against its query's
+    """Errors (not warnings) :func:`lcrag.formats.trec_rag.validate_run` reports for the response against its query's
     candidates, with the selected passages' documents as provenance and no sentence limit; a run passes the
     validator iff the sum over its responses is 0."""
     r = scored_response(task, response)

@@ -12,7 +12,7 @@ the item's document in ``references``).
   ids outside the shown items are dropped and recorded; sentences beyond ``max_sentences`` are
   cut. A sentence whose text is its one evidence item's text (after stripping) is *extractive*:
   its text is that item's text verbatim.
-* :func:`task_response` — the :class:`lcrag.trec.RagResponse` of a task's reply, with provenance
+* :func:`task_response` — the :class:`lcrag.formats.trec_rag.RagResponse` of a task's reply, with provenance
   (selected passages, evidence, per-sentence sources).
 * :func:`trace_citations` — re-checks that every citation resolves to a candidate document and
   to a span whose text is in that document.
@@ -26,7 +26,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...trec import AnswerSentence, RagResponse
+from ...formats.trec_rag import AnswerSentence, RagResponse
 
 
 def parse_evidence_answer(raw: str | None) -> tuple[list[dict[str, Any]], str]:

@@ -43,7 +43,7 @@ from ...chunking.sentences import split_sentences
 from ...config import data_dir as _data_dir
 from ...runner import Task
 from .reply import parse_evidence_answer, task_response
-from ...trec import RagResponse
+from ...formats.trec_rag import RagResponse
 from ...types import Condition, Context, Item
 from .pipeline import select, write_variant_run
 from .generate import (
