@@ -50,7 +50,8 @@ from ... import provenance
 from ...chunking.tokens import chunk_token_windows
 from ...config import cache_dir
 from ...data import registry
-from ...data.fixtures import FIXTURE_LABEL, write_multihop
+from ...data.fixtures import FIXTURE_LABEL
+from .fixture import write_multihop
 from .data import Query, load_corpus, load_queries, usable_queries
 from ...retrieval.named import retriever_by_name
 from ...scoring.retrieval import full_coverage_k, hits_curve, needle_coverage

@@ -43,7 +43,8 @@ import pandas as pd
 from ... import provenance
 from ...config import cache_dir
 from ...data import registry
-from ...data.fixtures import FIXTURE_LABEL, write_qasper
+from ...data.fixtures import FIXTURE_LABEL
+from .fixture import write_qasper
 from .data import Paper, Question, load_authors, load_qasper
 from ...types import Condition, Item, Response
 from .contexts import (
