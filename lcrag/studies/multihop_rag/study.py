@@ -26,7 +26,7 @@ the first chunk containing each gold fact, App. D.3).
 Measures (``lcrag/studies/multihop_rag/measures.py``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
 prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans on EBG);
 as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
-the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid strict": every
+the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid (all gold cited)", the paper's "Evid strict": every
 such gold line cited, extras allowed; 0 when no fact is located), ``multihop_evid_recall_located``
 (cited gold lines / gold lines); the study's joint (``ans_evid``) ``multihop_ans_evid`` (answer
 AND ``multihop_evid_all_located``; displayed as "joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact

@@ -85,7 +85,7 @@ measure("nolima_evid_needles_cited", kind="evidence", label="Evid", section="EBG
     "(TN/CTN: both needles); line numbers as rendered (0-based LC lines, 1-based RAG store ids); a RAG "
     "context that does not hold the needle scores 0. No value for answer-only / CoT prompts; NaN for an "
     "unusable reply."))(f.evidence("all_gold", gold=needle_lines, missing=needle_missing, reply=reply, applies=ebg))
-measure("nolima_ans_evid", kind="joint", label="Ans+Evid", section="EBG §3.1, §4.2", doc=(
+measure("nolima_ans_evid", kind="joint", label="Ans+Evid (needles cited)", section="EBG §3.1, §4.2", doc=(
     "``nolima_ans_contains`` and ``nolima_evid_needles_cited`` both 1 (answer by the contains rule AND every "
     "needle line cited). No value for answer-only / CoT prompts; NaN for an unusable reply."))(
     f.joint("nolima_ans_contains", "nolima_evid_needles_cited", lookup=get))

@@ -56,7 +56,7 @@ def qasper_judge(task, response) -> float | None:
     return float(judge_of(profile)(task.item.metadata["original_question"], task.item.answers, response.answer or ""))
 
 
-@measure("qasper_refusal", kind="other", label="refusal", section="EBG App. E.2")
+@measure("qasper_refusal", kind="other", label="refusal (starts with Unanswerable)", section="EBG App. E.2")
 def qasper_refusal(task, response) -> float:
     """1 if the parsed answer starts with "Unanswerable" (case-insensitive, after leading quotes,
     asterisks and whitespace), else 0; a missing answer is 0."""

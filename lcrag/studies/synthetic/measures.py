@@ -56,10 +56,10 @@ S = "EBG §4.1, §5.1.2"
 measure("synthetic_ans_star", kind="answer", label="Ans*", section=S, doc=(
     "Answer-only prompts: 1 if the answer is exactly a gold answer (case-sensitive after stripping '.'); "
     "NaN for an unusable reply; no value for the EBG prompt."))(f.answer("exact", reply=reply, applies=answer_only))
-measure("synthetic_ans", kind="answer", label="Ans", section=S, doc=(
+measure("synthetic_ans", kind="answer", label="Ans (exact)", section=S, doc=(
     "EBG prompt: 1 if the answer is exactly a gold answer (case-sensitive after stripping '.'); NaN for an "
     "unusable reply; no value for answer-only prompts."))(f.answer("exact", reply=reply, applies=ebg))
-measure("synthetic_evid_exact_set", kind="evidence", label="Evid (strict)", section="EBG §4.1", doc=(
+measure("synthetic_evid_exact_set", kind="evidence", label="Evid (exact set)", section="EBG §4.1", doc=(
     "1 if the cited lines are exactly the haystack's two needle lines (cited set == gold set; an extra or a "
     "missing line fails, order and duplicates ignored); NaN for an unusable reply."))(
     f.evidence("exact_set", gold=gold, missing=f.no_missing, reply=reply, applies=ebg))
