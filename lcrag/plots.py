@@ -22,12 +22,12 @@ import seaborn as sns  # noqa: E402
 sns.set_theme(context="paper", style="white", font_scale=1.05)
 
 
-#: Panel and legend labels for the display columns of the MultiHop-RAG and QASPER-MP tables (the papers'
-#: headers, EBG App. D–E). Labels only: the tables keep their column names; an unknown name is shown as is.
+#: Panel and legend labels for the display columns of the MultiHop-RAG tables (the paper's headers, EBG App. D).
+#: Labels only: the tables keep their column names; an unknown name is shown as is. (Tables whose columns are
+#: measure names take their headers from the measure's label instead.)
 PANEL_LABELS = {
     "ans_star": "Ans* (answer-only)", "ans": "Ans (EBG)", "evid_recall": "Evid recall",
     "evid_strict": "Evid strict (all gold cited)", "joint": "Ans+Evid (joint)",
-    "answer_f1": "Answer-F1", "evidence_f1": "Evidence-F1", "judge": "LLM judge",
 }
 
 

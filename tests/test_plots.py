@@ -62,7 +62,7 @@ def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
     titles = [ax.get_title() for ax in fig.axes]
     plt.close(fig)
     assert titles == ["Ans* (answer-only)", "Evid strict (all gold cited)", "Ans+Evid (joint)", "n_facts_unlocated"]
-    assert panel_label("answer_f1") == "Answer-F1" and panel_label("unknown") == "unknown"
+    assert panel_label("evid_strict") == "Evid strict (all gold cited)" and panel_label("unknown") == "unknown"
 
 
 def test_metric_panels_draw_one_panel_per_measure_and_mark_the_best_run():
@@ -108,8 +108,9 @@ def _table9(zero_reader: str, other: str) -> pd.DataFrame:
     rows = []
     for r, v in ((zero_reader, 0.0), (other, 0.4)):
         for c in ("LC", "flat@3"):
-            rows.append({"reader": r, "condition": c, "score": "answer_f1", "answer_f1_answerable": v,
-                         "answer_f1_unanswerable": v, "refusal_answerable": 0.0, "refusal_unanswerable": 0.0})
+            rows.append({"reader": r, "condition": c, "score": "qasper_answer_f1", "qasper_answer_f1_answerable": v,
+                         "qasper_answer_f1_unanswerable": v, "qasper_refusal_answerable": 0.0,
+                         "qasper_refusal_unanswerable": 0.0})
     return pd.DataFrame(rows)
 
 

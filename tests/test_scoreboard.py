@@ -359,7 +359,7 @@ def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
 
 
 def test_table1_lc_minus_best_pool_matched_rag(tmp_path):
-    rows = [{"reader": "GPT-5", "condition": c, "score": "judge", "judge_answerable": v}
+    rows = [{"reader": "GPT-5", "condition": c, "score": "qasper_judge", "qasper_judge_answerable": v}
             for c, v in (("LC", 0.80), ("flat_pool11@3", 0.70), ("struct_pool11@3", 0.75), ("flat_full@10", 0.79))]
     _write(tmp_path, "13_qasper_mp_answerability", rows)
     c = S.build(tmp_path, ["qasper_mp"])[0].set_index("id").loc["t1.GPT-5.lc_minus_best_rag"]

@@ -7,7 +7,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...plots import bar_values, figure_legend, panel_label, panel_note
+from ...plots import bar_values, figure_legend, panel_note
+
+
+def header(name: str) -> str:
+    """The display header of a measure's column: the measure's label (``lcrag.measures``)."""
+    from ...measures import get
+
+    return get(name).label
 
 
 def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
@@ -17,7 +24,8 @@ def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
     (:func:`panel_note`), since its bars draw nothing. One legend for the figure, below the panels."""
     score = table9["score"].iloc[0]
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
-    for ax, col, sub in ((axes[0], score, f"{panel_label(score)} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
+    for ax, col, sub in ((axes[0], score, f"{header(score)} by answerability"),
+                         (axes[1], "qasper_refusal", "refusal rate by answerability")):
         zero = []
         for r, g in table9.groupby("reader"):
             x = np.arange(len(g))
@@ -49,11 +57,11 @@ def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k
     axes[0].set_xticks(x, coverage["index"])
     axes[0].set(ylim=(0, 1.02), title="full-corpus retrieval (answerable)")
     axes[0].legend(fontsize=7)
-    col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("refusal"))
+    col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("qasper_refusal"))
     for r, g in table11.groupby("reader"):
         bar_values(axes[1], axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r), fontsize=7)
         axes[1].set_xticks(np.arange(len(g)), g["condition"], fontsize=8)
-    axes[1].set(ylim=(0, 1.02), title=f"{panel_label(col.removesuffix(' (answerable)'))}, answerable subset")
+    axes[1].set(ylim=(0, 1.02), title=f"{header(col.removesuffix(' (answerable)'))}, answerable subset")
     axes[1].legend(fontsize=7)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
