@@ -402,6 +402,20 @@ def test_shared_layers_import_no_study_folder(graph):
     assert not bad, "shared layers importing study folders:\n" + "\n".join(bad)
 
 
+def test_no_study_folder_imports_another(graph):
+    """A benchmark's folder is the whole benchmark: it uses the shared layers, never another study's folder
+    (two studies that need the same piece get it from a shared layer)."""
+    studies = graph.root / PACKAGE / "studies"
+    folders = {p.name for p in studies.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    bad = []
+    for e in graph.edges:
+        s, t = e.source.split("."), e.target.split(".")
+        if (len(s) > 2 and len(t) > 2 and s[:2] == t[:2] == [PACKAGE, "studies"] and s[2] in folders
+                and t[2] in folders and s[2] != t[2]):
+            bad.append(f"{e.where()}: {e.source} imports {e.target}")
+    assert not bad, "study folders importing other study folders:\n" + "\n".join(bad)
+
+
 # ---- the checker catches what it should (a synthetic package in tmp_path) ----
 
 def _write(root: Path, files: dict[str, str]) -> Path:

@@ -187,11 +187,10 @@ def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int
 
 def make_retriever(name: str, data: QasperData, *, title_in_chunk: bool = False):
     """The registry's retriever ``name`` over every dev paragraph (``bm25``, ``minilm``, a
-    plug-in, or ``openai:<model>`` as the registry's ``dense``); see
-    ``lcrag.studies.multihop_rag.study.make_retriever``."""
-    from ..multihop_rag.study import make_retriever as registered
+    plug-in, or ``openai:<model>`` as the registry's ``dense``; :func:`lcrag.retrieval.named.retriever_by_name`)."""
+    from ...retrieval.named import retriever_by_name
 
-    return registered(name, paragraph_chunks(data.papers, title_in_chunk=title_in_chunk))
+    return retriever_by_name(name, paragraph_chunks(data.papers, title_in_chunk=title_in_chunk))
 
 
 _MEMO: dict[tuple, object] = {}
