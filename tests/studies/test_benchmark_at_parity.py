@@ -170,6 +170,8 @@ def test_a_new_benchmark_folder_is_listed_run_scored_reported_and_indexed(tmp_pa
     assert p.returncode == 0, p.stderr[-3000:]
     listed = [ln for ln in p.stdout.splitlines() if ln.startswith("doors-at-parity ")]
     assert listed and "The Tiny Doors Paper §2" in listed[0]
+    p = _lcrag(["studies", "spec", "doors-at-parity"], tmp_path, studies)  # the spec to copy and edit
+    assert p.returncode == 0 and "builder: doors-at-parity" in p.stdout and "doors_colour" in p.stdout, p.stderr[-3000:]
 
     # lcrag run runs it: the folder's measures filled their columns under the folder's reply rule
     p = _lcrag(["run", "doors-at-parity", "--out", str(tmp_path / "run"), "--quiet"], tmp_path, studies)
