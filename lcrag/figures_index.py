@@ -6,7 +6,8 @@ figure (the PNG, linked to its PDF) and table (a sortable HTML copy of its CSV, 
 Markdown and LaTeX files) carries its **source class** — real data, recorded outputs, lcrag's
 generated data, live reader (the kinds of :mod:`lcrag.provenance`), read from the table's
 ``source`` column or the figure's ``lcrag:source`` PNG text chunk — and the command that
-regenerates it. When a scoreboard (``scoreboard.csv`` / ``scoreboard.md``) is in the directory it
+regenerates it. Papers and benchmarks are what the study folders declare (:func:`benchmarks`): a notebook
+``NN_<word>_...`` is shown under the folder declaring ``<word>`` in its ``benchmark.yaml``. When a scoreboard (``scoreboard.csv`` / ``scoreboard.md``) is in the directory it
 is shown first.
 
 Every link is relative and points to a file in the directory, so the page can be opened from disk
@@ -26,19 +27,31 @@ import pandas as pd
 
 from .outputs_check import SOURCE_KEY
 
-#: benchmark (the word after a notebook's number) -> (benchmark title, paper)
-EBG = "EBG — The bottleneck is retrieval: evidence-based generation (LC vs RAG)"
-LONGEVAL = "LongEval-RAG — candidate-constrained RAG"
+#: the section of a notebook no study folder declares (module doc)
 OWN = "lcrag's own studies"
-BENCHMARKS: dict[str, tuple[str, str]] = {
-    "quickstart": ("Quickstart (example corpus)", OWN),
-    "synthetic": ("Synthetic two-hop", EBG),
-    "nolima": ("NoLiMa", EBG),
-    "multihop": ("MultiHop-RAG", EBG),
-    "qasper": ("QASPER-MP", EBG),
-    "longeval": ("LongEval-RAG", LONGEVAL),
-    "conditions": ("Reference conditions", OWN),
-}
+
+
+def benchmarks() -> dict[str, tuple[str, str]]:
+    """The word after a notebook's number -> ``(benchmark title, figures section)``, from the ``figure_words``,
+    ``title`` and ``figures_section`` each study folder declares in its ``benchmark.yaml``
+    (:func:`lcrag.studyfolders.declarations`: built-in folders and ``LCRAG_STUDIES_PATH``). Two folders
+    declaring the same word is a ``ConfigError`` naming both."""
+    from .errors import ConfigError
+    from .studyfolders import DECLARATION_FILE, declarations
+
+    out: dict[str, tuple[str, str]] = {}
+    owner: dict[str, str] = {}
+    for d in declarations():
+        for w in d.figure_words:
+            if w in owner:
+                raise ConfigError(d.folder.path / DECLARATION_FILE,
+                                  f"figure word {w!r} is already declared by the study folder {owner[w]!r}",
+                                  field="figure_words")
+            owner[w] = d.name
+            out[w] = (d.title, d.figures_section or OWN)
+    return out
+
+
 CLASSES = (("real data", ("real data", "lc-ebg data", "data directory", "rand_book")),
            ("recorded outputs", ("recorded",)),
            ("lcrag's generated data", ("generated", "fixture")),
@@ -71,9 +84,9 @@ def _command(stem: str, profile: str) -> str:
     return f"lcrag reproduce --params {shlex.quote(profile)} --only {stem[:2]}"
 
 
-def _group(stem: str) -> tuple[str, str]:
+def _group(stem: str, known: dict[str, tuple[str, str]]) -> tuple[str, str]:
     word = stem.split("_")[1] if "_" in stem else stem
-    title, paper = BENCHMARKS.get(word, (word, OWN))
+    title, paper = known.get(word, (word, OWN))
     return paper, title
 
 
@@ -152,8 +165,9 @@ def write_index(out_dir: str | Path, *, profile: str = "params/offline.yaml") ->
     groups: OrderedDict[str, OrderedDict[str, list[str]]] = OrderedDict()
     toc = []
     n_fig = n_tab = 0
+    known = benchmarks()
     for nb, paths in by_nb.items():
-        paper, bench = _group(nb)
+        paper, bench = _group(nb, known)
         command = _command(nb, profile)
         ipynb = out_dir / f"{nb}.ipynb"
         head = (f'<h3 id="{_esc(nb)}">{_esc(_title(ipynb) or nb)}</h3><p class="note">notebook '
@@ -184,4 +198,4 @@ def write_index(out_dir: str | Path, *, profile: str = "params/offline.yaml") ->
     return page
 
 
-__all__ = ["BENCHMARKS", "SOURCE_KEY", "source_classes", "png_source", "write_index"]
+__all__ = ["benchmarks", "SOURCE_KEY", "source_classes", "png_source", "write_index"]

@@ -1,7 +1,8 @@
 """Plots with one house style: annotated heatmaps, delta heatmaps and curves.
 
 Every plot function takes a tidy or wide DataFrame and returns the matplotlib Figure;
-saving is ``lcrag.report.save_figure``.
+saving is ``lcrag.report.save_figure``. A benchmark's own figures are in its study folder's ``figures.py``
+(``lcrag/studies/<name>/figures.py``), drawn with the helpers here.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ import seaborn as sns  # noqa: E402
 sns.set_theme(context="paper", style="white", font_scale=1.05)
 
 
-#: Panel and legend labels for the display columns of the MultiHop-RAG and QASPER-MP tables (the papers'
-#: headers, EBG App. D–E). Labels only: the tables keep their column names; an unknown name is shown as is.
+#: Panel and legend labels for the display columns of the MultiHop-RAG tables (the paper's headers, EBG App. D).
+#: Labels only: the tables keep their column names; an unknown name is shown as is. (Tables whose columns are
+#: measure names take their headers from the measure's label instead.)
 PANEL_LABELS = {
     "ans_star": "Ans* (answer-only)", "ans": "Ans (EBG)", "evid_recall": "Evid recall",
     "evid_strict": "Evid strict (all gold cited)", "joint": "Ans+Evid (joint)",
-    "answer_f1": "Answer-F1", "evidence_f1": "Evidence-F1", "judge": "LLM judge",
 }
 
 
@@ -35,7 +36,7 @@ def panel_label(name: str) -> str:
     return PANEL_LABELS.get(name, name)
 
 
-def _print_values(ax, bars, fontsize: float = 6, rotation: float = 0) -> None:
+def bar_values(ax, bars, fontsize: float = 6, rotation: float = 0) -> None:
     """Each bar's value above it (two decimals), so a 0.00 bar reads as a zero, not as missing; ``rotation=90``
     writes it upright, for narrow bars whose neighbouring values would run together."""
     ax.bar_label(bars, fmt="%.2f", fontsize=fontsize, padding=2 if rotation else 1, rotation=rotation)
@@ -258,219 +259,6 @@ def accuracy_vs_cost(table: pd.DataFrame, *, x: str = "usd_per_call", y: str = "
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     sns.despine(ax=ax)
-    fig.tight_layout()
-    return fig
-
-
-# ---------------------------------------------------------------- NoLiMa figures (EBG App. G.2, G.5, §5.3)
-def needle_position_curves(pos: pd.DataFrame, reranker: str, title: str):
-    """Table 16 companion: mean needle position inside the same top-k per ordering (``method``) and
-    matched budget, log y-axis; the ``rerank`` line is labelled with the re-ranker used."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for m, g in pos.groupby("method", sort=False):
-        label = m if m != "rerank" else f"rerank: {reranker}"
-        ax.plot(g["budget"], g["mean_needle_pos"], marker="o", label=label)
-    ax.set_ylabel("mean needle position in context")
-    ax.set_xlabel("matched LC budget (same chunks, same k)")
-    ax.set_yscale("log")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def similarity_bars(d: pd.DataFrame, *, xlabel: str, title: str):
-    """Figure 9: horizontal bars of ``original`` cosine per ``character`` (rows in the given order)."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    ax.barh(d["character"], d["original"])
-    ax.set_xlim(d["original"].min() - 0.02, d["original"].max() + 0.01)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def similarity_diff_bars(d: pd.DataFrame, *, title: str):
-    """Figure 10: bars of ``diff`` (rephrased − original cosine) per ``character``; blue > 0, red <= 0."""
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    ax.bar(d["character"], d["diff"], color=["tab:blue" if v > 0 else "tab:red" for v in d["diff"]])
-    ax.axhline(0, color="black", lw=0.8)
-    ax.set_ylabel("cosine(rephrased) − cosine(original)")
-    ax.set_title(title, fontsize=8)
-    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
-    fig.tight_layout()
-    return fig
-
-
-ATTRIBUTION_COLORS = {"retrieval_miss": "tab:purple", "reading_miss": "tab:red", "grounding_miss": "tab:orange",
-                      "ok": "tab:green"}
-
-
-def attribution_bars(table: pd.DataFrame, title: str, classes=None, *, label_width: int = 34):
-    """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per reader
-    row, top to bottom in the table's order; ``classes`` default ``lcrag.scoring.attribution.CLASSES``.
-
-    A row is labelled with its reader and source (wrapped at ``label_width`` characters, two lines at most); its n and N/A count
-    are printed right of the bar. Rows with n = 0 (every item N/A: no share to draw) are left out and named
-    under the figure. Every bar has the same thickness (panel heights follow their row counts), and one
-    legend above the panels serves them all."""
-    import textwrap
-
-    if classes is None:
-        from .scoring.attribution import CLASSES as classes
-    shown = table[pd.to_numeric(table["n"], errors="coerce").fillna(0) > 0]
-    dropped = table.drop(shown.index)
-    conds = list(dict.fromkeys(zip(shown["condition"], shown["setting"])))
-    if not conds:
-        raise ValueError("attribution_bars: no row with n > 0 (every reader's items are N/A) — nothing to draw")
-    sizes = [int(((shown["condition"] == c) & (shown["setting"] == st)).sum()) for c, st in conds]
-    wrap = textwrap.TextWrapper(width=label_width, max_lines=2, placeholder="…")
-    row_in, foot_in = 0.34, 0.45 + (0.25 if len(dropped) else 0.0)  # bar rows; legend and note under the panels
-    height = row_in * sum(sizes) + 0.75 * len(conds) + 0.8 + foot_in
-    fig, axes = plt.subplots(len(conds), 1, figsize=(9, height),
-                             gridspec_kw={"height_ratios": [n + 1.2 for n in sizes]}, squeeze=False, sharex=True)
-    for ax, (cond, setting) in zip(axes[:, 0], conds):
-        g = shown[(shown["condition"] == cond) & (shown["setting"] == setting)]
-        y = np.arange(len(g))
-        labels = [wrap.fill(str(r)) + f" ({s})" for r, s in zip(g["reader"], g["source"])]
-        left = np.zeros(len(g))
-        for c in classes:
-            share = pd.to_numeric(g[f"{c}_share"], errors="coerce").fillna(0).to_numpy(dtype=float)
-            ax.barh(y, share, left=left, height=0.75, color=ATTRIBUTION_COLORS[c], label=c.replace("_", " "))
-            left += share
-        for yi, (n, na) in enumerate(zip(g["n"], g["n_na"])):
-            ax.text(1.01, yi, f"n={int(n)}" + (f", N/A={int(na)}" if na else ""), va="center", ha="left", fontsize=8,
-                    transform=ax.get_yaxis_transform(), color="#333333")
-        ax.set_yticks(y, labels, fontsize=8)
-        ax.set_ylim(len(g) - 0.5, -0.5)  # table order, top to bottom
-        ax.set_xlim(0, 1)
-        ax.set_title(f"{cond} · {setting}", fontsize=9, loc="left")
-        ax.tick_params(axis="x", labelsize=8)
-    axes[-1, 0].set_xlabel("share of scored items", fontsize=9)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout(rect=(0, foot_in / height, 0.93, 1))
-    handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, names, ncol=len(names), fontsize=8, loc="lower center", frameon=False,
-               bbox_to_anchor=(0.5, (foot_in - 0.4) / height))
-    if len(dropped):
-        where: dict[str, list[str]] = {}
-        for r, c, st in zip(dropped["reader"], dropped["condition"], dropped["setting"]):
-            where.setdefault(str(r), []).append(f"{c} · {st}")
-        fig.text(0.01, 0.2 / height, "Not shown (n = 0, every item N/A): " + "; ".join(f"{r} in {', '.join(w)}" for r, w in where.items()),
-                 fontsize=7, va="top", ha="left", wrap=True, color="#555555")
-    return fig
-
-
-# ------------------------------------------------------------------ MultiHop-RAG and QASPER-MP (EBG App. D, E)
-def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
-    """Grouped bars per reader of Ans* (answer-only), Ans (EBG), Evid recall, Evid strict and Joint
-    (the columns of ``lcrag.studies.multihop_rag.study.table_answer_only_vs_ebg``; Table 3 structure)."""
-    metrics = [(m, panel_label(m)) for m in ("ans_star", "ans", "evid_recall", "evid_strict", "joint")]
-    fig, ax = plt.subplots(figsize=(4.0 + 2.2 * len(table3), 3.4))
-    x = np.arange(len(table3))
-    w = 0.8 / len(metrics)
-    for i, (m, lab) in enumerate(metrics):
-        _print_values(ax, ax.bar(x + i * w - 0.4 + w / 2, table3[m], w, label=lab))
-    ax.set_xticks(x, table3["reader"])
-    ax.set_ylim(0, 1.1)
-    ax.set_ylabel("accuracy")
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
-def multihop_retrieval(curves: pd.DataFrame, coverage: pd.DataFrame, *, n_queries: int, n_pilot: int, title: str = ""):
-    """Two panels: corpus-wide Hits@k any / all per retriever × chunker (``curves``:
-    ``multihop_rag.hits_curves``) and pilot needle coverage (``coverage``: the
-    ``multihop_needle_coverage`` view; App. D.3–D.4)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    for (rt, ch), h in curves.groupby(["retriever", "chunker"], sort=False):
-        line, = axes[0].plot(h.k, h.hits_any, marker="o", label=f"{rt} · {ch} (any)")
-        axes[0].plot(h.k, h.hits_all, marker="s", ls="--", color=line.get_color(), label=f"{rt} · {ch} (all)")
-    for (rt, ch), c in coverage.groupby(["retriever", "chunker"], sort=False):
-        axes[1].plot(c.k, c.all_gold, marker="o", label=f"{rt} · {ch}")
-    axes[0].set(xscale="log", xlabel="k", ylabel="fraction of queries", ylim=(0, 1.02),
-                title=f"Corpus-wide Hits@k, N={n_queries}")
-    axes[1].set(xscale="log", xlabel="K", ylabel="queries with all gold facts in top-K", ylim=(0, 1.02),
-                title=f"Pilot needle coverage, n={n_pilot}")
-    axes[0].legend(fontsize=7)
-    axes[1].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
-    """One panel per display metric: RAG (solid) and RAGpool (dashed) over K per reader, LC as a
-    dotted line (``curves``: ``multihop_rag.lc_vs_rag_curves`` — Condition fields ``mode``, ``k``,
-    ``pool``; Tables 6–7). One legend for the figure, below the panels (:func:`figure_legend`)."""
-    panels = list(dict.fromkeys(curves["metric"]))
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(4.2 * max(1, len(panels)), 3.4), squeeze=False)
-    for ax, m in zip(axes[0], panels):
-        d = curves[curves.metric == m]
-        for (reader, _prompt), g in d.groupby(["reader", "prompt"], sort=False):
-            for pool, kind, ls in (("open", "RAG", "-"), ("matched", "RAGpool", "--")):
-                r = g[(g["mode"] == "RAG") & (g["pool"] == pool)].sort_values("k")
-                if len(r):
-                    ax.plot(r["k"].astype(int), r["value"], ls=ls, marker="o", label=f"{reader} {kind}")
-            lc = g[g["mode"] == "LC"]
-            if len(lc):
-                ax.axhline(float(lc["value"].iloc[0]), color="k", lw=1, ls=":", label=f"{reader} LC")
-        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=panel_label(m))
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    figure_legend(fig, axes[0])  # the same readers and kinds in every panel: one legend, below the panels
-    return fig
-
-
-def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
-    """Two panels of bars per condition: the score (judge or Answer-F1, ``table9["score"]``) and the
-    refusal rate, answerable vs unanswerable (``qasper_mp.table_answerability``; Tables 9–10). Every bar's value
-    is printed; a reader whose values in a panel are all 0 is named in a note inside that panel
-    (:func:`panel_note`), since its bars draw nothing. One legend for the figure, below the panels."""
-    score = table9["score"].iloc[0]
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.6))
-    for ax, col, sub in ((axes[0], score, f"{panel_label(score)} by answerability"), (axes[1], "refusal", "refusal rate by answerability")):
-        zero = []
-        for r, g in table9.groupby("reader"):
-            x = np.arange(len(g))
-            values = []
-            for dx, split in ((-0.2, "answerable"), (0.2, "unanswerable")):
-                _print_values(ax, ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}"), fontsize=7, rotation=90)
-                values.append(pd.to_numeric(g[f"{col}_{split}"], errors="coerce").to_numpy(dtype=float))
-            v = np.concatenate(values)
-            if np.isfinite(v).any() and np.all(v[np.isfinite(v)] == 0):
-                zero.append(str(r))
-            ax.set_xticks(x, g["condition"], rotation=45, ha="right", fontsize=7)
-        ax.set(ylim=(0, 1.12), title=sub)
-        if zero:  # bars of height 0 draw nothing: say so in the panel
-            panel_note(ax, "\n".join(f"{r}: 0.00 on every condition, both splits" for r in zero))
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    figure_legend(fig, axes)  # the same readers and splits in both panels: one legend, below the panels
-    return fig
-
-
-def qasper_metadata_in_chunk(coverage: pd.DataFrame, table11: pd.DataFrame, *, k: int = 10, title: str = ""):
-    """Left: full-corpus all-gold@k and gold recall@k of the plain vs title-in-chunk index
-    (``qasper_mp.meta_coverage``); right: the answerable-subset score per condition
-    (``qasper_mp.table_metadata_in_chunk``; App. E.7, Table 11)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-    x = np.arange(len(coverage))
-    axes[0].bar(x - 0.2, coverage[f"all_gold@{k}"], 0.4, label=f"all gold evidence @{k}")
-    axes[0].bar(x + 0.2, coverage[f"gold_recall@{k}"], 0.4, label=f"gold-paragraph recall @{k}")
-    axes[0].set_xticks(x, coverage["index"])
-    axes[0].set(ylim=(0, 1.02), title="full-corpus retrieval (answerable)")
-    axes[0].legend(fontsize=7)
-    col = next(c for c in table11.columns if c.endswith("(answerable)") and not c.startswith("refusal"))
-    for r, g in table11.groupby("reader"):
-        _print_values(axes[1], axes[1].bar(np.arange(len(g)), g[col], 0.6, label=r), fontsize=7)
-        axes[1].set_xticks(np.arange(len(g)), g["condition"], fontsize=8)
-    axes[1].set(ylim=(0, 1.02), title=f"{panel_label(col.removesuffix(' (answerable)'))}, answerable subset")
-    axes[1].legend(fontsize=7)
-    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -8,8 +8,8 @@ effect size, 0 = no effect, negative = the opposite effect).
 
 Inputs:
 
-* the papers' values: ``lcrag/studies/<study>/paper.yaml`` (package data; one file per benchmark
-  folder). They are **reference values only**: nothing here or anywhere else reads an output from
+* the papers' values: ``<study folder>/paper.yaml`` (package data for the built-in folders; one file per
+  benchmark folder, found by walking the study folders, :func:`studies`). They are **reference values only**: nothing here or anywhere else reads an output from
   them, and a cell whose table is missing stays *not produced* (with the reason), never filled in;
 * a figures directory: the CSV tables the notebooks write with ``lcrag.report.save_table``
   (``<name>.csv`` with a ``source`` column naming where the numbers come from).
@@ -53,7 +53,6 @@ from __future__ import annotations
 import copy
 import fnmatch
 import functools
-import importlib.resources
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -64,12 +63,34 @@ from typing import Any
 import pandas as pd
 import yaml
 
-#: benchmark folders under ``lcrag/studies`` that hold a ``paper.yaml`` (fixed names)
-STUDIES = ("synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval", "conditions")
+from . import studyfolders
+
 #: the file of a benchmark folder holding the values its paper states (not a study spec: study discovery skips it)
 PAPER_VALUES_FILE = "paper.yaml"
-PAPERS = {"synthetic": "EBG", "nolima": "EBG", "multihop_rag": "EBG", "qasper_mp": "EBG", "conditions": "EBG",
-          "longeval": "LongEval"}
+
+
+def studies() -> tuple[str, ...]:
+    """The study folders holding a ``paper.yaml``, found by walking the folders (built-in, then
+    ``LCRAG_STUDIES_PATH``; each group in the ``order`` its ``benchmark.yaml`` declares)."""
+    return tuple(d.name for d in studyfolders.declarations() if (d.folder.path / PAPER_VALUES_FILE).is_file())
+
+
+_walk = studies  # :func:`build` takes a parameter of the same name
+
+
+def paper_label(study: str) -> str:
+    """The paper label of ``study``'s values (the scoreboard's ``paper`` column): the ``paper`` its folder's
+    ``benchmark.yaml`` declares, else the folder name."""
+    return _declaration(study).paper or study
+
+
+def _declaration(study: str) -> studyfolders.Declaration:
+    decls = {d.name: d for d in studyfolders.declarations() if (d.folder.path / PAPER_VALUES_FILE).is_file()}
+    if study not in decls:
+        raise ValueError(f"unknown study {study!r}; known: {', '.join(decls)}")
+    return decls[study]
+
+
 _AGG = {"mean": "mean", "sum": "sum", "min": "min", "max": "max"}
 FIXTURE_REASON = ("only lcrag's generated fixture was available (not the benchmark's data): the value is shown, "
                   "not compared")
@@ -146,18 +167,12 @@ class EffectRow:
 
 
 def paper_values(study: str) -> dict[str, Any]:
-    """The parsed ``paper.yaml`` of ``study`` (a benchmark folder name of :data:`STUDIES`).
+    """The parsed ``paper.yaml`` of ``study`` (a study folder name of :func:`studies`).
 
     The file is read on every call; its parse is kept per text (:func:`_parsed`: PyYAML's pure-Python loader
     takes ~0.3 s per file, and a scoreboard reads all of them), and each call returns its own deep copy."""
-    if study not in STUDIES:
-        raise ValueError(f"unknown study {study!r}; known: {', '.join(STUDIES)}")
-    res = importlib.resources.files("lcrag.studies").joinpath(study, PAPER_VALUES_FILE)
-    try:
-        text = res.read_text(encoding="utf-8")
-    except FileNotFoundError as e:
-        raise FileNotFoundError(f"lcrag/studies/{study}/paper.yaml is missing from the installed package") from e
-    return copy.deepcopy(_parsed(text, f"lcrag/studies/{study}/paper.yaml"))
+    path = _declaration(study).folder.path / PAPER_VALUES_FILE
+    return copy.deepcopy(_parsed(path.read_text(encoding="utf-8"), str(path)))
 
 
 @functools.lru_cache(maxsize=32)
@@ -445,14 +460,15 @@ def _effect_row(study: str, paper: str, e: Mapping[str, Any], tables: _Tables,
                      pd_, delta, "no", ratio, src, cause or NO_CAUSE, low, high)
 
 
-def build(figures: str | Path, studies: Sequence[str] = STUDIES) -> tuple[pd.DataFrame, pd.DataFrame]:
+def build(figures: str | Path, studies: Sequence[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(cells, effects)`` tables of the scoreboard of ``figures`` (one row per stated cell / effect
-    of every ``paper.yaml``; cells the run did not produce keep their row with the reason)."""
+    of every ``paper.yaml`` of ``studies``, default :func:`studies`; cells the run did not produce keep their row
+    with the reason)."""
     tables = _Tables(Path(figures))
     cells, effects = [], []
-    for st in studies:
+    for st in (_walk() if studies is None else studies):
         doc = paper_values(st)
-        paper = doc.get("paper_label") or PAPERS[st]
+        paper = doc.get("paper_label") or paper_label(st)
         cells += [asdict(_cell_row(st, paper, c, tables, doc)) for c in doc.get("cells") or []]
         effects += [asdict(_effect_row(st, paper, e, tables, doc)) for e in doc.get("effects") or []]
     cdf = pd.DataFrame(cells, columns=list(CellRow.__dataclass_fields__))

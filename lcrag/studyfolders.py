@@ -5,6 +5,13 @@ inside the directories listed in ``LCRAG_STUDIES_PATH`` (separated like ``PATH``
 imported as the package ``lcrag_studies_NAME``, so its modules may use relative imports. Every layer that needs a
 part of each study (the engine its ``study.py``, the data registry its ``data_files.py``, the CLI its ``cli.py``)
 finds it here by walking folders — by name at run time, never through an import of the study.
+
+Each folder declares what it is in ``benchmark.yaml`` (:data:`DECLARATION_FILE`, read as data, nothing imported):
+its ``title``, the ``paper`` label of the values its paper states (the scoreboard's ``paper`` column),
+the ``figures_section`` and ``figure_words`` the figures index groups its notebooks' outputs by (a notebook
+``NN_<word>_...`` belongs to the folder declaring ``<word>``) and an ``order`` (listings sort by it, then by name).
+The scoreboard, the figures index and the measure registry find studies through :func:`declarations` and
+:func:`folders`: there is no fixed list of studies anywhere.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import ConfigError
 
@@ -23,6 +31,8 @@ from .errors import ConfigError
 ENV = "LCRAG_STUDIES_PATH"
 BUILTIN_PACKAGE = "lcrag.studies"
 PLUGIN_PREFIX = "lcrag_studies_"
+#: a folder's declaration of what it is (module doc); not a study spec
+DECLARATION_FILE = "benchmark.yaml"
 
 
 @dataclass(frozen=True)
@@ -99,3 +109,61 @@ def import_part(folder: StudyFolder, part: str) -> types.ModuleType | None:
 def parts(part: str) -> list[types.ModuleType]:
     """The module ``part`` of every study folder that has one (e.g. every ``cli.py``)."""
     return [m for f in folders() if (m := import_part(f, part)) is not None]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What a study folder declares of itself in ``benchmark.yaml`` (module doc)."""
+
+    folder: StudyFolder
+    title: str
+    paper: str = ""
+    figures_section: str = ""
+    figure_words: tuple[str, ...] = ()
+    order: int = 1000
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {"title": str, "paper": str, "figures_section": str,
+                                                "figure_words": list, "order": int}
+
+
+def declaration(folder: StudyFolder) -> Declaration:
+    """The folder's :class:`Declaration`: its ``benchmark.yaml`` when present (every field optional; ``title``
+    defaults to the folder name), else the defaults. A field of the wrong type or an unknown field is a
+    :class:`ConfigError` naming the file, line and field."""
+    import yaml
+
+    path = folder.path / DECLARATION_FILE
+    if not path.is_file():
+        return Declaration(folder, title=folder.name)
+    text = path.read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text)
+        doc: Any = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(str(path), f"not valid YAML: {e}") from e
+    if not isinstance(doc, dict):
+        raise ConfigError(str(path), "must be a mapping of title, paper, figures_section, figure_words, order")
+    lines = {k.value: k.start_mark.line + 1 for k, _ in (node.value if node is not None else [])}
+    for key, val in doc.items():
+        line = lines.get(key)
+        if key not in _FIELDS:
+            raise ConfigError(path, f"unknown field; valid fields: {', '.join(_FIELDS)}", line=line, field=str(key))
+        if not isinstance(val, _FIELDS[key]) or isinstance(val, bool) or (
+                key == "figure_words" and not all(isinstance(w, str) and w for w in val)):
+            want = "a list of words" if key == "figure_words" else _FIELDS[key].__name__  # type: ignore[union-attr]
+            raise ConfigError(path, f"must be {want}, got {val!r}", line=line, field=key)
+    return Declaration(folder, title=doc.get("title") or folder.name, paper=doc.get("paper") or "",
+                       figures_section=doc.get("figures_section") or "",
+                       figure_words=tuple(doc.get("figure_words") or ()), order=int(doc.get("order", 1000)))
+
+
+def declarations() -> list[Declaration]:
+    """The :class:`Declaration` of every study folder (:func:`folders`), built-in ones first, each group sorted by
+    ``order`` then name."""
+    decls = [declaration(f) for f in folders()]
+    return sorted(decls, key=lambda d: (not d.folder.builtin, d.order, d.name))

@@ -27,7 +27,7 @@ graph as the longest import chain below each unit):
     errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
     rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
       ↓ used by
-    resources, llm, haystack, measures, trec, ...        prompt templates and package data, readers, the one
+    resources, llm, haystack, measures, formats, ...     prompt templates and package data, readers, the one
                                                          cached reader call (lcrag.llm.call), haystacks, measures
       ↓
     runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),
@@ -380,6 +380,42 @@ def test_scoring_imports_nothing_of_the_reader_layer(graph):
     assert not bad, "forbidden imports:\n" + "\n".join(bad)
 
 
+def study_folder_imports(graph: Graph, package: str = PACKAGE) -> list[str]:
+    """``file:line: SOURCE imports TARGET`` for each import of a study folder (``<package>.studies.<folder>``, a
+    directory of ``<package>/studies/``) from a module outside ``<package>.studies``: shared layers find the
+    folders by walking them (``lcrag.studyfolders``), never through an import."""
+    studies = graph.root / package / "studies"
+    folders = {p.name for p in studies.iterdir() if p.is_dir()} if studies.is_dir() else set()
+    bad = []
+    for e in graph.edges:
+        parts = e.target.split(".")
+        if (len(parts) > 2 and parts[:2] == [package, "studies"] and parts[2] in folders
+                and not (e.source + ".").startswith(f"{package}.studies.")):
+            bad.append(f"{e.where()}: {e.source} imports {e.target} (a shared layer imports a study folder)")
+    return bad
+
+
+def test_shared_layers_import_no_study_folder(graph):
+    """A benchmark's code is in its folder and only there: no module outside ``lcrag.studies`` imports a study
+    folder (the engine, the scoreboard, the figures index, the CLI and the measure registry walk the folders)."""
+    bad = study_folder_imports(graph)
+    assert not bad, "shared layers importing study folders:\n" + "\n".join(bad)
+
+
+def test_no_study_folder_imports_another(graph):
+    """A benchmark's folder is the whole benchmark: it uses the shared layers, never another study's folder
+    (two studies that need the same piece get it from a shared layer)."""
+    studies = graph.root / PACKAGE / "studies"
+    folders = {p.name for p in studies.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    bad = []
+    for e in graph.edges:
+        s, t = e.source.split("."), e.target.split(".")
+        if (len(s) > 2 and len(t) > 2 and s[:2] == t[:2] == [PACKAGE, "studies"] and s[2] in folders
+                and t[2] in folders and s[2] != t[2]):
+            bad.append(f"{e.where()}: {e.source} imports {e.target}")
+    assert not bad, "study folders importing other study folders:\n" + "\n".join(bad)
+
+
 # ---- the checker catches what it should (a synthetic package in tmp_path) ----
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -441,6 +477,20 @@ def test_checker_finds_a_forbidden_import(tmp_path):
     })
     bad = forbidden_imports(build_graph(pkg), "pkg")
     assert len(bad) == 1 and "pkg/scoring/f.py:4" in bad[0] and "pkg.llm.parse" in bad[0], bad
+
+
+def test_checker_finds_a_study_folder_import(tmp_path):
+    root = _write(tmp_path / "pkg", {
+        "__init__.py": "",
+        "studies/__init__.py": "",
+        "studies/frontdoor.py": "",
+        "studies/bench/__init__.py": "",
+        "studies/bench/reply.py": "from ...scoring.f import g\n",
+        "scoring/__init__.py": "",
+        "scoring/f.py": "from ..studies import frontdoor\n\ndef g():\n    from ..studies.bench.reply import x\n",
+    })
+    bad = study_folder_imports(build_graph(root, "pkg"), "pkg")
+    assert len(bad) == 1 and "pkg/scoring/f.py:4" in bad[0] and "pkg.studies.bench.reply" in bad[0], bad
 
 
 def test_checker_allows_private_names_inside_one_package(tmp_path):

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from lcrag.config import data_dir
-from lcrag.trec import format_issues, read_run, validate_run, write_run
+from lcrag.formats.trec_rag import format_issues, read_run, validate_run, write_run
 
 needs_data = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
 

@@ -51,7 +51,8 @@ def test_tight_false_leaves_the_layout_to_the_caller():
 
 def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
     """The LC-vs-RAG figure (Tables 6–7) titles each panel with its paper header; the table keeps the name."""
-    from lcrag.plots import multihop_lc_vs_rag, panel_label
+    from lcrag.plots import panel_label
+    from lcrag.studies.multihop_rag.figures import multihop_lc_vs_rag
 
     curves = pd.DataFrame([
         {"metric": m, "reader": "r", "prompt": "ebg", "mode": mode, "pool": pool, "k": k, "value": 0.5}
@@ -61,7 +62,7 @@ def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
     titles = [ax.get_title() for ax in fig.axes]
     plt.close(fig)
     assert titles == ["Ans* (answer-only)", "Evid strict (all gold cited)", "Ans+Evid (joint)", "n_facts_unlocated"]
-    assert panel_label("answer_f1") == "Answer-F1" and panel_label("unknown") == "unknown"
+    assert panel_label("evid_strict") == "Evid strict (all gold cited)" and panel_label("unknown") == "unknown"
 
 
 def test_metric_panels_draw_one_panel_per_measure_and_mark_the_best_run():
@@ -90,7 +91,7 @@ def _legends(fig) -> tuple[int, int]:
 
 
 def test_multihop_lc_vs_rag_has_one_legend_for_all_panels():
-    from lcrag.plots import multihop_lc_vs_rag
+    from lcrag.studies.multihop_rag.figures import multihop_lc_vs_rag
 
     curves = pd.DataFrame([
         {"metric": m, "reader": r, "prompt": "ebg", "mode": mode, "pool": pool, "k": k, "value": v}
@@ -107,14 +108,15 @@ def _table9(zero_reader: str, other: str) -> pd.DataFrame:
     rows = []
     for r, v in ((zero_reader, 0.0), (other, 0.4)):
         for c in ("LC", "flat@3"):
-            rows.append({"reader": r, "condition": c, "score": "answer_f1", "answer_f1_answerable": v,
-                         "answer_f1_unanswerable": v, "refusal_answerable": 0.0, "refusal_unanswerable": 0.0})
+            rows.append({"reader": r, "condition": c, "score": "qasper_answer_f1", "qasper_answer_f1_answerable": v,
+                         "qasper_answer_f1_unanswerable": v, "qasper_refusal_answerable": 0.0,
+                         "qasper_refusal_unanswerable": 0.0})
     return pd.DataFrame(rows)
 
 
 def test_qasper_answerability_labels_zero_bars_and_notes_a_reader_at_zero_everywhere(tmp_path):
     from lcrag.outputs_check import NOTE_GID, figure_warnings
-    from lcrag.plots import qasper_answerability
+    from lcrag.studies.qasper_mp.figures import qasper_answerability
     from lcrag.report import save_figure
 
     fig = qasper_answerability(_table9("zero", "some"), title="t")
@@ -157,7 +159,7 @@ def test_k_sweep_draws_coinciding_lines_once_with_their_labels_joined():
 
 
 def test_attribution_bars_leave_out_n0_rows_and_name_them():
-    from lcrag.plots import attribution_bars
+    from lcrag.studies.nolima.figures import attribution_bars
     from lcrag.scoring.attribution import CLASSES
 
     table = pd.DataFrame({"condition": ["LC", "LC", "RAG"], "setting": "SN", "source": "live",

@@ -179,7 +179,7 @@ case("longeval-citation-network-empty-cell", {"net.csv": "citing_doc_id,cited_do
      lambda t: load_citation_network(t / "net.csv"), "net.csv", 3, "cited_doc_id", "missing value")
 
 # --------------------------------------------------------------------------------- TREC-RAG runs
-from lcrag.trec import read_run  # noqa: E402
+from lcrag.formats.trec_rag import read_run  # noqa: E402
 
 RUN = {"metadata": {"team_id": "t", "run_id": "r", "narrative_id": "q1"}, "references": ["d1"],
        "answer": [{"text": "Yes.", "citations": [0]}]}

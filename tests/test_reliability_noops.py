@@ -49,7 +49,7 @@ def test_prompt_edits_do_not_grow_the_results_file(tmp_path, tmp_cache, monkeypa
 
 
 def test_empty_trec_run_is_an_error(tmp_path):
-    from lcrag.trec import read_run
+    from lcrag.formats.trec_rag import read_run
 
     p = tmp_path / "run.jsonl"
     p.write_text("\n")

@@ -24,7 +24,7 @@ from lcrag.llm.readers import make_reader
 from lcrag.results import aggregate, to_frame
 from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.answer import is_refusal
-from lcrag.studies.synthetic.trials import LABELS
+from lcrag.studies.synthetic.trials import MEASURES
 from lcrag.studies.synthetic.trials import score as synthetic_score
 
 # the hostile replies are scored under lcrag's reply rule (the runner's lenient parse, scored as is):
@@ -149,14 +149,14 @@ def test_resume_and_cache_replay_reproduce_every_status(sweep):
 
 def test_aggregate_counts_parse_failures_and_invalid_citations(sweep):
     df = to_frame(sweep["rows"])
-    agg = aggregate(df.rename(columns=LABELS), ["reader"], list(LABELS.values()), n_boot=200)
+    agg = aggregate(df, ["reader"], [m for m in MEASURES if m in df], n_boot=200)
     n = len(CASES)
     n_fail = sum(c.status in (ParseStatus.FAILED, ParseStatus.EMPTY) for c in CASES)
     assert (agg.loc[0, "n"], agg.loc[0, "n_failed"], agg.loc[0, "n_na"]) == (n, 0, 0)
     assert agg.loc[0, "parse_fail_rate"] == pytest.approx(n_fail / n)
     assert n_fail == 5  # prose, prose refusal, JSON array, empty, 1 MB of garbage
-    assert agg.loc[0, "ans"] == pytest.approx(sum(c.ans for c in CASES) / n)
-    assert agg.loc[0, "evid_strict"] == pytest.approx(sum(c.evid for c in CASES) / n)
+    assert agg.loc[0, "synthetic_ans"] == pytest.approx(sum(c.ans for c in CASES) / n)
+    assert agg.loc[0, "synthetic_evid_exact_set"] == pytest.approx(sum(c.evid for c in CASES) / n)
     # citation validity and refusals are read off the same table
     assert int((df["meta.invalid_lines"].map(len) > 0).sum()) == sum(bool(c.invalid) for c in CASES) == 8
     assert int(df["answer"].map(is_refusal).sum()) == 1  # the JSON refusal; the prose one is a parse failure

@@ -85,7 +85,7 @@ def _loaders():
     from lcrag.reproduce import load_profile as load_run_profile
     from lcrag.runner import read_results
     from lcrag.studies.longeval.variants import load_variants
-    from lcrag.trec import read_run
+    from lcrag.formats.trec_rag import read_run
 
     def prompt(p):
         prompts._load_prompt.cache_clear()

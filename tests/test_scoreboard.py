@@ -19,7 +19,7 @@ def _write(fig: Path, name: str, rows: list[dict]) -> None:
 
 
 def test_every_study_folder_has_paper_values_with_quotes():
-    for st in S.STUDIES:
+    for st in S.studies():
         doc = S.paper_values(st)
         assert doc["note"].startswith("Reference values")
         for c in doc["cells"]:
@@ -32,7 +32,7 @@ def test_every_study_folder_has_paper_values_with_quotes():
 def test_no_output_is_taken_from_the_paper_values(tmp_path):
     # an empty figures directory: every stated cell keeps its row, none gets a value, each says why
     cells, effects = S.build(tmp_path)
-    n = sum(len(S.paper_values(st)["cells"]) for st in S.STUDIES)
+    n = sum(len(S.paper_values(st)["cells"]) for st in S.studies())
     assert len(cells) == n and cells["lcrag_value"].isna().all() and (cells["cls"] == "not produced").all()
     assert cells["reason"].str.len().gt(0).all()
     assert effects["lcrag_delta"].isna().all()
@@ -160,7 +160,7 @@ def test_every_mapped_cell_declares_a_provenance_class_and_every_null_mapping_a_
     cells, _ = S.build(tmp_path)
     mapped = cells[cells["table"] != ""]
     assert mapped["provenance"].isin(list(S.PROVENANCE)).all(), mapped[~mapped["provenance"].isin(list(S.PROVENANCE))]
-    for st in S.STUDIES:
+    for st in S.studies():
         for c in S.paper_values(st)["cells"]:
             if not c.get("lcrag"):
                 assert str(c.get("reason", "")).strip(), c["id"]
@@ -250,8 +250,8 @@ def _rows_naming(paper: str, table: str) -> list[str]:
 
     names = [f"{k} {n}" for k, ns in re.findall(r"(Table|Figure)s? ([\d, ]+)", table) for n in re.findall(r"\d+", ns)]
     out = []
-    for st in S.STUDIES:
-        if S.PAPERS[st] != paper:
+    for st in S.studies():
+        if S.paper_label(st) != paper:
             continue
         d = S.paper_values(st)
         for c in (d.get("cells") or []) + (d.get("effects") or []):
@@ -265,9 +265,9 @@ def _rows_naming(paper: str, table: str) -> list[str]:
 def test_tables_without_text_cells_says_the_truth():
     # an image table "with no text cell" has no row; one whose text states values has those rows
     seen = set()
-    for st in S.STUDIES:
+    for st in S.studies():
         for t in S.paper_values(st).get("tables_without_text_cells") or []:
-            rows = _rows_naming(S.PAPERS[st], t["table"])
+            rows = _rows_naming(S.paper_label(st), t["table"])
             seen.add(t["table"])
             if "none of its cells is stated in text" in t["reason"]:
                 assert rows == [], (t["table"], rows)
@@ -280,11 +280,11 @@ def test_tables_without_text_cells_says_the_truth():
     # every stated value is counted once: no two cells of a paper share value, table, match and column (two
     # tables of the paper may state different values one lcrag cell maps onto: Table 13 averages books, 14 is book 1)
     keys = {}
-    for st in S.STUDIES:
+    for st in S.studies():
         for c in S.paper_values(st)["cells"]:
             spec = c.get("lcrag") or {}
             if "table" in spec:
-                k = (S.PAPERS[st], c["value"], spec["table"], repr(sorted((spec.get("match") or {}).items())),
+                k = (S.paper_label(st), c["value"], spec["table"], repr(sorted((spec.get("match") or {}).items())),
                      spec.get("column"), spec.get("aggregate"))
                 assert k not in keys, (c["id"], keys.get(k))
                 keys[k] = c["id"]
@@ -359,7 +359,7 @@ def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
 
 
 def test_table1_lc_minus_best_pool_matched_rag(tmp_path):
-    rows = [{"reader": "GPT-5", "condition": c, "score": "judge", "judge_answerable": v}
+    rows = [{"reader": "GPT-5", "condition": c, "score": "qasper_judge", "qasper_judge_answerable": v}
             for c, v in (("LC", 0.80), ("flat_pool11@3", 0.70), ("struct_pool11@3", 0.75), ("flat_full@10", 0.79))]
     _write(tmp_path, "13_qasper_mp_answerability", rows)
     c = S.build(tmp_path, ["qasper_mp"])[0].set_index("id").loc["t1.GPT-5.lc_minus_best_rag"]

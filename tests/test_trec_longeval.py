@@ -8,7 +8,7 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.errors import InputError
-from lcrag.trec import AnswerSentence, RagResponse, read_run, validate_run, write_run
+from lcrag.formats.trec_rag import AnswerSentence, RagResponse, read_run, validate_run, write_run
 
 needs_data = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
 

@@ -92,6 +92,8 @@ def installed(tmp_path_factory):
     assert "lcrag/resources/prompts/ebg.yaml" in names and "lcrag/resources/readers/extractive.yaml" in names
     assert {"lcrag/studies/longeval/resources/longeval_variants.yaml",
             "lcrag/studies/longeval/resources/longeval_prompts.yaml"} <= set(names)
+    assert {f"lcrag/studies/{d}/benchmark.yaml" for d in ("synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval",
+                                                           "conditions", "own_study")} <= set(names)
     assert not [n for n in names if n.startswith("tests/") or n.endswith(("faultserver.py", "batchserver.py"))]
 
     venv = base / "venv"
@@ -121,6 +123,21 @@ def test_the_installed_package_reads_its_own_prompts_and_profiles(installed):
     where, label, expects_json, name, kind = json.loads(_run([str(py), "-c", code], cwd=work, env=env).stdout)
     assert Path(where).resolve().is_relative_to(py.parent.parent.resolve()), where  # the wheel's, not the checkout's
     assert label.startswith("ebg@v") and expects_json and (name, kind) == ("extractive", "extractive")
+
+
+def test_the_installed_wheel_finds_its_study_folders_by_walking_them(installed):
+    """The scoreboard, the figures index and the measure registry find the built-in folders of the installed package
+    (their ``benchmark.yaml`` and ``paper.yaml`` are package data), not the checkout's."""
+    py, _, env, work = installed
+    code = ("import json; from lcrag import scoreboard, figures_index, measures; "
+            "print(json.dumps([list(scoreboard.studies()), [scoreboard.paper_label(s) for s in scoreboard.studies()], "
+            "sorted(figures_index.benchmarks()), len(scoreboard.paper_values('longeval')['cells']), "
+            "measures.get('synthetic_evid_exact_set').label]))")
+    studies, papers, words, n_longeval, label = json.loads(_run([str(py), "-c", code], cwd=work, env=env).stdout)
+    assert studies == ["synthetic", "nolima", "multihop_rag", "qasper_mp", "longeval", "conditions"]
+    assert papers == ["EBG", "EBG", "EBG", "EBG", "LongEval", "EBG"]
+    assert words == ["conditions", "longeval", "multihop", "nolima", "qasper", "quickstart", "synthetic"]
+    assert n_longeval > 0 and label == "Evid (exact set)"
 
 
 def test_lcrag_run_a_built_in_study_from_the_installed_wheel(installed):

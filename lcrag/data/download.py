@@ -3,7 +3,9 @@
 A :class:`Download` is one published file: its URL, its own size and SHA-256 when they are published
 (``None`` = unknown: nothing published to check the download itself against), whether it is an archive
 (``zip`` / ``tar``, any compression ``tarfile`` reads), and which registry files (:mod:`.registry`) it
-holds — for an archive, ``members`` maps a member's file name to a registry key.
+holds — for an archive, ``members`` maps a member's file name to a registry key. Each benchmark's published
+locations are registered with :func:`register_download` in its study folder's ``data_files.py``
+(e.g. ``lcrag/studies/multihop_rag/data_files.py``).
 
 Steps (:func:`download`):
 
@@ -97,7 +99,9 @@ def unregister_download(name: str) -> None:
 
 
 def downloads(name: str) -> list[Download]:
-    """The downloads of a dataset (``multihop_rag``) or the one of a name / registry key (``multihop_rag/corpus``)."""
+    """The downloads of a dataset (``multihop_rag``) or the one of a name / registry key (``multihop_rag/corpus``).
+    Each study folder registers the published locations of its data in its ``data_files.py`` (loaded here)."""
+    registry.load_catalog()
     found = [d for d in _DOWNLOADS.values() if name in (d.dataset, d.name, d.key) or name in d.members.values()]
     if not found:
         known = sorted({d.dataset for d in _DOWNLOADS.values()} | set(_DOWNLOADS))
@@ -233,26 +237,5 @@ def download(name: str, data_dir: str | Path, *, trust_unverified: bool = False,
         part.unlink()
     return placed
 
-
-# ---------------------------------------------------------------- published locations
-# MultiHop-RAG: the authors' repository keeps both files as Git-LFS objects; the LFS pointers at the pinned
-# commit publish each object's sha256 and size (the registry's values), and GitHub serves the object itself
-# at the media URL of the same commit.
-_MH_COMMIT = "3dd4d4e79fc9843008b8f832da99086a82f1a805"
-for _key, _file in (("multihop_rag/corpus", "corpus.json"), ("multihop_rag/queries", "MultiHopRAG.json")):
-    _e = registry.get(_key)
-    register_download(Download(
-        _key, "multihop_rag", f"https://media.githubusercontent.com/media/yixuantt/MultiHop-RAG/{_MH_COMMIT}/dataset/{_file}",
-        _file, _e.license, size=_e.size, sha256=_e.sha256, key=_key,
-        note=f"size and sha256 from the Git-LFS pointer of dataset/{_file} at yixuantt/MultiHop-RAG@{_MH_COMMIT[:7]}"))
-# QASPER: the authors publish train+dev as one .tgz; no checksum of the archive is published (sha256 unknown).
-# The dev member is checked against the registry's size and sha256 of qasper-dev-v0.3.json, which come from a
-# Git-LFS pointer of that file in a third-party repository (data README §5), not from the authors.
-register_download(Download(
-    "qasper/dev", "qasper", "https://qasper-dataset.s3.us-west-2.amazonaws.com/qasper-train-dev-v0.3.tgz",
-    "qasper-train-dev-v0.3.tgz", "CC BY 4.0", size=None, sha256=None, archive="tar",
-    members={"qasper-dev-v0.3.json": "qasper/dev"},
-    note="archive sha256 unknown (none published); qasper-dev-v0.3.json checked against the size and sha256 of a "
-         "third-party Git-LFS pointer of the same file"))
 
 __all__ = ["Download", "DownloadError", "download", "downloads", "register_download", "unregister_download"]

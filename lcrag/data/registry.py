@@ -60,7 +60,7 @@ _DATASETS: dict[str, str] = {}
 _CATALOG_LOADED = False
 
 
-def _catalog() -> None:
+def load_catalog() -> None:
     """Import every study folder's ``data_files.py`` once: the entries of the data each study reads
     (:mod:`lcrag.studyfolders`; by name at run time, not an import of the studies)."""
     global _CATALOG_LOADED
@@ -78,7 +78,7 @@ def describe(dataset: str, description: str) -> None:
 
 def datasets() -> dict[str, str]:
     """Dataset name -> its one-line description, in registration order."""
-    _catalog()
+    load_catalog()
     return dict(_DATASETS)
 
 
@@ -99,7 +99,7 @@ def unregister(key: str) -> None:
 
 def get(key: str) -> DataFile:
     """The entry for ``key`` (``"multihop_rag/corpus"``); KeyError lists the known keys."""
-    _catalog()
+    load_catalog()
     try:
         return _REGISTRY[key]
     except KeyError:
@@ -111,7 +111,7 @@ def get(key: str) -> DataFile:
 
 def files(dataset: str | None = None) -> list[DataFile]:
     """Registered entries, optionally of one dataset, in registration order."""
-    _catalog()
+    load_catalog()
     if dataset is not None and dataset not in _DATASETS:
         from ..suggest import did_you_mean
 
@@ -199,6 +199,6 @@ def verify_file(path: str | Path, dataset: str) -> VerifyResult:
 
 def status(data_dir: str | Path | None = None) -> list[dict]:
     """One row per registered file: key, expected size, found path (or None)."""
-    _catalog()
+    load_catalog()
     return [{"key": e.key, "filename": e.filename, "size": e.size, "found": locate(e.key, data_dir),
              "source": e.source, "license": e.license, "looked_in": e.paths} for e in _REGISTRY.values()]

@@ -3,7 +3,8 @@
 Loading a folder (:func:`lcrag.studyfolders.folders`: ``lcrag/studies/*/`` and ``LCRAG_STUDIES_PATH``) imports,
 when present, its ``measures.py`` (measures it registers), then its ``study.py`` (item source, task builder,
 views it registers with :mod:`lcrag.registry`), then registers every ``*.yaml`` in the folder as a study spec
-(:func:`.spec.register_spec_file`) except the paper's values (:data:`lcrag.scoreboard.PAPER_VALUES_FILE`).
+(:func:`.spec.register_spec_file`) except the paper's values (``paper.yaml``) and the folder's declaration
+(``benchmark.yaml``, :func:`lcrag.studyfolders.declaration`).
 Study modules are found by walking folders, never through a list of names,
 so adding a benchmark is adding a folder.
 """
@@ -11,12 +12,13 @@ so adding a benchmark is adding a folder.
 from __future__ import annotations
 
 from ..scoreboard import PAPER_VALUES_FILE
-from ..studyfolders import StudyFolder, folders, import_part
+from ..studyfolders import DECLARATION_FILE, StudyFolder, folders, import_part
 
 #: the parts a folder's load imports, in this order
 LOAD_PARTS = ("measures", "study")
-#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.scoreboard` only)
-NOT_SPECS = (PAPER_VALUES_FILE,)
+#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.scoreboard` only) and the
+#: folder's declaration of what it is
+NOT_SPECS = (PAPER_VALUES_FILE, DECLARATION_FILE)
 
 
 def load(folder: StudyFolder) -> None:

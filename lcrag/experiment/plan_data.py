@@ -1,7 +1,7 @@
 """Dry-run plans on generated data when a notebook's real data file is missing (``lcrag reproduce --dry-run``).
 
 A notebook whose study reads an official data set (MultiHop-RAG, QASPER) is still planned when the file is
-absent: its tasks are built on the study's generated fixture data in the same schema (``lcrag.data.fixtures``)
+absent: its tasks are built on the study's generated fixture data in the same schema (each study folder's ``fixture.py``)
 and each task is weighted so the call count is the one the real sample would make (``requested / built``
 items). Prompt tokens then come from generated documents, not the real ones, so the plan names the missing
 file, how to supply it, and that its tokens are an estimate. With the real file present nothing is scaled.

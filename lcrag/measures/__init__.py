@@ -8,8 +8,9 @@ with :func:`measure` (``lcrag.measure``). A measure's definition (its docstring 
 states its convention (0- or 1-based lines, any vs all gold, exact set vs all-gold vs recall) and
 the paper section it follows; ``label`` is the papers' header, for display only.
 
-Built-in measures are declared per benchmark in ``lcrag/studies/<name>/measures.py`` and, for the
-generic ones every own study may list, in :mod:`.generic`; :func:`load_all` imports them.
+Measures are declared per benchmark in the study folder's ``measures.py`` (``lcrag/studies/<name>/`` or a folder
+on ``LCRAG_STUDIES_PATH``) and, for the generic ones every own study may list, in :mod:`.generic`;
+:func:`load_all` imports them, walking the study folders.
 A name that was renamed or that meant different things in different studies (:data:`RENAMED`)
 is refused with a message naming the new one(s).
 """
@@ -17,12 +18,9 @@ is refused with a message naming the new one(s).
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .. import registry
@@ -112,40 +110,29 @@ def measure(name: str, *, kind: str, label: str | None = None, section: str = ""
 _LOADED = False
 
 
-def _study_measure_modules() -> list[tuple[str, Path]]:
-    """``(lcrag.studies.<name>.measures, path)`` for every study folder holding a ``measures.py``."""
-    root = Path(__file__).resolve().parent.parent / "studies"
-    return [(f"lcrag.studies.{p.parent.name}.measures", p) for p in sorted(root.glob("*/measures.py"))]
-
-
-def _import_path(modname: str, path: Path) -> None:
-    """Import ``lcrag.studies.<name>.measures``; while a same-named study *module* (``studies/<name>.py``)
-    shadows the folder, load the file under that name instead (without importing the study module)."""
-    if modname in sys.modules:
-        return
-    if not (path.parent.parent / f"{path.parent.name}.py").is_file():
-        importlib.import_module(modname)
-        return
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        sys.modules.pop(modname, None)
-        raise
-
-
 def load_all() -> None:
-    """Import the built-in measure declarations once: :mod:`.generic` and every
-    ``lcrag/studies/<name>/measures.py`` (found by walking the folder; each registers its measures)."""
-    global _LOADED
-    if _LOADED:
+    """Import the measure declarations once: :mod:`.generic` and the ``measures.py`` of every study folder
+    (:func:`lcrag.studyfolders.folders`: ``lcrag/studies/*/`` and ``LCRAG_STUDIES_PATH``, found by walking the
+    folders; each registers its measures). A folder added to ``LCRAG_STUDIES_PATH`` later loads on the next call."""
+    import os
+
+    from ..studyfolders import ENV, folders, import_part
+
+    global _LOADED, _PATH
+    if _LOADED and _PATH == os.environ.get(ENV):
         return
-    _LOADED = True
-    importlib.import_module(f"{__name__}.generic")
-    for modname, path in _study_measure_modules():
-        _import_path(modname, path)
+    if not _LOADED:
+        _LOADED = True
+        importlib.import_module(f"{__name__}.generic")
+    for f in folders():
+        if f.package not in _FOLDERS:
+            _FOLDERS.add(f.package)
+            import_part(f, "measures")
+    _PATH = os.environ.get(ENV)
+
+
+_FOLDERS: set[str] = set()
+_PATH: str | None = None
 
 
 def get(name: str) -> Measure:
@@ -181,8 +168,11 @@ def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[
 
 
 def is_study_measure(m: Measure) -> bool:
-    """Whether ``m`` was declared by a built-in study (``lcrag/studies/<name>/measures.py``)."""
-    return m.origin.startswith("lcrag.studies.")
+    """Whether ``m`` was declared by a study folder (``lcrag/studies/<name>/measures.py`` or the ``measures.py`` of a
+    folder on ``LCRAG_STUDIES_PATH``): built-in and user benchmarks are scored the same way."""
+    from ..studyfolders import BUILTIN_PACKAGE, PLUGIN_PREFIX
+
+    return m.origin.startswith((BUILTIN_PACKAGE + ".", PLUGIN_PREFIX))
 
 
 def source_hash(fn: Callable) -> str:

@@ -32,10 +32,10 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def cited_doc_ids(response: Any, *, sentences: str = "all") -> list[str]:
-    """Document ids cited by ``response`` (dict or ``lcrag.trec.RagResponse``), first-seen order.
+    """Document ids cited by ``response`` (dict or ``lcrag.formats.trec_rag.RagResponse``), first-seen order.
 
     ``cited = ⋃_sentences {str(references[c]) for c in citations}``. An index outside
-    ``references`` is ignored here (the validator in :mod:`lcrag.trec` reports it).
+    ``references`` is ignored here (the validator in :mod:`lcrag.formats.trec_rag` reports it).
     ``sentences="first"`` restricts to the first answer sentence (organizer-script variant).
     """
     if sentences not in ("all", "first"):

@@ -14,7 +14,8 @@ from lcrag.studies.multihop_rag.convert import from_multihop_rag
 from lcrag.experiment.example import generate, write_example
 from lcrag.experiment.schema import load_corpus, load_items, locate_sentence
 from lcrag.experiment.study import prepare
-from lcrag.data.fixtures import write_multihop, write_qasper
+from lcrag.studies.multihop_rag.fixture import write_multihop
+from lcrag.studies.qasper_mp.fixture import write_qasper
 from lcrag.studies.nolima.data import PAPER_NEEDLES
 from lcrag.errors import ConfigError, InputError
 

@@ -57,7 +57,7 @@ def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache)
     assert set(res.views) == {"synthetic_summary", "synthetic_effective_length"}
     summ = res.views["synthetic_summary"]
     lc = summ[(summ["condition"] == "oracle") & (summ["reader_label"] == res.rows["reader_label"].iloc[0])]
-    assert (lc["ctx_hop2"] == 1.0).all()
+    assert (lc["synthetic_ctx_hop2"] == 1.0).all()
     man = json.loads((res.run_dir / "manifest.json").read_text())
     assert man["status"] == "complete" and man["study"]["name"] == "synthetic-two-hop"
     assert {c["condition"]: c["kind"] for c in man["conditions"]}["RAG-bm25-bridge"] == "RAG"

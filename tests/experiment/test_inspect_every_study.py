@@ -200,8 +200,8 @@ def test_synthetic_trec_files_agree_with_lcrag_hits_at_k(env, capsys):
 
 @pytest.mark.parametrize("name, labels", [
     pytest.param(name, labels, marks=_same_worker(name)) for name, labels in (
-        ("synthetic-two-hop", ["Ans*", "Ans", "Evid (strict)", "Ans+Evid"]),
-        ("nolima-lc", ["Ans", "Evid", "Ans+Evid"]),
+        ("synthetic-two-hop", ["Ans*", "Ans (exact)", "Evid (exact set)", "Ans+Evid"]),
+        ("nolima-lc", ["Ans", "Evid", "Ans+Evid (needles cited)"]),
         ("own", ["Ans", "Evid", "Ans+Evid"]))
 ])
 def test_run_summary_shows_the_headline_measures(env, name, labels, capsys):

@@ -41,7 +41,7 @@ def test_cli_flags_set_the_limit_mode():
 
 def test_synthetic_title_shows_the_trials_that_ran():
     s = pd.DataFrame({"reader": "r", "reader_label": "R", "condition": "LC", "length": [600, 1200],
-                      "ans": [0.5, 0.5], "ans_star": [0.5, 0.0], "n": [5, 5], "n_answer_only": [5, 5]})
+                      "synthetic_ans": [0.5, 0.5], "synthetic_ans_star": [0.5, 0.0], "n": [5, 5], "n_answer_only": [5, 5]})
     assert views.trials_text(s, 20) == "5 of 20 trials/length"
     assert views.trials_text(s.assign(n=[3, 5], n_answer_only=[3, 5])) == "3–5 trials/length"
     fig = views.heatmaps_figure(s, trials=20)

@@ -9,26 +9,29 @@ import pytest
 from lcrag import measures
 from lcrag.scoring import filters
 from lcrag.scoring.families import Score
+from lcrag.studies.longeval.reply import parse_evidence_answer
+from lcrag.studies.nolima.reply import authors_nolima
+from lcrag.studies.synthetic.reply import authors_synthetic
 from lcrag.stats.metric import mean_interval
 
 TWO = '{"answer": "Yuki", "lines": [3]} then {"answer": "Bob", "lines": [4]}'
 
 
 def test_filters_are_named_rules_with_a_reason():
-    a = filters.authors_nolima(TWO)
+    a = authors_nolima(TWO)
     assert (a.usable, a.answer, a.lines, a.rule) == (True, "Yuki", [3], "authors_nolima")  # first object
     assert filters.lcrag_rule(TWO).as_tuple() == (True, "Bob", [4])  # lcrag: last object with an answer
     for raw in ("", None, "no json here"):
-        r = filters.authors_nolima(raw)
+        r = authors_nolima(raw)
         assert not r.usable and r.why
     # the synthetic runner's extractor: first lazy {...}, so a nested object does not parse there (it stays in and
     # scores 0: only an empty reply is unusable for that runner) but parses for NoLiMa's
     nested = '{"answer": "x", "lines": [1], "note": {"k": 1}}'
-    r = filters.authors_synthetic(nested)
-    assert (r.usable, r.answer, r.lines) == (True, None, []) and filters.authors_nolima(nested).answer == "x"
-    assert not filters.authors_synthetic("  ").usable
-    assert filters.authors_nolima("thinking...\nParis", expects_json=False).as_tuple() == (True, "Paris", [])
-    assert filters.longeval_evidence_answer('{"answer": [{"text": "A.", "citations": [2]}]}') == (
+    r = authors_synthetic(nested)
+    assert (r.usable, r.answer, r.lines) == (True, None, []) and authors_nolima(nested).answer == "x"
+    assert not authors_synthetic("  ").usable
+    assert authors_nolima("thinking...\nParis", expects_json=False).as_tuple() == (True, "Paris", [])
+    assert parse_evidence_answer('{"answer": [{"text": "A.", "citations": [2]}]}') == (
         [{"text": "A.", "evidence_ids": [2]}], "ok")
 
 

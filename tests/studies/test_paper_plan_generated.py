@@ -54,7 +54,7 @@ def test_qasper_plans_price_the_judge(empty_data):
 
 
 def test_no_note_with_real_files(tmp_path, tmp_cache):
-    from lcrag.data.fixtures import write_qasper
+    from lcrag.studies.qasper_mp.fixture import write_qasper
 
     dev, authors = write_qasper(tmp_path / "fx")
     p = {"dev_path": str(dev), "authors_path": str(authors), "counts": {"boolean": 2, "none": 2}, "seed": 0, "ks": [3],

@@ -56,7 +56,7 @@ def _cmd_run(args) -> int:
 def _cmd_validate(args) -> int:
     from ...config import data_dir
     from .data import QUERIES_REL, load_queries
-    from ...trec import read_run, validate_run
+    from ...formats.trec_rag import read_run, validate_run
 
     qfile = args.queries_file or data_dir(args.data_dir) / QUERIES_REL
     cands = {q.id: q.doc_ids for q in load_queries(qfile)}
@@ -72,7 +72,7 @@ def _cmd_score(args) -> int:
     from ...scoring.citations import response_citation_precision
     from ...scoring.text import answer_text, rouge_l_f1
     from .stored import inferred_gold_pairs
-    from ...trec import iter_run
+    from ...formats.trec_rag import iter_run
 
     # one streamed pass, linear in the run: ROUGE-L of every answered gold query, and citation precision as
     # lcrag.scoring.citations.run_citation_precision takes it (the last response of a query counts; the mean

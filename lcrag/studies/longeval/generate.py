@@ -1,6 +1,6 @@
 """Answer generation from evidence items: deterministic extractive, or an LLM via the reader layer.
 
-Both return :class:`lcrag.trec.AnswerSentence` lists plus, per sentence, the evidence items
+Both return :class:`lcrag.formats.trec_rag.AnswerSentence` lists plus, per sentence, the evidence items
 behind it, so every citation traces to a document span (LongEval-RAG paper §2.3):
 citation index -> ``references[index]`` -> document id, and evidence_id -> (doc id, start, end).
 
@@ -11,7 +11,7 @@ citation index -> ``references[index]`` -> document id, and evidence_id -> (doc 
   (evidence_id, doc_id, text per item; no timestamps) or the team's verbatim prompts
   (:func:`load_team_prompt`); the engine sends it through :func:`lcrag.runner.run_tasks` (the one
   cached reader path: cache key, resume, budget, window guard) and the reply
-  ``{"answer": [{"text", "evidence_ids"}]}`` is mapped by :mod:`lcrag.scoring.longeval_reply`
+  ``{"answer": [{"text", "evidence_ids"}]}`` is mapped by :mod:`lcrag.studies.longeval.reply`
   (evidence ids outside the shown items are dropped and recorded; sentences beyond the limit are cut).
 * :class:`LongEvalExtractiveReader`: :func:`extractive_answer` behind the reader interface, so
   the extractive generator runs through the same path (reader ``longeval-extractive``).
@@ -29,8 +29,8 @@ import yaml
 from ...llm.client import CallResult
 from ...llm.profiles import ReaderProfile
 from ...llm.readers import Reader, ReadRequest, register_reader_kind
-from ...scoring.longeval_reply import map_answer, parse_evidence_answer  # noqa: F401  (re-exported)
-from ...trec import AnswerSentence
+from .reply import map_answer, parse_evidence_answer  # noqa: F401  (re-exported)
+from ...formats.trec_rag import AnswerSentence
 from .evidence import EvidenceItem
 
 EXTRACTIVE_KIND = "longeval-extractive"
@@ -107,7 +107,7 @@ def build_messages(query_id: str, query: str, items: Sequence[EvidenceItem], max
 
 
 def map_llm_answer(parsed: list[dict], items: Sequence[EvidenceItem], max_sentences: int) -> tuple[list[AnswerSentence], list[dict]]:
-    """:func:`lcrag.scoring.longeval_reply.map_answer` for :class:`EvidenceItem` objects."""
+    """:func:`lcrag.studies.longeval.reply.map_answer` for :class:`EvidenceItem` objects."""
     return map_answer(parsed, [it.to_dict() for it in items], max_sentences)
 
 

@@ -1,11 +1,11 @@
 """lcrag's LongEval supplementary protocol over a run's answers (LongEval-RAG paper §5, Tables 5 and 6; ``lcrag longeval judge``).
 
 For every query of the runs: a **silver reference** written by a generator model from all of the query's
-candidate documents (:func:`lcrag.llm.judge_longeval.silver_reference`; the paper: GPT-5.4-mini), then for
+candidate documents (:func:`lcrag.studies.longeval.judge.silver_reference`; the paper: GPT-5.4-mini), then for
 every answer of every run (TREC-RAG JSONL, one variant per file) the **1–5 judge** of factual correctness and
-completeness against it (:func:`~lcrag.llm.judge_longeval.judge_answer`; the paper: Sonnet-4.5), the
+completeness against it (:func:`~lcrag.studies.longeval.judge.judge_answer`; the paper: Sonnet-4.5), the
 **citation-set overlap** with the reference's cited documents, and optionally the **nugget evaluation** in the
-TREC RAG AutoJudge style (:mod:`lcrag.llm.nuggets`: nuggets of the silver reference, each graded 0–5;
+TREC RAG AutoJudge style (:mod:`lcrag.studies.longeval.nuggets`: nuggets of the silver reference, each graded 0–5;
 Nugget Coverage = share graded >= 4, Average Grade = mean grade). Every call goes through the one cached
 reader path and a shared spending cap, so a re-run reads the cache and sends nothing.
 
@@ -30,8 +30,8 @@ import pandas as pd
 from ...errors import InputError
 from ...llm.cache import ResponseCache
 from ...llm.call import Budget
-from ...llm.judge_longeval import CandidateDoc, citation_overlap, judge_answer, silver_reference
-from ...llm.nuggets import create_nuggets, grade_nuggets, nugget_scores
+from .judge import CandidateDoc, citation_overlap, judge_answer, silver_reference
+from .nuggets import create_nuggets, grade_nuggets, nugget_scores
 from ...stats.ppi import judge_agreement, ppi_mean
 
 LABEL = "lcrag protocol (silver reference + 1-5 judge; not the team's judge runs)"
@@ -56,7 +56,7 @@ class Answer:
 def answers_from_runs(paths: Sequence[str | Path], corpus) -> list[Answer]:
     """Answers of TREC-RAG run files (variant = file stem); citations traced to document ids against ``corpus``."""
     from ...scoring.text import answer_text
-    from ...trec import read_run
+    from ...formats.trec_rag import read_run
     from .pipeline import trace_citations
 
     out = []

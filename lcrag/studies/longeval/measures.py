@@ -1,8 +1,8 @@
 """Measures of the LongEval-RAG study (LongEval-RAG paper §2.2-2.3, §3.6, §5.1, Table 5).
 
-Reply: the LongEval filter (:func:`lcrag.scoring.filters.longeval_evidence_answer`) mapped to a
+Reply: the LongEval filter (:func:`lcrag.studies.longeval.reply.parse_evidence_answer`) mapped to a
 TREC-RAG response whose citations trace to document spans
-(:func:`lcrag.scoring.longeval_reply.scored_response`); every measure has no value for another
+(:func:`lcrag.studies.longeval.reply.scored_response`); every measure has no value for another
 study's task.
 
 Citation precision (organizer rule, verified on all 11 stored runs x 47 queries): for one query,
@@ -23,9 +23,9 @@ from __future__ import annotations
 from lcrag.measures import measure, source_hash
 from lcrag.scoring.citations import cited_doc_ids, citation_precision_range, response_citation_precision
 from lcrag.scoring.families import Score
-from lcrag.scoring.longeval_reply import scored_response, trace_citations
+from lcrag.studies.longeval.reply import scored_response, trace_citations
 from lcrag.scoring.text import answer_text, bertscore_available, bertscore_f1, rouge_l_f1
-from lcrag.trec import validate_run
+from lcrag.formats.trec_rag import validate_run
 
 BOUNDS = (None, "low", "high")
 
@@ -124,7 +124,7 @@ def longeval_bertscore(task, response) -> float | None:
 
 @measure("longeval_untraced_citations", kind="other", label="untraced citations", section="the LongEval-RAG paper's §2.3")
 def longeval_untraced_citations(task, response) -> float | None:
-    """Problems :func:`lcrag.scoring.longeval_reply.trace_citations` reports (a passage or reference outside
+    """Problems :func:`lcrag.studies.longeval.reply.trace_citations` reports (a passage or reference outside
     the candidates, a reference from no selected passage, a citation out of range or without a source span,
     a span outside its document or differing from the evidence item, an extractive sentence differing from
     its span); 0 = every citation traces. Needs ``task.context.metadata["documents"]``."""
@@ -137,7 +137,7 @@ def longeval_untraced_citations(task, response) -> float | None:
 
 @measure("longeval_validator_errors", kind="other", label="validator errors", section="the LongEval-RAG paper's §2.2-2.3")
 def longeval_validator_errors(task, response) -> float | None:
-    """Errors (not warnings) :func:`lcrag.trec.validate_run` reports for the response against its query's
+    """Errors (not warnings) :func:`lcrag.formats.trec_rag.validate_run` reports for the response against its query's
     candidates, with the selected passages' documents as provenance and no sentence limit; a run passes the
     validator iff the sum over its responses is 0."""
     r = scored_response(task, response)

@@ -7,7 +7,7 @@ an answer. :func:`run_query` answers with the deterministic extractive generator
 generation by a reader (an LLM, or the same extractive generator as the reader
 ``longeval-extractive``) runs through the engine's one cached reader path
 (:mod:`.study`: task builder, :func:`lcrag.runner.run_tasks`). The result is a
-:class:`lcrag.trec.RagResponse` whose
+:class:`lcrag.formats.trec_rag.RagResponse` whose
 ``provenance`` records every selected passage, evidence item and the source spans of every
 answer sentence; :func:`trace_citations` re-checks that each citation resolves to a candidate
 document and to a span whose text is in that document.
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data import LongEvalCorpus
-from ...scoring.longeval_reply import trace_citations as _trace
-from ...trec import RagResponse, ValidationReport, validate_run, write_run
+from .reply import trace_citations as _trace
+from ...formats.trec_rag import RagResponse, ValidationReport, validate_run, write_run
 from ...types import Document
 from .evidence import EvidenceItem, select_evidence
 from .generate import EXTRACTIVE_LABEL, extractive_answer
@@ -90,13 +90,13 @@ def write_variant_run(responses: Sequence[RagResponse], out_dir: str | Path, nam
 
 
 def trace_citations(response: RagResponse, corpus: LongEvalCorpus) -> list[str]:
-    """:func:`lcrag.scoring.longeval_reply.trace_citations` against the query's candidates in ``corpus``."""
+    """:func:`lcrag.studies.longeval.reply.trace_citations` against the query's candidates in ``corpus``."""
     q = corpus.query(response.query_id)
     return _trace(response, q.doc_ids, {d: doc.text for d, doc in corpus.documents.items()})
 
 
 def validate_variant_run(responses: Sequence[RagResponse], corpus: LongEvalCorpus) -> ValidationReport:
-    """:func:`lcrag.trec.validate_run` with the selected-passage documents as provenance."""
+    """:func:`lcrag.formats.trec_rag.validate_run` with the selected-passage documents as provenance."""
     cands = {q.id: q.doc_ids for q in corpus.queries}
     selected = {r.query_id: [p["doc_id"] for p in (r.provenance or {}).get("passages", [])] for r in responses}
     return validate_run(responses, cands, selected_docs=selected, max_sentences=None)

@@ -59,7 +59,7 @@ def _generation(p: dict):
 
 
 def plan_19(p: dict) -> NotebookPlan:
-    from ...llm.judge_longeval import evidence_block
+    from .judge import evidence_block
     from .judging import candidate_docs
 
     items, gen, notes = _generation(p)

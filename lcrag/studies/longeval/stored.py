@@ -16,7 +16,7 @@ import pandas as pd
 
 from ... import provenance
 from ...config import data_dir
-from ...trec import RagResponse, read_run
+from ...formats.trec_rag import RagResponse, read_run
 
 BASE_REL = "longeval2026task4/evals/clef26-glhf/clef26-glhf"
 STORED_RUNS = ("rule-minilm", "topic-shift-minilm", "semantic-minilm", "topic-shift-current", "semantic-curren",

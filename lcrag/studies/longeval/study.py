@@ -42,8 +42,8 @@ from ... import registry
 from ...chunking.sentences import split_sentences
 from ...config import data_dir as _data_dir
 from ...runner import Task
-from ...scoring.longeval_reply import parse_evidence_answer, task_response
-from ...trec import RagResponse
+from .reply import parse_evidence_answer, task_response
+from ...formats.trec_rag import RagResponse
 from ...types import Condition, Context, Item
 from .pipeline import select, write_variant_run
 from .generate import (

@@ -4,7 +4,8 @@ README §3)."""
 
 from __future__ import annotations
 
-from ...data.registry import DataFile, describe, register
+from ...data.download import Download, register_download
+from ...data.registry import DataFile, describe, get, register
 
 describe("multihop_rag", "MultiHop-RAG (Tang & Yang 2024): 609 news articles + 2,556 queries; ODC-By")
 _MH = "https://github.com/yixuantt/MultiHop-RAG (dataset/, Git LFS) or HuggingFace yixuantt/MultiHopRAG"
@@ -17,3 +18,14 @@ register(DataFile("multihop_rag/queries", "MultiHopRAG.json", 5_171_312,
                   ("multihop-rag/MultiHopRAG.json", "multihop_rag/MultiHopRAG.json",
                    "MultiHop-RAG/dataset/MultiHopRAG.json", "MultiHopRAG.json"),
                   "2,556 queries {query, answer, question_type, evidence_list[{title, ..., fact}]}"))
+
+# MultiHop-RAG: the authors' repository keeps both files as Git-LFS objects; the LFS pointers at the pinned
+# commit publish each object's sha256 and size (the registry's values), and GitHub serves the object itself
+# at the media URL of the same commit.
+_MH_COMMIT = "3dd4d4e79fc9843008b8f832da99086a82f1a805"
+for _key, _file in (("multihop_rag/corpus", "corpus.json"), ("multihop_rag/queries", "MultiHopRAG.json")):
+    _e = get(_key)
+    register_download(Download(
+        _key, "multihop_rag", f"https://media.githubusercontent.com/media/yixuantt/MultiHop-RAG/{_MH_COMMIT}/dataset/{_file}",
+        _file, _e.license, size=_e.size, sha256=_e.sha256, key=_key,
+        note=f"size and sha256 from the Git-LFS pointer of dataset/{_file} at yixuantt/MultiHop-RAG@{_MH_COMMIT[:7]}"))

@@ -1,7 +1,7 @@
 """Measures of the MultiHop-RAG study (EBG App. D.1, D.4; data README §6.3).
 
 Reply (:func:`reply`): under the row's rule ``task.meta["reply_rule"]`` (default ``"authors"``) a JSON
-prompt's raw reply is re-read as LC-EBG's MultiHop runner does (:func:`lcrag.scoring.filters.authors_multihop`:
+prompt's raw reply is re-read as LC-EBG's MultiHop runner does (:func:`lcrag.studies.multihop_rag.reply.authors_multihop`:
 the first ``{...}``, an unparseable reply scores 0 and stays in); ``"lcrag"``, free-text prompts and rows
 without raw text take the runner's parse. Line numbers as rendered (0-based; header lines numbered but not
 citable). ``context.metadata["fact_lines"]``: per gold fact of the query, the rendered number of its
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from lcrag.measures import get, measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import answer_only_prompt, authors_multihop, runner_reply
+from lcrag.scoring.filters import runner_reply
+from lcrag.studies.multihop_rag.reply import answer_only_prompt, authors_multihop
 
 
 def ebg(task) -> bool:
@@ -49,18 +50,18 @@ def unlocated(task) -> int:
 
 
 S = "EBG App. D.1; data README §6.3"
-measure("multihop_ans", kind="answer", label="Ans", section=S, doc=(
+measure("multihop_ans", kind="answer", label="Ans (MultiHop rule, first answer)", section=S, doc=(
     "1 if the parsed answer matches the query's gold answer under the MultiHop-RAG rule "
     "(``lcrag.scoring.answer.multihop_match``, LC-EBG ``run_baseline.py::answer_match``): after normalisation "
     "an empty prediction never matches; equal -> 1; else a gold of <= 30 characters must be a substring of the "
     "prediction, a longer gold's first 40 characters must start it. A missing answer is 0. Every prompt: on "
     "an answer-only prompt it is the paper's Ans* column, on an EBG prompt its Ans column."))(
     f.answer("multihop", over="first", reply=reply))
-measure("multihop_evid_all_located", kind="evidence", label="Evid strict", section=S, doc=(
+measure("multihop_evid_all_located", kind="evidence", label="Evid (all gold cited)", section=S, doc=(
     "1 if every gold line of the facts located in the context is cited (extras allowed), else 0; 0 when no "
     "fact is located (authors' rule: an unlocated fact leaves the gold set). All gold, not an exact set. "
     "No value on answer-only prompts."))(f.evidence("all_gold", gold=located, missing=f.no_missing, reply=reply, applies=ebg))
-measure("multihop_evid_all_facts", kind="evidence", label="Evid strict (all facts)", section="EBG App. D.4", doc=(
+measure("multihop_evid_all_facts", kind="evidence", label="Evid (all gold cited, all facts)", section="EBG App. D.4", doc=(
     "1 if every gold fact has its line in the context and every such line is cited (extras allowed), else 0 "
     "(an unlocated fact counts as uncited). No value on answer-only prompts."))(
     f.evidence("all_gold", gold=located, missing=unlocated, reply=reply, applies=ebg))

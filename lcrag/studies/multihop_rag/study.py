@@ -26,7 +26,7 @@ the first chunk containing each gold fact, App. D.3).
 Measures (``lcrag/studies/multihop_rag/measures.py``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
 prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans on EBG);
 as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
-the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid strict": every
+the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid (all gold cited)", the paper's "Evid strict": every
 such gold line cited, extras allowed; 0 when no fact is located), ``multihop_evid_recall_located``
 (cited gold lines / gold lines); the study's joint (``ans_evid``) ``multihop_ans_evid`` (answer
 AND ``multihop_evid_all_located``; displayed as "joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact
@@ -50,7 +50,8 @@ from ... import provenance
 from ...chunking.tokens import chunk_token_windows
 from ...config import cache_dir
 from ...data import registry
-from ...data.fixtures import FIXTURE_LABEL, write_multihop
+from ...data.fixtures import FIXTURE_LABEL
+from .fixture import write_multihop
 from .data import Query, load_corpus, load_queries, usable_queries
 from ...retrieval.named import retriever_by_name
 from ...scoring.retrieval import full_coverage_k, hits_curve, needle_coverage
@@ -475,7 +476,7 @@ LABELS = {
 
 
 def _is_answer_only(prompt: str) -> bool:
-    from ...scoring.filters import answer_only_prompt
+    from .reply import answer_only_prompt
 
     return answer_only_prompt(prompt)
 

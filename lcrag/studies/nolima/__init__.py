@@ -52,11 +52,11 @@ VIEWS: dict[str, str] = {
     "similarity_summary": "sensitivity:similarity_summary",
     "attribution": "report:attribution_inputs",
     "attribution_source": "report:attribution_source",
-    # the figures of notebooks 07-09 (drawn by lcrag.plots)
-    "needle_position_curves": "lcrag.plots:needle_position_curves",
-    "similarity_bars": "lcrag.plots:similarity_bars",
-    "similarity_diff_bars": "lcrag.plots:similarity_diff_bars",
-    "attribution_bars": "lcrag.plots:attribution_bars",
+    # the figures of notebooks 07-09 (figures.py)
+    "needle_position_curves": "figures:needle_position_curves",
+    "similarity_bars": "figures:similarity_bars",
+    "similarity_diff_bars": "figures:similarity_diff_bars",
+    "attribution_bars": "figures:attribution_bars",
 }
 
 __getattr__, __dir__ = lazy(__name__, VIEWS)

@@ -1,7 +1,7 @@
 """Tables behind the NoLiMa figures of the EBG paper, computed from recorded runs (and live ones).
 
 Every function takes tidy frames (``lcrag.studies.nolima.recorded``) and returns a DataFrame in
-percentage points, ready for ``lcrag.report.save_table`` and ``lcrag.plots``:
+percentage points, ready for ``lcrag.report.save_table`` and the figures at the end of this module:
 
 * :func:`fig1_table` / :func:`fig1_heat` — Figure 1: Δ = Ans (EBG prompt) − Ans* (answer-only)
   per model x length (x hop); the heat averages the two hops with equal weight.
@@ -18,6 +18,9 @@ percentage points, ready for ``lcrag.report.save_table`` and ``lcrag.plots``:
 * :func:`fig7_table` — Figure 7: Ans − Ans^c (CoT) and Ans − Ans^ce (CoT-EBG).
 * :func:`fig2_paper_gap` — Figure 2's rates beside the values the paper's text states.
 
+Figures (notebooks 07-09): :func:`needle_position_curves`, :func:`similarity_bars`, :func:`similarity_diff_bars`,
+:func:`attribution_bars`.
+
 Recorded per-row tables are averaged with equal weight per recorded row (the CSVs do not
 carry per-row response counts), so some model means differ from the paper's text: up to
 3.0 pp for Figure 2 (Sonnet-4.5's secondary rate), see :func:`fig2_paper_gap`.
@@ -25,6 +28,7 @@ carry per-row response counts), so some model means differ from the paper's text
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -350,3 +354,107 @@ def fig7_heat(f7: pd.DataFrame, col: str) -> pd.DataFrame:
     h.index = [f"{r} · {hop}" for r, hop in h.index]
     h.columns = [f"{c // 1000}K" if c < 1_000_000 else "1M" for c in h.columns]
     return h
+
+
+# ---------------------------------------------------------------- the figures of notebooks 07-09 (EBG §5.3, App. G.5)
+# (drawn in lcrag's house style: lcrag.plots)
+
+
+# ---------------------------------------------------------------- NoLiMa figures (EBG App. G.2, G.5, §5.3)
+def needle_position_curves(pos: pd.DataFrame, reranker: str, title: str):
+    """Table 16 companion: mean needle position inside the same top-k per ordering (``method``) and
+    matched budget, log y-axis; the ``rerank`` line is labelled with the re-ranker used."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for m, g in pos.groupby("method", sort=False):
+        label = m if m != "rerank" else f"rerank: {reranker}"
+        ax.plot(g["budget"], g["mean_needle_pos"], marker="o", label=label)
+    ax.set_ylabel("mean needle position in context")
+    ax.set_xlabel("matched LC budget (same chunks, same k)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_bars(d: pd.DataFrame, *, xlabel: str, title: str):
+    """Figure 9: horizontal bars of ``original`` cosine per ``character`` (rows in the given order)."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.barh(d["character"], d["original"])
+    ax.set_xlim(d["original"].min() - 0.02, d["original"].max() + 0.01)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_diff_bars(d: pd.DataFrame, *, title: str):
+    """Figure 10: bars of ``diff`` (rephrased − original cosine) per ``character``; blue > 0, red <= 0."""
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    ax.bar(d["character"], d["diff"], color=["tab:blue" if v > 0 else "tab:red" for v in d["diff"]])
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_ylabel("cosine(rephrased) − cosine(original)")
+    ax.set_title(title, fontsize=8)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
+    fig.tight_layout()
+    return fig
+
+
+ATTRIBUTION_COLORS = {"retrieval_miss": "tab:purple", "reading_miss": "tab:red", "grounding_miss": "tab:orange",
+                      "ok": "tab:green"}
+
+
+def attribution_bars(table: pd.DataFrame, title: str, classes=None, *, label_width: int = 34):
+    """Failure attribution: one panel per (condition, setting), one stacked bar of class shares per reader
+    row, top to bottom in the table's order; ``classes`` default ``lcrag.scoring.attribution.CLASSES``.
+
+    A row is labelled with its reader and source (wrapped at ``label_width`` characters, two lines at most); its n and N/A count
+    are printed right of the bar. Rows with n = 0 (every item N/A: no share to draw) are left out and named
+    under the figure. Every bar has the same thickness (panel heights follow their row counts), and one
+    legend above the panels serves them all."""
+    import textwrap
+
+    if classes is None:
+        from ...scoring.attribution import CLASSES as classes
+    shown = table[pd.to_numeric(table["n"], errors="coerce").fillna(0) > 0]
+    dropped = table.drop(shown.index)
+    conds = list(dict.fromkeys(zip(shown["condition"], shown["setting"])))
+    if not conds:
+        raise ValueError("attribution_bars: no row with n > 0 (every reader's items are N/A) — nothing to draw")
+    sizes = [int(((shown["condition"] == c) & (shown["setting"] == st)).sum()) for c, st in conds]
+    wrap = textwrap.TextWrapper(width=label_width, max_lines=2, placeholder="…")
+    row_in, foot_in = 0.34, 0.45 + (0.25 if len(dropped) else 0.0)  # bar rows; legend and note under the panels
+    height = row_in * sum(sizes) + 0.75 * len(conds) + 0.8 + foot_in
+    fig, axes = plt.subplots(len(conds), 1, figsize=(9, height),
+                             gridspec_kw={"height_ratios": [n + 1.2 for n in sizes]}, squeeze=False, sharex=True)
+    for ax, (cond, setting) in zip(axes[:, 0], conds):
+        g = shown[(shown["condition"] == cond) & (shown["setting"] == setting)]
+        y = np.arange(len(g))
+        labels = [wrap.fill(str(r)) + f" ({s})" for r, s in zip(g["reader"], g["source"])]
+        left = np.zeros(len(g))
+        for c in classes:
+            share = pd.to_numeric(g[f"{c}_share"], errors="coerce").fillna(0).to_numpy(dtype=float)
+            ax.barh(y, share, left=left, height=0.75, color=ATTRIBUTION_COLORS[c], label=c.replace("_", " "))
+            left += share
+        for yi, (n, na) in enumerate(zip(g["n"], g["n_na"])):
+            ax.text(1.01, yi, f"n={int(n)}" + (f", N/A={int(na)}" if na else ""), va="center", ha="left", fontsize=8,
+                    transform=ax.get_yaxis_transform(), color="#333333")
+        ax.set_yticks(y, labels, fontsize=8)
+        ax.set_ylim(len(g) - 0.5, -0.5)  # table order, top to bottom
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{cond} · {setting}", fontsize=9, loc="left")
+        ax.tick_params(axis="x", labelsize=8)
+    axes[-1, 0].set_xlabel("share of scored items", fontsize=9)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, foot_in / height, 0.93, 1))
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, names, ncol=len(names), fontsize=8, loc="lower center", frameon=False,
+               bbox_to_anchor=(0.5, (foot_in - 0.4) / height))
+    if len(dropped):
+        where: dict[str, list[str]] = {}
+        for r, c, st in zip(dropped["reader"], dropped["condition"], dropped["setting"]):
+            where.setdefault(str(r), []).append(f"{c} · {st}")
+        fig.text(0.01, 0.2 / height, "Not shown (n = 0, every item N/A): " + "; ".join(f"{r} in {', '.join(w)}" for r, w in where.items()),
+                 fontsize=7, va="top", ha="left", wrap=True, color="#555555")
+    return fig

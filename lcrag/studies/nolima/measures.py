@@ -2,7 +2,7 @@
 
 Reply: the row's rule (``task.meta["reply_rule"]``, :mod:`lcrag.scoring.filters`): ``"authors"``
 (default, LC-EBG ``run_full_scale.py``) reads the **first** JSON object of the raw reply
-(:func:`~lcrag.scoring.filters.authors_nolima`) and an empty reply, or a JSON-prompt reply without a
+(:func:`~lcrag.studies.nolima.reply.authors_nolima`) and an empty reply, or a JSON-prompt reply without a
 parseable object, is unusable — NaN in every measure (out of every denominator) and counted by
 ``nolima_unusable``; ``"lcrag"`` takes the runner's own parse (last object with an answer, lenient
 repair) and every reply is scored. Answer and evidence always come from the same JSON object.
@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from lcrag.measures import get, measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import authors_nolima, task_reply
+from lcrag.scoring.filters import task_reply
+from lcrag.studies.nolima.reply import authors_nolima
 
 ANSWER_ONLY_PROMPTS = ("nolima-answer-only", "nolima-cot")
 """Prompt labels that ask for no cited lines (evidence measures give no value for them)."""
@@ -84,7 +85,7 @@ measure("nolima_evid_needles_cited", kind="evidence", label="Evid", section="EBG
     "(TN/CTN: both needles); line numbers as rendered (0-based LC lines, 1-based RAG store ids); a RAG "
     "context that does not hold the needle scores 0. No value for answer-only / CoT prompts; NaN for an "
     "unusable reply."))(f.evidence("all_gold", gold=needle_lines, missing=needle_missing, reply=reply, applies=ebg))
-measure("nolima_ans_evid", kind="joint", label="Ans+Evid", section="EBG §3.1, §4.2", doc=(
+measure("nolima_ans_evid", kind="joint", label="Ans+Evid (needles cited)", section="EBG §3.1, §4.2", doc=(
     "``nolima_ans_contains`` and ``nolima_evid_needles_cited`` both 1 (answer by the contains rule AND every "
     "needle line cited). No value for answer-only / CoT prompts; NaN for an unusable reply."))(
     f.joint("nolima_ans_contains", "nolima_evid_needles_cited", lookup=get))

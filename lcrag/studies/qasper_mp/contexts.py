@@ -49,9 +49,21 @@ import re
 from collections.abc import Sequence
 
 from .data import Paper, Question
-from ...types import Chunk
-from ...haystack import SourceLine
-from ..multihop_rag.contexts import Row, render
+from ...haystack import SourceLine, render_numbered
+from ...types import Chunk, Context
+
+
+def Row(text: str, doc_id: str = "", start: int = -1, end: int = -1, source_line: int = -1, *,
+        citable: bool = True, role: str = "sentence") -> SourceLine:
+    """A line before numbering (``lcrag.haystack.SourceLine``)."""
+    return SourceLine(text, doc_id, start, end, source_line, role=role, citable=citable)
+
+
+def render(rows, *, condition: str = "", metadata: dict | None = None, base: int = 0) -> Context:
+    """Number every row from ``base`` and render ``"<n>: <text>"`` one per line (structural rows too)."""
+    return render_numbered(rows, base=base, condition=condition, metadata=metadata, gold_roles=(),
+                           number_structural=True)
+
 
 STOPWORDS = frozenset("a an the of for in on with without within to and or via by from at is are using towards toward into "
                       "over under through about between beyond than versus vs as "

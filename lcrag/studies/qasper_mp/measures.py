@@ -1,6 +1,6 @@
 """Measures of the QASPER-MP study (EBG App. E.2, E.4, E.5; data README §6.4).
 
-Reply: the runner's parse. Annotator references: :func:`lcrag.scoring.qasper.kept_references`
+Reply: the runner's parse. Annotator references: :func:`lcrag.studies.qasper_mp.qasper_eval.kept_references`
 (annotators whose evidence all failed to map to a context line are dropped). Cited numbers as
 rendered (0-based).
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 
 from lcrag.measures import measure
-from lcrag.scoring.qasper import answer_f1, evidence_f1, is_unanswerable, kept_references, predicted_evidence
+from lcrag.studies.qasper_mp.qasper_eval import answer_f1, evidence_f1, is_unanswerable, kept_references, predicted_evidence
 
 
 @measure("qasper_answer_f1", kind="answer", label="Answer-F1", section="EBG App. E.2")
 def qasper_answer_f1(task, response) -> float:
     """SQuAD token F1 of the parsed answer against each kept annotator's answer, **max over
-    annotators** (``lcrag.scoring.qasper.answer_f1``: lowercased, punctuation and articles
+    annotators** (``lcrag.studies.qasper_mp.qasper_eval.answer_f1``: lowercased, punctuation and articles
     dropped; a missing answer scores 0). Tokens, not characters."""
     return answer_f1(response.answer, kept_references(task))[0]
 
@@ -56,7 +56,7 @@ def qasper_judge(task, response) -> float | None:
     return float(judge_of(profile)(task.item.metadata["original_question"], task.item.answers, response.answer or ""))
 
 
-@measure("qasper_refusal", kind="other", label="refusal", section="EBG App. E.2")
+@measure("qasper_refusal", kind="other", label="refusal (starts with Unanswerable)", section="EBG App. E.2")
 def qasper_refusal(task, response) -> float:
     """1 if the parsed answer starts with "Unanswerable" (case-insensitive, after leading quotes,
     asterisks and whitespace), else 0; a missing answer is 0."""

@@ -22,12 +22,12 @@ module registers its pieces with :mod:`lcrag.registry` on import:
   over annotators with non-empty text evidence, answerable questions only.
 
 Measures (``lcrag/studies/qasper_mp/measures.py``): ``qasper_answer_f1`` and ``qasper_evidence_f1`` (official
-evaluator, max over annotators, ``lcrag.scoring.qasper``), ``qasper_refusal`` (starts with
+evaluator, max over annotators, ``lcrag.studies.qasper_mp.qasper_eval``), ``qasper_refusal`` (starts with
 "Unanswerable"), ``qasper_structural_citation_rate`` (cited structural lines are kept in the
 predicted evidence as their own text, so they count as wrong citations; App. E.4: such
 citations "cannot match gold") and ``qasper_judge`` (App. E.5: the reader-layer judge of
-``lcrag.llm.judge`` when the tasks name a judge profile). Tables keep the paper's column names
-(``answer_f1``, ``evidence_f1``, ``judge``, ``refusal``) as display labels (:data:`LABELS`).
+``lcrag.llm.judge`` when the tasks name a judge profile). Table columns keep the measures' names
+(``qasper_answer_f1``, ``qasper_evidence_f1``, ``qasper_judge``, ``qasper_refusal``); headers come from their labels.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ import pandas as pd
 from ... import provenance
 from ...config import cache_dir
 from ...data import registry
-from ...data.fixtures import FIXTURE_LABEL, write_qasper
+from ...data.fixtures import FIXTURE_LABEL
+from .fixture import write_qasper
 from .data import Paper, Question, load_authors, load_qasper
 from ...types import Condition, Item, Response
 from .contexts import (
@@ -62,10 +63,6 @@ PROMPT_FIRST = "ebg_qasper_first"  # App. E.4's first iteration: no citation-eli
 
 #: The study's measures (``lcrag/studies/qasper_mp/measures.py``; module doc), in row order.
 MEASURES = ("qasper_answer_f1", "qasper_evidence_f1", "qasper_refusal", "qasper_structural_citation_rate", "qasper_judge")
-
-#: Display label (the paper's table header, never a result column) -> measure.
-LABELS = {"answer_f1": "qasper_answer_f1", "evidence_f1": "qasper_evidence_f1", "judge": "qasper_judge",
-           "refusal": "qasper_refusal", "structural_citation_rate": "qasper_structural_citation_rate"}
 
 
 @dataclass
@@ -209,11 +206,10 @@ def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int
 
 def make_retriever(name: str, data: QasperData, *, title_in_chunk: bool = False):
     """The registry's retriever ``name`` over every dev paragraph (``bm25``, ``minilm``, a
-    plug-in, or ``openai:<model>`` as the registry's ``dense``); see
-    ``lcrag.studies.multihop_rag.study.make_retriever``."""
-    from ..multihop_rag.study import make_retriever as registered
+    plug-in, or ``openai:<model>`` as the registry's ``dense``; :func:`lcrag.retrieval.named.retriever_by_name`)."""
+    from ...retrieval.named import retriever_by_name
 
-    return registered(name, paragraph_chunks(data.papers, title_in_chunk=title_in_chunk))
+    return retriever_by_name(name, paragraph_chunks(data.papers, title_in_chunk=title_in_chunk))
 
 
 _MEMO: dict[tuple, object] = {}
@@ -392,30 +388,29 @@ def rankings(items: Sequence[Item], data: QasperData, retrievers: dict, retrieve
 # ------------------------------------------------------------------ scoring helpers
 def predicted_evidence(context, lines: Sequence[int]) -> tuple[list[str], int]:
     """Texts of the cited lines and the count of cited structural or unknown lines
-    (``lcrag.scoring.qasper.predicted_evidence``)."""
-    from ...scoring.qasper import predicted_evidence as pe
+    (``lcrag.studies.qasper_mp.qasper_eval.predicted_evidence``)."""
+    from .qasper_eval import predicted_evidence as pe
 
     return pe(context, lines)
 
 
 def score(task, response: Response) -> dict[str, float]:
-    """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
-    :data:`LABELS`. For inspecting single rows; runs score with ``lcrag.measures.scorer``."""
+    """One row's measures (:data:`MEASURES` through ``lcrag.measures``), under the measures' names. For inspecting
+    single rows; runs score with ``lcrag.measures.scorer``."""
     from ... import measures
-    vals = measures.scorer(MEASURES)(task, response)
-    return {name: vals[m] for name, m in LABELS.items() if m in vals}
+    return measures.scorer(MEASURES)(task, response)
 
 
 def add_judge(df: pd.DataFrame, items: Sequence[Item], judge: Callable[[str, Sequence[str], str], float]) -> pd.DataFrame:
-    """Add a ``judge`` column from a reader-layer judge callable (App. E.5) to finished rows;
-    failed/NA rows stay NaN (``qasper_judge`` does the same inside a run)."""
+    """Add the ``qasper_judge`` column from a reader-layer judge callable (App. E.5) to finished rows;
+    failed/NA rows stay NaN (the measure ``qasper_judge`` does the same inside a run)."""
     by_id = {it.id: it for it in items}
     vals = []
     for _, r in df.iterrows():
         it = by_id.get(r["item_id"])
         ok = r["outcome"] == "ok" and it is not None
         vals.append(float(judge(it.metadata["original_question"], it.answers, r["answer"] or "")) if ok else np.nan)
-    return df.assign(judge=vals)
+    return df.assign(qasper_judge=vals)
 
 
 # ------------------------------------------------------------------ retrieval coverage
@@ -460,19 +455,14 @@ def meta_coverage(items: QasperItems, retriever: str, *, k: int = 10, seed: int 
 
 
 # ------------------------------------------------------------------ scored rows -> tables
-METRICS = ("answer_f1", "evidence_f1", "judge", "refusal", "structural_citation_rate")
-
-
-def display_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with the paper's columns (:data:`LABELS`) copied from the measures (a column already
-    present, e.g. ``judge`` from :func:`add_judge`, is kept)."""
-    return df.assign(**{name: df[c] for name, c in LABELS.items() if c in df and name not in df})
+#: the measures the tables aggregate, in column order (columns keep the measure's name; headers come from the
+#: measure's label, ``lcrag.measures.get(name).label``)
+METRICS = ("qasper_answer_f1", "qasper_evidence_f1", "qasper_judge", "qasper_refusal", "qasper_structural_citation_rate")
 
 
 def summary(df: pd.DataFrame, *, by_answerability: bool = False, n_boot: int = 1000) -> pd.DataFrame:
     from ...results import aggregate
 
-    df = display_rows(df)
     by = ["reader", "condition"] + (["meta.answerable"] if by_answerability else [])
     return aggregate(df, by, [m for m in METRICS if m in df.columns], n_boot=n_boot)
 
@@ -503,13 +493,15 @@ def table_aggregate(df: pd.DataFrame, *, n_boot: int = 500) -> pd.DataFrame:
     (:func:`lcrag.results.aggregate`), Answer-F1, Evidence-F1, judge (when run), refusal."""
     conds = _conditions(df)
     s = summary(_labelled(df), n_boot=n_boot)
-    cols = ["reader", "condition", *COUNTS] + [m for m in ("answer_f1", "evidence_f1", "judge", "refusal") if m in s]
+    cols = ["reader", "condition", *COUNTS] + [m for m in ("qasper_answer_f1", "qasper_evidence_f1", "qasper_judge",
+                                                          "qasper_refusal") if m in s]
     return _ordered(s[cols], conds)
 
 
 def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None, n_boot: int = 500) -> pd.DataFrame:
     """Tables 9–10 structure: per reader × condition × subset (answerable / unanswerable): n, the
-    score (``judge`` when present, else Answer-F1 — the column says which) and the refusal rate;
+    score (``qasper_judge`` when present, else ``qasper_answer_f1`` — the ``score`` column says which) and the
+    refusal rate (``qasper_refusal``);
     per reader × condition over both subsets: ``n_failed``, ``n_na`` and ``parse_fail_rate``
     (:func:`lcrag.results.aggregate`). ``title_in_chunk``: only the conditions of that index (LC
     counts as plain); None: all."""
@@ -517,11 +509,11 @@ def table_answerability(df: pd.DataFrame, *, title_in_chunk: bool | None = None,
     if title_in_chunk is not None:
         df = df[df["condition"].map(lambda lab: (conds[lab].chunker == "paragraph+title") == title_in_chunk)]
     s = summary(_labelled(df), by_answerability=True, n_boot=n_boot)
-    metric = "judge" if "judge" in s and s["judge"].notna().any() else "answer_f1"
+    metric = "qasper_judge" if "qasper_judge" in s and s["qasper_judge"].notna().any() else "qasper_answer_f1"
     s = s.assign(subset=s["meta.answerable"].map({True: "answerable", False: "unanswerable"}))
-    w = s.pivot_table(index=["reader", "condition"], columns="subset", values=["n", metric, "refusal"], aggfunc="first")
+    w = s.pivot_table(index=["reader", "condition"], columns="subset", values=["n", metric, "qasper_refusal"], aggfunc="first")
     w.columns = [f"{m}_{sub}" for m, sub in w.columns]
-    order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "refusal")]
+    order = [f"{m}_{sub}" for sub in ("answerable", "unanswerable") for m in ("n", metric, "qasper_refusal")]
     w = w[[c for c in order if c in w.columns]].reset_index()
     from ...results import aggregate
 
@@ -540,8 +532,9 @@ def table_metadata_in_chunk(df: pd.DataFrame, *, layout: str = "flat", scope: st
 
     ans = table_answerability(df[df["condition"].map(lambda lab: wanted(conds[lab]))], n_boot=n_boot)
     score = ans["score"].iloc[0]
-    return ans[["reader", "condition", "n_answerable", f"{score}_answerable", "refusal_answerable", *COUNTS[1:]]].rename(
-        columns={f"{score}_answerable": f"{score} (answerable)", "refusal_answerable": "refusal (answerable)"})
+    return ans[["reader", "condition", "n_answerable", f"{score}_answerable", "qasper_refusal_answerable",
+                *COUNTS[1:]]].rename(columns={f"{score}_answerable": f"{score} (answerable)",
+                                              "qasper_refusal_answerable": "qasper_refusal (answerable)"})
 
 
 # ------------------------------------------------------------------ registration

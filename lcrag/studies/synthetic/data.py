@@ -5,7 +5,7 @@
   venues and places, with the needles' relation vocabulary and names from the needles' own
   distributions, deterministic in a seed. The paper's model-written pool is not public; a
   pool file (one fact per line, or JSONL) can replace it (:func:`load_pool_file`), and
-  ``lcrag data synth-pool`` writes a model-written one (the paper's method).
+  ``lcrag synthetic synth-pool`` writes a model-written one (the paper's method).
 * **Safety** (``lcrag.studies.synthetic.safety``): no distractor mentions a needle's names, so no
   distractor answers or contradicts a needle question; checked for the pool and needle set of
   every sweep.

@@ -2,11 +2,11 @@
 
 Reply: the row's rule (``task.meta["reply_rule"]``, :mod:`lcrag.scoring.filters`): ``"authors"``
 (default) re-reads the raw reply with the synthetic runner's first-object filter
-(:func:`~lcrag.scoring.filters.authors_synthetic`) and an empty reply is *unusable*
+(:func:`~lcrag.studies.synthetic.reply.authors_synthetic`) and an empty reply is *unusable*
 — every synthetic measure is NaN for it (out of every denominator) and ``synthetic_unusable`` is 1;
 ``"lcrag"`` scores the runner's own parse as is (such replies score 0).
 
-Prompts in :data:`~lcrag.scoring.filters.ANSWER_ONLY_PROMPTS` give ``synthetic_ans_star`` only; the
+Prompts in :data:`~lcrag.studies.synthetic.reply.ANSWER_ONLY_PROMPTS` give ``synthetic_ans_star`` only; the
 EBG prompt gives the others. Line numbers as rendered in the haystack (0-based). Gold evidence is
 both needle lines of the haystack (``context.metadata["gold_all"]``, also in RAG contexts that miss
 one and with no context, so such a context can never score 1 on the exact set), else the context's
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from lcrag.measures import measure
 from lcrag.scoring import families as f
-from lcrag.scoring.filters import ANSWER_ONLY_PROMPTS, authors_synthetic, expects_json, task_reply
+from lcrag.scoring.filters import expects_json, task_reply
+from lcrag.studies.synthetic.reply import ANSWER_ONLY_PROMPTS, authors_synthetic
 
 
 def reply(task, response):
@@ -55,10 +56,10 @@ S = "EBG §4.1, §5.1.2"
 measure("synthetic_ans_star", kind="answer", label="Ans*", section=S, doc=(
     "Answer-only prompts: 1 if the answer is exactly a gold answer (case-sensitive after stripping '.'); "
     "NaN for an unusable reply; no value for the EBG prompt."))(f.answer("exact", reply=reply, applies=answer_only))
-measure("synthetic_ans", kind="answer", label="Ans", section=S, doc=(
+measure("synthetic_ans", kind="answer", label="Ans (exact)", section=S, doc=(
     "EBG prompt: 1 if the answer is exactly a gold answer (case-sensitive after stripping '.'); NaN for an "
     "unusable reply; no value for answer-only prompts."))(f.answer("exact", reply=reply, applies=ebg))
-measure("synthetic_evid_exact_set", kind="evidence", label="Evid (strict)", section="EBG §4.1", doc=(
+measure("synthetic_evid_exact_set", kind="evidence", label="Evid (exact set)", section="EBG §4.1", doc=(
     "1 if the cited lines are exactly the haystack's two needle lines (cited set == gold set; an extra or a "
     "missing line fails, order and duplicates ignored); NaN for an unusable reply."))(
     f.evidence("exact_set", gold=gold, missing=f.no_missing, reply=reply, applies=ebg))

@@ -222,7 +222,7 @@ def summary_view(rows: pd.DataFrame, *, spec=None, seed: int | None = None) -> p
     return summary(rows, seed=int(seed if seed is not None else (spec.seed if spec is not None else 0)))
 
 
-def effective_length_view(rows: pd.DataFrame, *, spec=None, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:
+def effective_length_view(rows: pd.DataFrame, *, spec=None, metric: str = "synthetic_ans", ratio: float = 0.85) -> pd.DataFrame:
     """Effective context length per reader x condition on ``metric`` (NoLiMa's 85% rule)."""
     return effective_lengths(summary_view(rows, spec=spec), metric, ratio)
 

@@ -13,7 +13,7 @@ long-context condition and, beyond the paper, with no context, with the oracle e
 
 Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.filters.read_reply``):
 ``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
-(``lcrag.scoring.filters.authors_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
+(``lcrag.studies.synthetic.reply.authors_synthetic``, LC-EBG ``Synthetic-based/experiments.py::
 parse_llm_json_output``) and leaves empty or unparseable replies out of every denominator
 (NaN metrics, counted in ``n_unusable``);
 ``"lcrag"`` scores every reply with lcrag's parser (last object; such replies score 0).
@@ -48,7 +48,8 @@ from .data import needles as needle_set
 from ...haystack import STOPPING_RULES, fill_to_length
 from ...results import aggregate
 from ...runner import Task
-from ...scoring.filters import ANSWER_ONLY_PROMPTS, DEFAULT_REPLY_RULE, check_rule
+from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
+from .reply import ANSWER_ONLY_PROMPTS
 from ...types import Condition, Context, Evidence, Item, Response, make_line
 from .retrieval import (
     QUERY_MODES,
@@ -61,13 +62,12 @@ from .retrieval import (
 #: the study's measures (lcrag.measures; their names are the result columns), in column order
 MEASURES = ["synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
             "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable"]
-#: display labels of the summary table's headers (the study's published table headers), per measure
-LABELS = {"synthetic_ans_star": "ans_star", "synthetic_ans": "ans", "synthetic_evid_exact_set": "evid_strict",
-          "synthetic_evid_recall": "evid_recall", "synthetic_cite_hop1": "cite_hop1", "synthetic_cite_hop2": "cite_hop2",
-          "synthetic_ctx_hop1": "ctx_hop1", "synthetic_ctx_hop2": "ctx_hop2", "synthetic_unusable": "unusable"}
 #: the two measures the joint ``ans_evid`` combines in this study (``task.meta``, lcrag.measures.ans_evid)
 JOINT = {"answer_measure": "synthetic_ans", "evidence_measure": "synthetic_evid_exact_set"}
-METRICS_EBG = ["ans", "evid_strict", "evid_recall", "ans_evid", "cite_hop1", "cite_hop2", "ctx_hop1", "ctx_hop2"]
+#: the measures the summary aggregates over EBG-prompt rows (columns keep the measure's name; headers come from
+#: the measure's label, ``lcrag.measures.get(name).label``)
+METRICS_EBG = ["synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid", "synthetic_cite_hop1",
+               "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2"]
 LC = "LC"
 
 
@@ -283,7 +283,8 @@ def _scorer():
 
 def _unusable(df: pd.DataFrame, keys: list[str]) -> pd.Series:
     """Per group: ``ok`` rows whose reply was unusable (reply rule ``"authors"``)."""
-    un = (df["unusable"].fillna(0) > 0) & (df["outcome"] == "ok") if "unusable" in df else pd.Series(False, index=df.index)
+    un = ((df["synthetic_unusable"].fillna(0) > 0) & (df["outcome"] == "ok") if "synthetic_unusable" in df
+          else pd.Series(False, index=df.index))
     return un.groupby([df[k] for k in keys]).sum().astype(int)
 
 
@@ -291,13 +292,12 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     """Per reader × condition × length: Ans*, Ans, Evid (strict/recall), Ans+Evid, per-hop
     citation rates, with 95% CIs. ``n`` / ``n_answer_only`` = usable scored replies (the
     denominators); ``n_unusable`` / ``n_unusable_answer_only`` = replies left out by the
-    ``"authors"`` reply rule (0 under ``"lcrag"``). Headers are the display labels of :data:`LABELS`
-    (``ans``, ``evid_strict`` …) applied to the rows' measure columns. ``reader`` (the reader's name, when the
+    ``"authors"`` reply rule (0 under ``"lcrag"``). Columns keep the measures' names (``synthetic_ans``,
+    ``synthetic_evid_exact_set`` …, with ``_lo`` / ``_hi`` interval bounds). ``reader`` (the reader's name, when the
     rows carry it) names each row's reader, so a view selects a reader by name, never by position."""
-    df = df.rename(columns=LABELS)
     keys = (["reader"] if "reader" in df else []) + ["reader_label", "condition", "length"]
     star_rows = df[df["prompt"].isin(ANSWER_ONLY_PROMPTS)]
-    star = aggregate(star_rows, keys, ["ans_star"], seed=seed)
+    star = aggregate(star_rows, keys, ["synthetic_ans_star"], seed=seed)
     ebg_rows = df[df["prompt"] == "ebg"]
     ebg = aggregate(ebg_rows, keys, [m for m in METRICS_EBG if m in ebg_rows], seed=seed)
     for part, rows in ((star, star_rows), (ebg, ebg_rows)):
@@ -309,7 +309,7 @@ def summary(df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
     return star.merge(ebg, on=keys, how="outer").sort_values(keys[-3:]).reset_index(drop=True)
 
 
-def effective_lengths(summary_df: pd.DataFrame, metric: str = "ans", ratio: float = 0.85) -> pd.DataFrame:
+def effective_lengths(summary_df: pd.DataFrame, metric: str = "synthetic_ans", ratio: float = 0.85) -> pd.DataFrame:
     """Per reader × condition: the effective context length on ``metric``
     (``lcrag.scoring.effective_length``: the longest length whose score stays >= ``ratio`` x the
     shortest length's score, NoLiMa's rule)."""

@@ -57,9 +57,9 @@ def heatmaps_figure(summary: pd.DataFrame, *, needles: str = "lcrag", trials: in
     """Ans* (answer-only), Ans (EBG) and their difference per reader x length, LC condition. The title's trial
     count is what ran (:func:`trials_text`), ``trials`` the number the study declares."""
     fig, axes = plt.subplots(1, 3, figsize=(15, _height(summary)))
-    heatmap(wide(summary, "ans_star"), title="Ans* (answer-only), LC", ax=axes[0])
-    heatmap(wide(summary, "ans"), title="Ans (EBG), LC", ax=axes[1])
-    delta_heatmap(wide(summary, "ans") - wide(summary, "ans_star"), title="Δ Ans − Ans* (EBG − answer-only)", ax=axes[2],
+    heatmap(wide(summary, "synthetic_ans_star"), title="Ans* (answer-only), LC", ax=axes[0])
+    heatmap(wide(summary, "synthetic_ans"), title="Ans (EBG), LC", ax=axes[1])
+    delta_heatmap(wide(summary, "synthetic_ans") - wide(summary, "synthetic_ans_star"), title="Δ Ans − Ans* (EBG − answer-only)", ax=axes[2],
                   limit=1.0)
     axes[1].set_yticklabels([])
     axes[2].set_yticklabels([])
@@ -72,8 +72,8 @@ def heatmaps_figure(summary: pd.DataFrame, *, needles: str = "lcrag", trials: in
 def joint_figure(summary: pd.DataFrame):
     """Ans+Evid (strict) and Evid (strict) of the EBG prompt per reader x length, LC condition."""
     fig, axes = plt.subplots(1, 2, figsize=(14, _height(summary)))
-    heatmap(wide(summary, "ans_evid"), title="Ans+Evid (strict) — EBG prompt, LC", ax=axes[0])
-    heatmap(wide(summary, "evid_strict"), title="Evid (strict) — EBG prompt, LC", ax=axes[1])
+    heatmap(wide(summary, "ans_evid"), title="Ans+Evid (exact set) — EBG prompt, LC", ax=axes[0])
+    heatmap(wide(summary, "synthetic_evid_exact_set"), title="Evid (exact set) — EBG prompt, LC", ax=axes[1])
     axes[1].set_yticklabels([])
     fig.tight_layout()
     return fig
@@ -100,11 +100,11 @@ def conditions_hop2_figure(summary: pd.DataFrame, conditions: Sequence[str] | No
     s = reader_rows(summary, reader)
     present = set(s["condition"])
     conds = [c for c in (conditions or CONDITIONS) if c in present]
-    t = s.pivot(index="condition", columns="length", values="ctx_hop2").reindex(conds)
+    t = s.pivot(index="condition", columns="length", values="synthetic_ctx_hop2").reindex(conds)
     t.columns = [fmt_length(c) for c in t.columns]
     t.index.name = None
     fig, ax = plt.subplots(1, 1, figsize=(9, 1.2 + 0.5 * len(conds)))
-    heatmap(t, title=f"second-hop fact in the context shown (ctx_hop2), {', '.join(dict.fromkeys(s['reader_label']))}", ax=ax)
+    heatmap(t, title=f"second-hop fact in the context shown (synthetic_ctx_hop2), {', '.join(dict.fromkeys(s['reader_label']))}", ax=ax)
     return fig
 
 
@@ -162,14 +162,14 @@ def what_it_shows(summary: pd.DataFrame, cond: str = "LC") -> MarkdownText:
     if s.empty:
         return MarkdownText("\n".join(out + [f"* no reader ran the {cond} condition."]))
     for reader, g in s.groupby("reader_label", sort=True):
-        both = g.dropna(subset=["ans_star", "ans"])
+        both = g.dropna(subset=["synthetic_ans_star", "synthetic_ans"])
         lengths = sorted(int(x) for x in g["length"].unique())
         span = fmt_length(lengths[0]) + (f"–{fmt_length(lengths[-1])}" if len(lengths) > 1 else "")
         na = int(g["n_na"].fillna(0).sum()) if "n_na" in g else 0
         line = f"* **{reader}**: {len(lengths)} length(s) ({span}), {int(g['n'].fillna(0).sum())} EBG replies scored"
         line += f", {na} context(s) over its window (N/A)" if na else ""
         if len(both):
-            a_star, a = float(both["ans_star"].mean()), float(both["ans"].mean())
+            a_star, a = float(both["synthetic_ans_star"].mean()), float(both["synthetic_ans"].mean())
             line += f"; mean Ans\\* {a_star:.2f}, Ans {a:.2f}, Δ (EBG − answer-only) {a - a_star:+.2f}"
         else:
             line += "; no length with both Ans\\* and Ans scored"

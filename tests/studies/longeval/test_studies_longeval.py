@@ -16,7 +16,7 @@ from lcrag.studies.longeval.generate import (
     parse_evidence_answer,
 )
 from lcrag.studies.longeval.variants import load_variants, method_matrix
-from lcrag.trec import read_run, validate_run
+from lcrag.formats.trec_rag import read_run, validate_run
 
 needs_data = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
 SMALLEST = "44e521225789bb4e0a23bd3d8482322b"  # full-text query with the fewest sentences (213)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lcrag.data.fixtures import multihop_records, write_multihop
+from lcrag.studies.multihop_rag.fixture import multihop_records, write_multihop
 from lcrag.studies.multihop_rag.data import load_corpus, load_queries, usable_queries
 from lcrag.errors import InputError
 

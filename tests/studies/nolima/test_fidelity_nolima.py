@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from lcrag.studies.nolima.data import load_nolima
-from lcrag.scoring.filters import int_lines, parse_first_json, parse_first_json_synthetic
-from lcrag.scoring.filters import read_reply
+from lcrag.scoring.filters import int_lines, parse_first_json_synthetic, read_reply
+from lcrag.studies.nolima.reply import authors_nolima, parse_first_json
 from lcrag.studies.nolima import coverage as nc
 from lcrag.studies.nolima import figures as F
 from lcrag.studies.nolima import live as LV
@@ -166,8 +166,8 @@ def test_needle_rank_bounds_for_a_zero_scored_needle():
 def test_first_json_object_as_run_full_scale_parse_json_response():
     two = 'reasoning {"answer": "Yuki", "lines": [3]} then {"answer": "Bob", "lines": [4]}'
     assert parse_first_json(two) == {"answer": "Yuki", "lines": [3]}
-    assert read_reply(two, expects_json=True)[1:] == ("Yuki", [3])
-    assert read_reply(two, expects_json=True, rule="lcrag")[1:] == ("Bob", [4])  # lcrag: last object
+    assert read_reply(two, expects_json=True, authors=authors_nolima)[1:] == ("Yuki", [3])
+    assert read_reply(two, expects_json=True, rule="lcrag", authors=authors_nolima)[1:] == ("Bob", [4])  # lcrag: last object
     assert parse_first_json('```json\n{"answer": "Yuki", "lines": [3,],}\n```') == {"answer": "Yuki", "lines": [3]}
     assert parse_first_json('{"lines": [7], "answer": "Yu') == {"lines": [7], "answer": "Yu"}  # '"}' salvage
     assert parse_first_json("no json here") is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lcrag import plots
+from lcrag.studies.nolima import figures
 from lcrag.studies.nolima.data import load_nolima
 from lcrag.scoring.attribution import CLASSES
 from lcrag.studies.nolima import coverage as nc
@@ -52,7 +52,7 @@ def test_attribution_text_source_and_figure(tmp_path):
     assert text.count("\n== ") == 2 and "== LC · SN ==" in text
     live = pd.DataFrame({"reader_label": ["x", "w", "x"]})
     assert NR.attribution_source(tmp_path, live) == "live: w, x"
-    fig = plots.attribution_bars(table, "t")
+    fig = figures.attribution_bars(table, "t")
     assert len(fig.axes) == 2 and fig.axes[0].get_title(loc="left") == "LC · SN"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["a (live)", "b (live)"]  # top to bottom in the table's order
@@ -68,12 +68,12 @@ def test_sensitivity_inputs_and_figures_on_generated_data(tmp_path, tmp_cache):
     assert set(summ.index) == {"onehop", "twohop"} and (summ["n"] == len(GEN.needles["G01"].character_set)).all()
     assert np.allclose(summ["spread"], summ["max_cos"] - summ["min_cos"])
     d = sims[sims["query"] == "twohop"].sort_values("character")
-    fig = plots.similarity_diff_bars(d, title="t")
+    fig = figures.similarity_diff_bars(d, title="t")
     colors = [p.get_facecolor()[:3] for p in fig.axes[0].patches]
     assert len(colors) == len(d) and fig.axes[0].get_title() == "t"
-    assert plots.similarity_bars(d, xlabel="x", title="t").axes[0].get_xlabel() == "x"
+    assert figures.similarity_bars(d, xlabel="x", title="t").axes[0].get_xlabel() == "x"
     pos = pd.DataFrame({"method": ["emb", "emb", "rerank"], "budget": ["50K", "70K", "50K"], "mean_needle_pos": [3.0, 5.0, 1.0]})
-    ax = plots.needle_position_curves(pos, "minilm-cosine", "t").axes[0]
+    ax = figures.needle_position_curves(pos, "minilm-cosine", "t").axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["emb", "rerank: minilm-cosine"]
 
 

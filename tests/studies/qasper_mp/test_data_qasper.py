@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lcrag.data.fixtures import qasper_records, write_qasper
+from lcrag.studies.qasper_mp.fixture import qasper_records, write_qasper
 from lcrag.studies.qasper_mp.data import load_authors, load_qasper
 from lcrag.errors import InputError
 

@@ -49,14 +49,14 @@ def test_10_evidence_f1_compares_rendered_texts():
     (n,) = ctx.gold_lines
     assert ctx.line(n).text == "First  para." and ctx.metadata["gold_texts_by_ref"] == [["First  para."]]
     s = qm.score(_task(q, ctx), Response(answer="yes", lines=[n]))
-    assert s["evidence_f1"] == 1.0 and s["answer_f1"] == 1.0
+    assert s["qasper_evidence_f1"] == 1.0 and s["qasper_answer_f1"] == 1.0
     # an annotator whose evidence maps nowhere is skipped, as build() skips that annotation
     q2 = Question("q2", "p1", "Q?", (Reference("yes", "extractive", ("First  para.",)),
                                      Reference("no", "boolean", ("not in the paper at all",))))
     ctx2 = lc_context(q2, {"p1": PAPER}, ["p1"])
     assert ctx2.metadata["kept_refs"] == [0]
     s2 = qm.score(_task(q2, ctx2), Response(answer="no", lines=[]))
-    assert s2["answer_f1"] == 0.0 and s2["evidence_f1"] == 0.0  # the skipped "no" annotator does not count
+    assert s2["qasper_answer_f1"] == 0.0 and s2["qasper_evidence_f1"] == 0.0  # the skipped "no" annotator does not count
 
 
 def test_10_a_gold_paragraph_with_a_line_break_is_found_and_scores_one():
@@ -70,7 +70,7 @@ def test_10_a_gold_paragraph_with_a_line_break_is_found_and_scores_one():
                         "3: We use BERT.\nIt works.\n4: Tabs\tand\r\nCRLF\n5: </paper>")
     assert ctx.gold_lines == (3,) and ctx.metadata["kept_refs"] == [0]
     s = qm.score(_task(q, ctx), Response(answer="BERT", lines=[3]))
-    assert s["evidence_f1"] == 1.0
+    assert s["qasper_evidence_f1"] == 1.0
     # the other shapes: evidence given with the CRLF paragraph's inner text maps to line 4 (exact after strip)
     q2 = Question("q2", "p1", "Q?", (Reference("x", "extractive", ("Tabs\tand\r\nCRLF",)),))
     assert lc_context(q2, {"p1": paper}, ["p1"]).gold_lines == (4,)

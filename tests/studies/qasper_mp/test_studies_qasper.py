@@ -141,19 +141,19 @@ def test_structural_citations_never_match_gold_and_are_counted(data, items):
     gold = lc.metadata["gold_by_ref"][0]
     title_line = next(ln.number for ln in lc.lines if ln.role == "title")
     good = qm.score(_task(lc, refs), Response(answer=refs[0].answer, lines=gold))
-    assert good == {"answer_f1": 1.0, "evidence_f1": 1.0, "refusal": 0.0, "structural_citation_rate": 0.0}
+    assert good == {"qasper_answer_f1": 1.0, "qasper_evidence_f1": 1.0, "qasper_refusal": 0.0, "qasper_structural_citation_rate": 0.0}
     worse = qm.score(_task(lc, refs), Response(answer=refs[0].answer, lines=gold + [title_line, 10**6]))
     p = len(gold) / (len(gold) + 2)
-    assert worse["evidence_f1"] == pytest.approx(2 * p / (p + 1)) and worse["structural_citation_rate"] == pytest.approx(2 / (len(gold) + 2))
+    assert worse["qasper_evidence_f1"] == pytest.approx(2 * p / (p + 1)) and worse["qasper_structural_citation_rate"] == pytest.approx(2 / (len(gold) + 2))
     only_struct = qm.score(_task(lc, refs), Response(answer="x", lines=[title_line]))
-    assert only_struct["evidence_f1"] == 0.0
+    assert only_struct["qasper_evidence_f1"] == 0.0
 
 
 def test_unanswerable_refusal_scores_full_and_is_counted(data, items):
     it = next(i for i in items if not i.metadata["answerable"])
     lc = qm.conditions_for(it, data, {})[0]
     s = qm.score(_task(lc, it.metadata["references"]), Response(answer="Unanswerable", lines=[]))
-    assert s["answer_f1"] == 1.0 and s["evidence_f1"] == 1.0 and s["refusal"] == 1.0
+    assert s["qasper_answer_f1"] == 1.0 and s["qasper_evidence_f1"] == 1.0 and s["qasper_refusal"] == 1.0
 
 
 def test_sampling_is_stratified_and_deterministic(data):
@@ -189,7 +189,7 @@ def test_end_to_end_with_the_extractive_reader_and_a_judge_hook(data, items, bm2
     assert len(df) == 12 and (df.outcome == "ok").all()
     df = qm.add_judge(df, items, lambda q, golds, pred: 1.0 if pred in golds else 0.0)
     s = qm.summary(df, by_answerability=True, n_boot=50)
-    assert {"answer_f1", "evidence_f1", "judge", "refusal"} <= set(s.columns)
+    assert {"qasper_answer_f1", "qasper_evidence_f1", "qasper_judge", "qasper_refusal"} <= set(s.columns)
     assert s.n.sum() == 12
 
 

@@ -1,4 +1,4 @@
-"""``lcrag data synth-pool``: a model-written pool through the cached reader path, with the safety check.
+"""``lcrag synthetic synth-pool``: a model-written pool through the cached reader path, with the safety check.
 
 Against the loopback fault server (its replies are not facts: nothing is kept, the second run is
 served from the cache) and the real llama.cpp server with SmolLM2 (tiny n).
@@ -42,7 +42,7 @@ def test_cli_fault_server_keeps_safe_facts_and_drops_unsafe(tmp_path, monkeypatc
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
     safe, unsafe = tmp_path / "safe.txt", tmp_path / "unsafe.txt"
     with FaultServer() as srv:
-        args = ["data", "synth-pool", "--reader", "vllm", "--base-url", srv.base_url, "--n", "1", "--batch", "3",
+        args = ["synthetic", "synth-pool", "--reader", "vllm", "--base-url", srv.base_url, "--n", "1", "--batch", "3",
                 "--needles", "lcrag"]
         assert main(args + ["--out", str(safe), "--instructions", "FAULT_REPLY:1. Ana Silva works at Ironpath Labs."]) == 0
         assert main(args + ["--out", str(unsafe), "--instructions", "FAULT_REPLY:- Rosa Nakamura is 61 years old."]) == 1
@@ -60,7 +60,7 @@ def test_cli_with_real_local_model(tmp_path, monkeypatch):
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "pool.txt"
     with LocalServer(port=0, n_ctx=2048) as srv:
-        code = main(["data", "synth-pool", "--reader", "smollm2-local", "--n", "5", "--batch", "5",
+        code = main(["synthetic", "synth-pool", "--reader", "smollm2-local", "--n", "5", "--batch", "5",
                      "--base-url", srv.base_url, "--out", str(out), "--needles", "lcrag"])
     facts = load_pool_file(out)  # loads as a pool file: unique, one per line
     assert code in (0, 1) and 0 < len(facts) <= 5 and (code == 0) == (len(facts) == 5)

@@ -174,8 +174,8 @@ def test_authors_reply_rule_reads_the_first_object_and_leaves_unusable_replies_o
            [{**base, "prompt": "answer_only_json_synthetic", **synthetic.score(star, Response(raw=r))}
             for r in (json.dumps({"answer": gold}), json.dumps({"answer": "no"}), "")]
     s = synthetic.summary(pd.DataFrame(rows)).iloc[0]
-    assert (s["n"], s["n_unusable"], s["ans"], s["evid_strict"]) == (2, 1, 0.5, 0.5)
-    assert (s["n_answer_only"], s["n_unusable_answer_only"], s["ans_star"]) == (2, 1, 0.5)
+    assert (s["n"], s["n_unusable"], s["synthetic_ans"], s["synthetic_evid_exact_set"]) == (2, 1, 0.5, 0.5)
+    assert (s["n_answer_only"], s["n_unusable_answer_only"], s["synthetic_ans_star"]) == (2, 1, 0.5)
 
 
 def _reference_trial(length, trial, seed, pool, needles, rule):

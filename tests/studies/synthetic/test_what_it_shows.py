@@ -6,7 +6,8 @@ from lcrag.studies.synthetic import what_it_shows as synthetic_what_it_shows
 
 
 def _summary(rows):
-    return pd.DataFrame(rows, columns=["reader_label", "condition", "length", "n", "n_na", "ans_star", "ans"])
+    return pd.DataFrame(rows, columns=["reader_label", "condition", "length", "n", "n_na", "synthetic_ans_star",
+                                       "synthetic_ans"])
 
 
 def test_closing_text_names_only_the_readers_that_ran_with_their_numbers():

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import json_repair
 
-from .cache import ResponseCache
-from .call import Budget
-from .judge import json_call
-from .readers import Reader
+from ...llm.cache import ResponseCache
+from ...llm.call import Budget
+from ...llm.judge import json_call
+from ...llm.readers import Reader
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .textio import iter_jsonl
+from ..errors import InputError
+from ..textio import iter_jsonl
 
 
 @dataclass

@@ -4,7 +4,7 @@ Two reader calls per query, both through the one cached path (:func:`lcrag.llm.j
 
 1. :func:`create_nuggets` — a model lists at most ``max_nuggets`` nuggets (minimal facts a good answer states)
    from a reference answer (the organisers' gold answer, or a silver one from
-   :func:`lcrag.llm.judge_longeval.silver_reference`);
+   :func:`lcrag.studies.longeval.judge.silver_reference`);
 2. :func:`grade_nuggets` — a judge grades how well one answer states each nugget, 0 (absent) to 5 (fully).
 
 :func:`nugget_scores` turns grades into the four measures the organisers' files report, under the same names:
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import json_repair
 
-from .cache import ResponseCache
-from .call import Budget
-from .judge import json_call
-from .readers import Reader
+from ...llm.cache import ResponseCache
+from ...llm.call import Budget
+from ...llm.judge import json_call
+from ...llm.readers import Reader
 
 
 def _loads(raw: str):

@@ -12,8 +12,8 @@ from fakes.scripted_chat_server import ScriptedChatServer
 from lcrag.errors import BudgetExceeded
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.call import Budget
-from lcrag.llm.judge_longeval import CandidateDoc, citation_overlap, judge_answer, parse_rubric, silver_reference
-from lcrag.llm.nuggets import create_nuggets, grade_nuggets, nugget_scores
+from lcrag.studies.longeval.judge import CandidateDoc, citation_overlap, judge_answer, parse_rubric, silver_reference
+from lcrag.studies.longeval.nuggets import create_nuggets, grade_nuggets, nugget_scores
 from lcrag.llm.readers import make_reader
 
 DOCS = [CandidateDoc("d0", "Boobies", "Sex differences in foraging."), CandidateDoc("d1", "Rims", "TIG welding of rims.", "fullText"),

@@ -6,27 +6,49 @@ evidence items it was shown are recorded per task (``evidence_id``, ``doc_id``, 
 ``end`` (character offsets in the document, end exclusive), ``text``, ``citation`` = index of
 the item's document in ``references``).
 
-* :func:`parse_evidence_answer` — the reply filter :func:`lcrag.scoring.filters.longeval_evidence_answer`: lenient parse (``json``, then ``json_repair``); status
+* :func:`parse_evidence_answer` — the reply filter: lenient parse (``json``, then ``json_repair``); status
   ``ok | repaired | failed``; ``citations`` is accepted as an alias of ``evidence_ids``.
 * :func:`map_answer` — evidence ids -> citation indices (sorted, deduplicated) and source spans;
   ids outside the shown items are dropped and recorded; sentences beyond ``max_sentences`` are
   cut. A sentence whose text is its one evidence item's text (after stripping) is *extractive*:
   its text is that item's text verbatim.
-* :func:`task_response` — the :class:`lcrag.trec.RagResponse` of a task's reply, with provenance
+* :func:`task_response` — the :class:`lcrag.formats.trec_rag.RagResponse` of a task's reply, with provenance
   (selected passages, evidence, per-sentence sources).
 * :func:`trace_citations` — re-checks that every citation resolves to a candidate document and
   to a span whose text is in that document.
 
-No model is called here; this module is below :mod:`lcrag.measures` and :mod:`lcrag.studies`.
+No model is called here: it is the LongEval study's reply filter and its mapping onto the TREC-RAG format.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..trec import AnswerSentence, RagResponse
-from .filters import longeval_evidence_answer as parse_evidence_answer
+from ...formats.trec_rag import AnswerSentence, RagResponse
+
+
+def parse_evidence_answer(raw: str | None) -> tuple[list[dict[str, Any]], str]:
+    """``([{"text", "evidence_ids"}], status)`` of a LongEval generator reply; status ok|repaired|failed."""
+    try:
+        data, status = json.loads(raw), "ok"
+    except (json.JSONDecodeError, TypeError):
+        try:
+            import json_repair
+
+            data, status = json_repair.loads(raw or ""), "repaired"
+        except Exception:  # noqa: BLE001 - json_repair raises assorted errors on garbage; the reply is unparsable
+            return [], "failed"
+    ans = data.get("answer") if isinstance(data, dict) else None
+    if not isinstance(ans, list):
+        return [], "failed"
+    out = []
+    for a in ans:
+        if isinstance(a, dict) and str(a.get("text", "")).strip():
+            ids = a.get("evidence_ids", a.get("citations", []))
+            out.append({"text": str(a["text"]).strip(), "evidence_ids": ids if isinstance(ids, list) else [ids]})
+    return out, status
 
 
 def _sources(items: Sequence[Mapping[str, Any]]) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lcrag.studies.qasper_mp.data import Reference
-from lcrag.scoring.qasper import (answer_f1, evidence_f1, is_unanswerable, normalize_answer, paragraph_f1,
+from lcrag.studies.qasper_mp.qasper_eval import (answer_f1, evidence_f1, is_unanswerable, normalize_answer, paragraph_f1,
                                   token_f1)
 
 
