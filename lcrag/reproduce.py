@@ -140,8 +140,62 @@ def notebook_parameters(prof: Profile, nb: Path, profile_path: str | Path, decla
     return {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
 
 
+#: default output directory of a rehearsal (never the user's figures/)
+REHEARSAL_OUT = "figures-rehearsal"
+#: default per-cell item limit of a rehearsal
+REHEARSAL_LIMIT = 2
+
+
+def rehearse(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
+             kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1,
+             limit: int = REHEARSAL_LIMIT) -> list[dict[str, Any]]:
+    """The dress rehearsal of a sweep: :func:`run` with every model endpoint answered by a loopback stand-in.
+
+    Starts :class:`lcrag.llm.standin.StandIn` on ``127.0.0.1`` and sets ``LCRAG_REHEARSAL_URL`` to its URL for the
+    run (the notebooks' kernels inherit it): every ``openai``-kind reader profile, every reranker profile and the
+    ``openai:`` embedding endpoint resolve their endpoint to it (:func:`lcrag.config.rehearsal_url`), so no key is
+    needed and nothing leaves the machine. Each notebook that declares ``limit`` runs with ``limit`` items per cell of
+    its design. Outputs go to ``out`` (default ``figures-rehearsal/`` of the checkout, never ``figures/``), results
+    files to ``runs`` (default ``<out>/runs``: a later real run never resumes a rehearsal's rows), replies to the
+    separate cache ``<cache_dir>/rehearsal/`` (:func:`lcrag.config.response_cache_path`). Every saved table whose
+    source names a live model says ``rehearsal`` (:func:`lcrag.provenance.rehearsal_source`), so the scoreboard
+    classes its cells "produced (rehearsal)". Budget checks run on the profiles' prices; no money is spent."""
+    from .config import ENV_REHEARSAL_URL
+    from .llm.standin import StandIn
+
+    if limit < 1:
+        raise ValueError(f"--limit must be 1 or more, not {limit}")
+    out_dir = Path(out) if out else PROJECT_ROOT / REHEARSAL_OUT
+    if out_dir.resolve() == (PROJECT_ROOT / "figures").resolve():
+        raise ValueError("a rehearsal never writes into figures/ (its values are not results): choose another --out")
+    runs_dir = Path(runs) if runs else out_dir / "runs"
+    before = os.environ.get(ENV_REHEARSAL_URL)
+    with StandIn() as stand_in:
+        os.environ[ENV_REHEARSAL_URL] = stand_in.url
+        try:
+            from .config import response_cache_path
+
+            log(f"[lcrag] rehearsal: every reader, embedding and reranker endpoint answers from the loopback stand-in "
+                f"at {stand_in.url} (deterministic replies, not results); no key is needed and no money is spent — "
+                f"budget checks still run on the profiles' prices. Replies are cached apart in "
+                f"{response_cache_path().parent}; tables go to {out_dir}, results files to {runs_dir}; "
+                f"{limit} item(s) per cell where a notebook takes a limit")
+            records = run(profile_path, only=only, out=out_dir, kernel=kernel, runs=runs_dir, log=log, jobs=jobs,
+                          limit=limit)
+        finally:
+            if before is None:
+                os.environ.pop(ENV_REHEARSAL_URL, None)
+            else:
+                os.environ[ENV_REHEARSAL_URL] = before
+        calls = stand_in.requests
+    log("[lcrag] rehearsal stand-in answered " + (", ".join(f"{n} {k}" for k, n in sorted(calls.items())) or "no request")
+        + "; $0.00 spent")
+    return records
+
+
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
-        kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1) -> list[dict[str, Any]]:
+        kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1,
+        limit: int | None = None) -> list[dict[str, Any]]:
     """Execute the selected notebooks; returns one status record per notebook, in notebook order.
 
     A notebook whose data is missing (``missing_data``) is not executed: its record has
@@ -160,6 +214,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     any other parameter whose default lies under ``../runs/`` -> the same name under ``<runs>``)
     so a reproduction starts from nothing, does not resume rows of earlier runs and writes
     nothing under the checkout's ``runs/``.
+
+    ``limit`` (the rehearsal's, :func:`rehearse`) is passed as ``limit`` to every notebook that declares it: that
+    many items per cell of its design (:mod:`lcrag.experiment.runcontrols`).
     """
     prof = load_profile(profile_path)
     out_dir = Path(out) if out else PROJECT_ROOT / "figures"
@@ -173,7 +230,7 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     from .reproduce_checks import check_notebook_keys
 
     check_notebook_keys(profile_path, prof.notebooks, [p.name[:2] for p in notebooks()])
-    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
+    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs, limit=limit) for nb in selected]
     for rec in planned:
         if rec.get("skipped"):
             log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
@@ -235,13 +292,16 @@ RUNS_PREFIX = "../runs/"  # notebooks' default output paths, relative to noteboo
 
 
 def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Path,
-                  runs: str | Path | None) -> dict[str, Any]:
+                  runs: str | Path | None, *, limit: int | None = None) -> dict[str, Any]:
     """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
-    data is missing, ``skipped`` (the reason) with ``seconds`` 0."""
+    data is missing, ``skipped`` (the reason) with ``seconds`` 0. ``limit``: passed as the notebook's ``limit``
+    when it declares one."""
     import papermill as pm
 
     declared = pm.inspect_notebook(str(nb))
     params = notebook_parameters(prof, nb, profile_path, declared)
+    if limit is not None and "limit" in declared:
+        params["limit"] = limit
     if "out_dir" in declared:
         params["out_dir"] = str(out_dir.resolve())
     if runs is not None:
