@@ -181,7 +181,7 @@ def rehearse(profile_path: str | Path, *, only: list[str] | None = None, out: st
                 f"{response_cache_path().parent}; tables go to {out_dir}, results files to {runs_dir}; "
                 f"{limit} item(s) per cell where a notebook takes a limit")
             records = run(profile_path, only=only, out=out_dir, kernel=kernel, runs=runs_dir, log=log, jobs=jobs,
-                          limit=limit)
+                          limit=limit, keep_going=True)
         finally:
             if before is None:
                 os.environ.pop(ENV_REHEARSAL_URL, None)
@@ -190,12 +190,38 @@ def rehearse(profile_path: str | Path, *, only: list[str] | None = None, out: st
         calls = stand_in.requests
     log("[lcrag] rehearsal stand-in answered " + (", ".join(f"{n} {k}" for k, n in sorted(calls.items())) or "no request")
         + "; $0.00 spent")
+    if any(not r.get("skipped") for r in records):
+        log(rehearsal_gaps(out_dir, records))
     return records
+
+
+#: the file a rehearsal writes beside the scoreboard: every cell still not produced, with the kind of its gap
+GAPS_FILE = "rehearsal_gaps.csv"
+
+
+def rehearsal_gaps(out_dir: str | Path, records: list[dict[str, Any]]) -> str:
+    """Write ``<out_dir>/rehearsal_gaps.csv`` (the scoreboard's *not produced* cells with their gap kind,
+    :func:`lcrag.scoreboard.gap_kind`: data / unpublished / wiring) and return the lines that say, per paper, how
+    many of each kind remain and which cells are ``wiring`` (what a paid run would miss as configured)."""
+    from .scoreboard import build, gaps
+
+    cells, _ = build(out_dir)
+    skipped = {Path(r["notebook"]).stem: r["skipped"] for r in records if r.get("skipped")}
+    g = gaps(cells, skipped)
+    g[["paper", "study", "id", "table", "reason", "gap"]].to_csv(Path(out_dir) / GAPS_FILE, index=False)
+    lines = []
+    for paper, grp in g.groupby("paper", sort=True):
+        n = grp["gap"].value_counts()
+        lines.append(f"[lcrag] rehearsal, {paper}: {len(grp)} cell(s) not produced — "
+                     + ", ".join(f"{int(n.get(k, 0))} {k}" for k in ("data", "unpublished", "wiring")))
+        wiring = grp[grp["gap"] == "wiring"]
+        lines += [f"[lcrag]   wiring gap {r.id}: {r.reason}" for r in wiring.itertuples()]
+    return "\n".join(lines) + f"\n[lcrag] every gap with its kind: {Path(out_dir) / GAPS_FILE}"
 
 
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
         kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1,
-        limit: int | None = None) -> list[dict[str, Any]]:
+        limit: int | None = None, keep_going: bool = False) -> list[dict[str, Any]]:
     """Execute the selected notebooks; returns one status record per notebook, in notebook order.
 
     A notebook whose data is missing (``missing_data``) is not executed: its record has
@@ -216,7 +242,9 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     nothing under the checkout's ``runs/``.
 
     ``limit`` (the rehearsal's, :func:`rehearse`) is passed as ``limit`` to every notebook that declares it: that
-    many items per cell of its design (:mod:`lcrag.experiment.runcontrols`).
+    many items per cell of its design (:mod:`lcrag.experiment.runcontrols`). ``keep_going`` (the rehearsal's): a
+    failing notebook does not stop the run; its record has ``failed`` (what failed, where the traceback is) and the
+    scoreboard is still written, so one pass lists every notebook that a paid run would see fail.
     """
     prof = load_profile(profile_path)
     out_dir = Path(out) if out else PROJECT_ROOT / "figures"
@@ -236,7 +264,7 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
             log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
     if not any(not rec.get("skipped") for rec in planned):
         return planned
-    records = _run_planned(planned, out_dir, kernel, log, jobs)
+    records = _run_planned(planned, out_dir, kernel, log, jobs, keep_going=keep_going)
     from .scoreboard import summary_line, write as write_scoreboard  # how close each number is to the paper
 
     log(f"[lcrag] scoreboard: {write_scoreboard(out_dir)['md']}\n{summary_line(out_dir)}")
@@ -252,12 +280,13 @@ def _shown(path: str | Path) -> str:
     return str(p.relative_to(PROJECT_ROOT)) if p.is_relative_to(PROJECT_ROOT) else str(p)
 
 
-def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
+def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs,
+                 keep_going: bool = False) -> list[dict[str, Any]]:
     todo = [rec for rec in planned if not rec.get("skipped")]
     if jobs > 1 and len(todo) > 1:
         from .runtime.jobs import run_parallel
 
-        done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log)
+        done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log, keep_going=keep_going)
         by_name = {r["notebook"]: r for r in done}
         return [by_name.get(r["notebook"], r) for r in planned]
     records: list[dict[str, Any]] = []
@@ -280,6 +309,10 @@ def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs
         except Exception as e:  # a failing cell or a dead kernel: name the notebook and where its traceback is
             from .runtime.jobs import NotebookFailed, describe, failure
 
+            if keep_going:
+                records.append({**rec, "seconds": 0.0, "failed": failure(rec["notebook"], describe(e), out_dir)})
+                log(f"[lcrag] {records[-1]['failed']}")
+                continue
             raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
                                  f"{left} not started") from e
         log(f"[lcrag] {rec['notebook']} done in {records[-1]['seconds']:.1f} s")

@@ -72,7 +72,7 @@ def run(args) -> int:
     else:
         recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs)
     print(summary(recs, wall_s=time.perf_counter() - t0, jobs=jobs))
-    return 0
+    return 1 if any(r.get("failed") for r in recs) else 0
 
 
 def dry_run(params: Path, only) -> int:
@@ -94,12 +94,14 @@ def dry_run(params: Path, only) -> int:
 def summary(recs: list[dict], wall_s: float | None = None, jobs: int = 1) -> str:
     """Run summary: notebooks executed (their summed time and, when given, the wall time of the run with
     ``jobs`` notebooks at once) and one line per skipped notebook with its reason."""
-    ran = [r for r in recs if not r.get("skipped")]
+    ran = [r for r in recs if not r.get("skipped") and not r.get("failed")]
     skipped = [r for r in recs if r.get("skipped")]
+    failed = [r for r in recs if r.get("failed")]
     total = sum(r["seconds"] for r in ran)
     head = f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s"
     if wall_s is not None:
         head += f" of notebook time, {wall_s:.0f} s wall time ({max(1, min(jobs, len(ran)))} at once)"
-    lines = [f"{head}, {len(skipped)} skipped"]
+    lines = [f"{head}, {len(skipped)} skipped" + (f", {len(failed)} failed" if failed else "")]
     lines += [f"[lcrag]   skipped {r['notebook']}: {r['skipped']}" for r in skipped]
+    lines += [f"[lcrag]   failed {r['failed']}" for r in failed]
     return "\n".join(lines)
