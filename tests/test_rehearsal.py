@@ -22,10 +22,6 @@ from lcrag.scoreboard import STUDIES, paper_values
 
 pytestmark = pytest.mark.slow
 
-#: the EBG paper's "not produced" count of the offline reproduction this rehearsal must bring down
-OFFLINE_NOT_PRODUCED_EBG = 100
-
-
 def _seed_embeddings(cache: Path) -> None:
     """Copy the local MiniLM embedding store of the caller's cache, when there is one: its vectors are the local
     model's (the same in a rehearsal), and a cold store costs minutes of CPU (notebook 02 embeds 19 haystacks)."""
@@ -79,8 +75,9 @@ def test_rehearsal_writes_apart_from_the_users_outputs_and_cache(rehearsal):
 
 
 def test_ebg_not_produced_only_for_data_or_unpublished_material(rehearsal):
-    """The Must-show: the EBG "not produced" count falls from 100 (offline) to the cells whose gap is the data or
-    unpublished material; every other cell is "produced (rehearsal)" or compared."""
+    """The Must-show: the EBG "not produced" count falls to the cells whose gap is the data or unpublished material
+    (lcrag.scoreboard.gap_kind; listed on stderr); every other cell is "produced (rehearsal)" or compared. A cell
+    left for missing wiring fails the test with its id, table and reason."""
     assert (rehearsal["out"] / "rehearsal_gaps.csv").is_file(), _log(rehearsal)
     cells = pd.read_csv(rehearsal["out"] / "scoreboard.csv")
     cells = cells[cells["kind"] == "cell"] if "kind" in cells else cells
@@ -90,14 +87,13 @@ def test_ebg_not_produced_only_for_data_or_unpublished_material(rehearsal):
     assert len(ebg_gaps) == int((ebg["cls"] == "not produced").sum())
     assert int((ebg["cls"] == "produced (rehearsal)").sum()) > 0
     listing = "\n".join(f"  {r.gap:11s} {r.id}: {r.reason}" for r in ebg_gaps.sort_values(["gap", "id"]).itertuples())
-    print(f"EBG not produced after the rehearsal: {len(ebg_gaps)} (offline: {OFFLINE_NOT_PRODUCED_EBG})\n{listing}",
-          file=sys.stderr)
+    print(f"EBG not produced after the rehearsal: {len(ebg_gaps)} of {len(ebg)} cells "
+          f"({int((ebg['cls'] == 'produced (rehearsal)').sum())} produced (rehearsal))\n{listing}", file=sys.stderr)
     wiring = ebg_gaps[ebg_gaps["gap"] == "wiring"]
     assert wiring.empty, (f"{len(wiring)} EBG cell(s) stay not produced for missing wiring (a paid run would not "
                           f"fill them as configured):\n"
                           + "\n".join(f"  {r.id} [{r.table}]: {r.reason}" for r in wiring.itertuples()))
     assert set(ebg_gaps["gap"]) <= {"data", "unpublished"}
-    assert len(ebg_gaps) < OFFLINE_NOT_PRODUCED_EBG
 
 
 def test_no_null_mapping_without_a_reason():
