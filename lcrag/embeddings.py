@@ -240,6 +240,10 @@ def _embed_openai(name: str, texts: list[str], batch_size: int, *, policy: Retry
     policy = policy or OPENAI_RETRY
     rng = rng or random.Random()
     extra = {"base_url": rehearsal, "api_key": "sk-no-key-needed-for-the-rehearsal-stand-in"} if rehearsal else {}
+    if rehearsal:
+        from .provenance import note_stand_in
+
+        note_stand_in(f"embeddings openai:{name}")
     client = OpenAI(max_retries=0, timeout=policy.timeout_s, **extra)  # every attempt is ours and counted
     out: list[list[float]] = []
     step = max(1, min(batch_size, 2048))

@@ -44,6 +44,7 @@ def note_reader(label: str) -> None:
 def reset() -> None:
     _DATA.clear()
     _READERS.clear()
+    _STAND_IN.clear()
 
 
 def recorded(readers=None) -> str | None:
@@ -97,11 +98,27 @@ def names_live_model(source: str) -> bool:
     return bool(re.search(r"\blive\b", s)) and "no model" not in s
 
 
+_STAND_IN: dict[str, None] = {}
+
+
+def note_stand_in(what: str) -> None:
+    """Record that the rehearsal stand-in answered an embedding or rerank request in this process (``what``: e.g.
+    ``"embeddings openai:text-embedding-3-small"``): from then on every table this process saves is marked
+    :data:`REHEARSAL_MARK` (its numbers may hold the stand-in's vectors or scores, whatever its source names)."""
+    if what:
+        _STAND_IN.setdefault(what, None)
+
+
 def rehearsal_source(source: str) -> str:
     """``source`` with :data:`REHEARSAL_MARK` appended when a rehearsal runs (``LCRAG_REHEARSAL_URL``) and it names
-    a live model; else unchanged."""
+    a live model, or this process had the stand-in's embeddings or rerank scores (:func:`note_stand_in`); else
+    unchanged."""
     from .config import rehearsal_url
 
-    if not rehearsal_url() or "rehearsal" in str(source).lower() or not names_live_model(source):
+    if not rehearsal_url() or "rehearsal" in str(source).lower():
         return source
-    return f"{source}; {REHEARSAL_MARK}"
+    if names_live_model(source):
+        return f"{source}; {REHEARSAL_MARK}"
+    if _STAND_IN:
+        return f"{source}; {REHEARSAL_MARK} ({', '.join(_STAND_IN)})"
+    return source

@@ -211,6 +211,12 @@ class EndpointReranker(Reranker):
         else:
             url, payload = f"{p.base_url.rstrip('/')}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
         headers = self._headers()
+        from ..config import rehearsal_url
+
+        if rehearsal_url() and p.base_url.rstrip("/") == rehearsal_url():
+            from ..provenance import note_stand_in
+
+            note_stand_in(f"rerank {p.model}")
 
         def once() -> dict[str, Any]:
             r = self._http().post(url, json=payload, headers=headers)
