@@ -350,6 +350,9 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
             default = str(spec.get("default") or "").strip("\"'")
             if key not in params and default.startswith(RUNS_PREFIX):
                 params[key] = str(rdir / default[len(RUNS_PREFIX):])
+            elif isinstance(params.get(key), str) and params[key].startswith(RUNS_PREFIX):
+                # a parameter file's own path under runs/ (params/12_*.yaml's stratified results) moves too
+                params[key] = str(rdir / params[key][len(RUNS_PREFIX):])
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
                            "local_model": starts_local_server(params, declared),
                            "expect_empty": declared_value(params, declared, "expect_empty") or []}

@@ -44,13 +44,15 @@ def rehearsal(tmp_path_factory):
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "VLLM_API_KEY", "LCRAG_REHEARSAL_URL"):
         env.pop(key, None)  # no key: the rehearsal must need none
     out = tmp / "out"
+    checkout_runs = sorted(p.name for p in (PROJECT_ROOT / "runs").glob("*")) if (PROJECT_ROOT / "runs").is_dir() else []
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", "params/paper.yaml", "--rehearse",
                            "--limit", "1", "--jobs", "2", "--out", str(out)],
                           cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=3600)
     wall = time.perf_counter() - t0
     print(f"rehearsal wall time {wall:.0f} s", file=sys.stderr)
-    return {"proc": proc, "out": out, "cache": cache, "wall": wall}
+    after = sorted(p.name for p in (PROJECT_ROOT / "runs").glob("*")) if (PROJECT_ROOT / "runs").is_dir() else []
+    return {"proc": proc, "out": out, "cache": cache, "wall": wall, "checkout_runs": (checkout_runs, after)}
 
 
 def _log(r) -> str:
@@ -72,6 +74,8 @@ def test_rehearsal_writes_apart_from_the_users_outputs_and_cache(rehearsal):
     assert (cache / "rehearsal" / "responses.sqlite").is_file()  # the stand-in's replies
     assert not (cache / "responses.sqlite").exists()  # …never in the cache a real run reads
     assert any((out / "runs").iterdir())  # results files under the rehearsal's output, not the checkout's runs/
+    before, after = rehearsal["checkout_runs"]
+    assert after == before, f"the rehearsal wrote into the checkout's runs/: {sorted(set(after) - set(before))}"
 
 
 def test_ebg_not_produced_only_for_data_or_unpublished_material(rehearsal):
