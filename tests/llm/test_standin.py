@@ -327,3 +327,31 @@ def test_reranker_endpoint_reads_the_stand_in(rehearsal, tmp_path, api):
         assert "rehearsal" in provenance.rehearsal_source("NoLiMa real data")
     finally:
         provenance.reset()
+
+
+def test_lcrag_serve_standin_answers_and_stops_on_sigterm(tmp_path):
+    """``lcrag serve --standin`` in a child process: ready line, a chat completion, a clean stop on SIGTERM."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    from lcrag.config import PROJECT_ROOT
+
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "LCRAG_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "lcrag.cli", "serve", "--standin", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/v1" in line, line + proc.stderr.read()
+        status, body = _post(f"http://127.0.0.1:{port}/v1/chat/completions",
+                             {"model": "gpt-5", "messages": [{"role": "user", "content": "Question: who?"}]})
+        assert status == 200 and body["model"] == "gpt-5"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "1 POST /chat/completions" in out
