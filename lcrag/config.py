@@ -16,6 +16,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_ROOT = Path(__file__).resolve().parent
 ENV_DATA_DIR = "LCRAG_DATA_DIR"
 ENV_CACHE_DIR = "LCRAG_CACHE_DIR"
+#: the dress rehearsal's one override (``lcrag reproduce --rehearse``): the base URL of the loopback stand-in
+#: (:mod:`lcrag.llm.standin`) that every reader, embedding-endpoint and reranker profile then calls
+ENV_REHEARSAL_URL = "LCRAG_REHEARSAL_URL"
 
 
 def threads_from_env(name: str) -> int:
@@ -31,6 +34,40 @@ def threads_from_env(name: str) -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def rehearsal_url() -> str | None:
+    """The stand-in's base URL while a dress rehearsal runs (``LCRAG_REHEARSAL_URL``), else None.
+
+    Set, it is the one place profiles resolve their endpoint from: every ``openai``-kind reader profile, every
+    reranker profile and the ``openai:`` embedding endpoint call it instead of their own ``base_url`` (no key is
+    needed: it is a loopback address, which :func:`lcrag.llm.profiles.is_loopback` checks); replies go to a separate
+    response cache (:func:`response_cache_path`) and every saved table's source says ``rehearsal``
+    (:func:`lcrag.provenance.table_source`). A value that is not a loopback ``http://`` URL is refused: a rehearsal
+    must never send prompts elsewhere."""
+    raw = (os.environ.get(ENV_REHEARSAL_URL) or "").strip()
+    if not raw:
+        return None
+    from urllib.parse import urlparse
+
+    u = urlparse(raw)
+    host = u.hostname or ""
+    if u.scheme != "http" or not (host in ("localhost", "::1") or host.startswith("127.")):
+        from .errors import ConfigError
+
+        raise ConfigError(ENV_REHEARSAL_URL, f"{raw!r} is not a loopback http:// URL (the rehearsal stand-in listens "
+                                             "on 127.0.0.1)", field=ENV_REHEARSAL_URL)
+    return raw.rstrip("/")
+
+
+def response_cache_path() -> Path:
+    """Default response cache file: ``<cache_dir>/responses.sqlite``, or ``<cache_dir>/rehearsal/responses.sqlite``
+    during a rehearsal, so a stand-in's replies never enter the cache a real run reads."""
+    if rehearsal_url():
+        p = cache_dir() / "rehearsal"
+        p.mkdir(parents=True, exist_ok=True)
+        return p / "responses.sqlite"
+    return cache_dir() / "responses.sqlite"
 
 
 def data_dir(explicit: str | os.PathLike | None = None) -> Path | None:

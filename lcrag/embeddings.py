@@ -240,13 +240,21 @@ def _embed_openai(name: str, texts: list[str], batch_size: int, *, policy: Retry
     malformed responses, with full-jitter exponential backoff; a final failure raises
     ``RetriesExhausted`` naming the reason.
     """
-    if not os.environ.get("OPENAI_API_KEY"):
+    from .config import rehearsal_url
+
+    rehearsal = rehearsal_url()  # a dress rehearsal: the loopback stand-in answers, no key needed
+    if not rehearsal and not os.environ.get("OPENAI_API_KEY"):
         raise RuntimeError(f"embedding model openai:{name} needs OPENAI_API_KEY in the environment")
     from openai import OpenAI
 
     policy = policy or OPENAI_RETRY
     rng = rng or random.Random()
-    client = OpenAI(max_retries=0, timeout=policy.timeout_s)  # every attempt is ours and counted
+    extra = {"base_url": rehearsal, "api_key": "sk-no-key-needed-for-the-rehearsal-stand-in"} if rehearsal else {}
+    if rehearsal:
+        from .provenance import note_stand_in
+
+        note_stand_in(f"embeddings openai:{name}")
+    client = OpenAI(max_retries=0, timeout=policy.timeout_s, **extra)  # every attempt is ours and counted
     out: list[list[float]] = []
     step = max(1, min(batch_size, 2048))
     for i in range(0, len(texts), step):
@@ -390,6 +398,13 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
         return np.zeros((0, 384 if model_id == MINILM else 0), dtype=np.float32)
     keys = [text_key(t) for t in texts]
     store = default_cache() if cache is True else cache if isinstance(cache, EmbeddingCache) else None
+    if store is not None and model_id != MINILM:
+        from .config import rehearsal_url
+
+        if rehearsal_url():  # the stand-in's vectors never enter a store a real run reads (local MiniLM's are real)
+            rdir = cache_dir() / "rehearsal"
+            rdir.mkdir(parents=True, exist_ok=True)
+            store = _default_cache(str(rdir / "embeddings.sqlite"))
     stored_as = store_backend(backend_id)
     found = store.get_many(model_id, list(dict.fromkeys(keys)), stored_as) if store else {}
     missing: dict[str, str] = {}

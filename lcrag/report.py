@@ -30,6 +30,10 @@ def save_table(df: pd.DataFrame, name: str, out_dir: str | Path | None = None, *
     from .provenance import table_source
 
     src = table_source(df, source)
+    if "source" in df.columns:  # rows that say where each comes from: a live row of a rehearsal says so
+        from .provenance import rehearsal_source
+
+        df = df.assign(source=df["source"].map(lambda v: rehearsal_source(v) if isinstance(v, str) else v))
     out = _out(out_dir)
     paths = {"csv": out / f"{name}.csv", "md": out / f"{name}.md", "tex": out / f"{name}.tex"}
     df.assign(**{"source" if "source" not in df.columns else "table_source": src}).to_csv(paths["csv"], index=index)

@@ -140,8 +140,88 @@ def notebook_parameters(prof: Profile, nb: Path, profile_path: str | Path, decla
     return {k: v for k, v in {**prof.defaults, **from_file, **prof.notebooks.get(nb.name[:2], {})}.items() if k in declared}
 
 
+#: default output directory of a rehearsal (never the user's figures/)
+REHEARSAL_OUT = "figures-rehearsal"
+#: default per-cell item limit of a rehearsal
+REHEARSAL_LIMIT = 2
+
+
+def rehearse(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
+             kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1,
+             limit: int = REHEARSAL_LIMIT) -> list[dict[str, Any]]:
+    """The dress rehearsal of a sweep: :func:`run` with every model endpoint answered by a loopback stand-in.
+
+    Starts :class:`lcrag.llm.standin.StandIn` on ``127.0.0.1`` and sets ``LCRAG_REHEARSAL_URL`` to its URL for the
+    run (the notebooks' kernels inherit it): every ``openai``-kind reader profile, every reranker profile and the
+    ``openai:`` embedding endpoint resolve their endpoint to it (:func:`lcrag.config.rehearsal_url`), so no key is
+    needed and nothing leaves the machine. Each notebook that declares ``limit`` runs with ``limit`` items per cell of
+    its design. Outputs go to ``out`` (default ``figures-rehearsal/`` of the checkout, never ``figures/``), results
+    files to ``runs`` (default ``<out>/runs``: a later real run never resumes a rehearsal's rows), replies to the
+    separate cache ``<cache_dir>/rehearsal/`` (:func:`lcrag.config.response_cache_path`). Every saved table whose
+    source names a live model says ``rehearsal`` (:func:`lcrag.provenance.rehearsal_source`), so the scoreboard
+    classes its cells "produced (rehearsal)". Budget checks run on the profiles' prices; no money is spent."""
+    from .config import ENV_REHEARSAL_URL
+    from .llm.standin import StandIn
+
+    if limit < 1:
+        raise ValueError(f"--limit must be 1 or more, not {limit}")
+    out_dir = Path(out) if out else PROJECT_ROOT / REHEARSAL_OUT
+    if out_dir.resolve() == (PROJECT_ROOT / "figures").resolve():
+        raise ValueError("a rehearsal never writes into figures/ (its values are not results): choose another --out")
+    runs_dir = Path(runs) if runs else out_dir / "runs"
+    before = os.environ.get(ENV_REHEARSAL_URL)
+    with StandIn() as stand_in:
+        os.environ[ENV_REHEARSAL_URL] = stand_in.url
+        try:
+            from .config import response_cache_path
+
+            log(f"[lcrag] rehearsal: every reader, embedding and reranker endpoint answers from the loopback stand-in "
+                f"at {stand_in.url} (deterministic replies, not results); no key is needed and no money is spent — "
+                f"budget checks still run on the profiles' prices. Replies are cached apart in "
+                f"{response_cache_path().parent}; tables go to {out_dir}, results files to {runs_dir}; "
+                f"{limit} item(s) per cell where a notebook takes a limit")
+            records = run(profile_path, only=only, out=out_dir, kernel=kernel, runs=runs_dir, log=log, jobs=jobs,
+                          limit=limit, keep_going=True)
+        finally:
+            if before is None:
+                os.environ.pop(ENV_REHEARSAL_URL, None)
+            else:
+                os.environ[ENV_REHEARSAL_URL] = before
+        calls = stand_in.requests
+    log("[lcrag] rehearsal stand-in answered " + (", ".join(f"{n} {k}" for k, n in sorted(calls.items())) or "no request")
+        + "; $0.00 spent")
+    if any(not r.get("skipped") for r in records):
+        log(rehearsal_gaps(out_dir, records))
+    return records
+
+
+#: the file a rehearsal writes beside the scoreboard: every cell still not produced, with the kind of its gap
+GAPS_FILE = "rehearsal_gaps.csv"
+
+
+def rehearsal_gaps(out_dir: str | Path, records: list[dict[str, Any]]) -> str:
+    """Write ``<out_dir>/rehearsal_gaps.csv`` (the scoreboard's *not produced* cells with their gap kind,
+    :func:`lcrag.scoreboard.gap_kind`: data / unpublished / wiring) and return the lines that say, per paper, how
+    many of each kind remain and which cells are ``wiring`` (what a paid run would miss as configured)."""
+    from .scoreboard import build, gaps
+
+    cells, _ = build(out_dir)
+    skipped = {Path(r["notebook"]).stem: r["skipped"] for r in records if r.get("skipped")}
+    g = gaps(cells, skipped)
+    g[["paper", "study", "id", "table", "reason", "gap"]].to_csv(Path(out_dir) / GAPS_FILE, index=False)
+    lines = []
+    for paper, grp in g.groupby("paper", sort=True):
+        n = grp["gap"].value_counts()
+        lines.append(f"[lcrag] rehearsal, {paper}: {len(grp)} cell(s) not produced — "
+                     + ", ".join(f"{int(n.get(k, 0))} {k}" for k in ("data", "unpublished", "wiring")))
+        wiring = grp[grp["gap"] == "wiring"]
+        lines += [f"[lcrag]   wiring gap {r.id}: {r.reason}" for r in wiring.itertuples()]
+    return "\n".join(lines) + f"\n[lcrag] every gap with its kind: {Path(out_dir) / GAPS_FILE}"
+
+
 def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | Path | None = None,
-        kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1) -> list[dict[str, Any]]:
+        kernel: str | None = None, runs: str | Path | None = None, log=print, jobs: int = 1,
+        limit: int | None = None, keep_going: bool = False) -> list[dict[str, Any]]:
     """Execute the selected notebooks; returns one status record per notebook, in notebook order.
 
     A notebook whose data is missing (``missing_data``) is not executed: its record has
@@ -160,6 +240,11 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     any other parameter whose default lies under ``../runs/`` -> the same name under ``<runs>``)
     so a reproduction starts from nothing, does not resume rows of earlier runs and writes
     nothing under the checkout's ``runs/``.
+
+    ``limit`` (the rehearsal's, :func:`rehearse`) is passed as ``limit`` to every notebook that declares it: that
+    many items per cell of its design (:mod:`lcrag.experiment.runcontrols`). ``keep_going`` (the rehearsal's): a
+    failing notebook does not stop the run; its record has ``failed`` (what failed, where the traceback is) and the
+    scoreboard is still written, so one pass lists every notebook that a paid run would see fail.
     """
     prof = load_profile(profile_path)
     out_dir = Path(out) if out else PROJECT_ROOT / "figures"
@@ -173,13 +258,13 @@ def run(profile_path: str | Path, *, only: list[str] | None = None, out: str | P
     from .reproduce_checks import check_notebook_keys
 
     check_notebook_keys(profile_path, prof.notebooks, [p.name[:2] for p in notebooks()])
-    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs) for nb in selected]
+    planned = [plan_notebook(prof, nb, profile_path, out_dir, runs, limit=limit) for nb in selected]
     for rec in planned:
         if rec.get("skipped"):
             log(f"[lcrag] skipped {rec['notebook']}: {rec['skipped']}")
     if not any(not rec.get("skipped") for rec in planned):
         return planned
-    records = _run_planned(planned, out_dir, kernel, log, jobs)
+    records = _run_planned(planned, out_dir, kernel, log, jobs, keep_going=keep_going)
     from .scoreboard import summary_line, write as write_scoreboard  # how close each number is to the paper
 
     log(f"[lcrag] scoreboard: {write_scoreboard(out_dir)['md']}\n{summary_line(out_dir)}")
@@ -195,12 +280,13 @@ def _shown(path: str | Path) -> str:
     return str(p.relative_to(PROJECT_ROOT)) if p.is_relative_to(PROJECT_ROOT) else str(p)
 
 
-def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs) -> list[dict[str, Any]]:
+def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs,
+                 keep_going: bool = False) -> list[dict[str, Any]]:
     todo = [rec for rec in planned if not rec.get("skipped")]
     if jobs > 1 and len(todo) > 1:
         from .runtime.jobs import run_parallel
 
-        done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log)
+        done = run_parallel(todo, out_dir, kernel=kernel, jobs=jobs, log=log, keep_going=keep_going)
         by_name = {r["notebook"]: r for r in done}
         return [by_name.get(r["notebook"], r) for r in planned]
     records: list[dict[str, Any]] = []
@@ -223,6 +309,10 @@ def _run_planned(planned: list[dict[str, Any]], out_dir: Path, kernel, log, jobs
         except Exception as e:  # a failing cell or a dead kernel: name the notebook and where its traceback is
             from .runtime.jobs import NotebookFailed, describe, failure
 
+            if keep_going:
+                records.append({**rec, "seconds": 0.0, "failed": failure(rec["notebook"], describe(e), out_dir)})
+                log(f"[lcrag] {records[-1]['failed']}")
+                continue
             raise NotebookFailed(f"{failure(rec['notebook'], describe(e), out_dir)}; {done} notebook(s) done, "
                                  f"{left} not started") from e
         log(f"[lcrag] {rec['notebook']} done in {records[-1]['seconds']:.1f} s")
@@ -235,13 +325,16 @@ RUNS_PREFIX = "../runs/"  # notebooks' default output paths, relative to noteboo
 
 
 def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Path,
-                  runs: str | Path | None) -> dict[str, Any]:
+                  runs: str | Path | None, *, limit: int | None = None) -> dict[str, Any]:
     """The record of one notebook before it runs: ``notebook``, ``path``, ``parameters`` and, when its
-    data is missing, ``skipped`` (the reason) with ``seconds`` 0."""
+    data is missing, ``skipped`` (the reason) with ``seconds`` 0. ``limit``: passed as the notebook's ``limit``
+    when it declares one."""
     import papermill as pm
 
     declared = pm.inspect_notebook(str(nb))
     params = notebook_parameters(prof, nb, profile_path, declared)
+    if limit is not None and "limit" in declared:
+        params["limit"] = limit
     if "out_dir" in declared:
         params["out_dir"] = str(out_dir.resolve())
     if runs is not None:
@@ -257,6 +350,9 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
             default = str(spec.get("default") or "").strip("\"'")
             if key not in params and default.startswith(RUNS_PREFIX):
                 params[key] = str(rdir / default[len(RUNS_PREFIX):])
+            elif isinstance(params.get(key), str) and params[key].startswith(RUNS_PREFIX):
+                # a parameter file's own path under runs/ (params/12_*.yaml's stratified results) moves too
+                params[key] = str(rdir / params[key][len(RUNS_PREFIX):])
     rec: dict[str, Any] = {"notebook": nb.name, "path": str(nb), "parameters": params,
                            "local_model": starts_local_server(params, declared),
                            "expect_empty": declared_value(params, declared, "expect_empty") or []}

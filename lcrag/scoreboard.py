@@ -224,6 +224,8 @@ def declared_provenance(doc: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
 def source_class(source: str) -> str:
     """The source class a table's ``source`` text names (module doc)."""
     s = str(source).lower()
+    if "rehearsal" in s:  # a stand-in answered for the live models (lcrag.provenance.rehearsal_source)
+        return "generated fixture" if "fixture" in s else "rehearsal"
     if "readers:" in s:  # a live run names its readers; lcrag's baselines say "(no model)"
         readers = s.split("readers:", 1)[1].split(";")[0]
         if any(r.strip() and "no model" not in r for r in readers.split("),")):
@@ -603,13 +605,55 @@ def by_class_order(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(_k=key).sort_values("_k", kind="stable").drop(columns="_k")
 
 
+#: kinds of a "not produced" cell's reason (:func:`gap_kind`)
+GAP_KINDS = ("data", "unpublished", "wiring")
+_UNPUBLISHED = ("not published", "unpublished", "never committed", "not public", "nobody published")
+_DATA = ("data directory", "lfs pointer", "not in the data", "needs qasper", "needs multihop", "property of the query file",
+         "not the benchmark's data", "haystack", "books 2-5")
+
+
+def gap_kind(reason: str, table: str = "", skipped: Mapping[str, str] | None = None) -> str:
+    """Why a stated cell is *not produced*, as one of :data:`GAP_KINDS`:
+
+    * ``data`` — the benchmark's data is not in the data directory: lcrag's generated fixture stood in
+      (:data:`FIXTURE_REASON`), the notebook of the cell's table was skipped for missing data (``skipped``: notebook
+      stem or number prefix → reason, as ``lcrag reproduce`` reports it), or the mapping's reason names the data;
+    * ``unpublished`` — the value needs material nobody published (the mapping's reason says so);
+    * ``wiring`` — anything a paid run could fill once configured: no mapping without a reason, a reason that
+      asks for a live run, a table the run did not write (notebook not run or failed) or without the mapped row or
+      column. A dress rehearsal (``lcrag reproduce --rehearse``) leaves no ``wiring`` gap when the sweep is
+      complete."""
+    r = str(reason or "").lower()
+    if reason == FIXTURE_REASON or any(k in r for k in _DATA):
+        return "data"
+    if "not in this figures directory" in r and table:
+        prefix = table[:2]
+        for nb, why in (skipped or {}).items():
+            if str(nb)[:2] == prefix and why:
+                return "data"
+        return "wiring"
+    if re.search(r"\blive\b", r):
+        return "wiring"
+    if any(k in r for k in _UNPUBLISHED):
+        return "unpublished"
+    return "wiring"
+
+
+def gaps(cells: pd.DataFrame, skipped: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The *not produced* cells of ``cells`` (:func:`build`) with their :func:`gap_kind` in a column ``gap``."""
+    c = cells[cells["cls"] == "not produced"]
+    return c.assign(gap=[gap_kind(r, t, skipped) for r, t in zip(c["reason"], c["table"])])
+
+
 def summary_line(figures: str | Path) -> str:
     """One line per paper: the counts of :func:`counts` for ``figures``."""
     cells, effects = build(figures)
     parts = []
     for _, r in counts(cells, effects).iterrows():
         parts.append(f"{r['paper']}: {r['cells']} cells ({r['exact']} exact, {r['within 1 pp']} within 1 pp, "
-                     f"{r['further']} further, {r['not produced']} not produced"
+                     f"{r['further']} further, "
+                     f"{str(r[REHEARSAL_CLASS]) + ' produced (rehearsal), ' if r[REHEARSAL_CLASS] else ''}"
+                     f"{r['not produced']} not produced"
                      f"{'; ' + exact_split(cells, r['paper']) if r['exact'] else ''}); "
                      f"{r['effects']} effects "
                      f"({r['effects reproduced']} reproduced, {r['effects not reproduced']} not, "

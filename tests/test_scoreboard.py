@@ -365,3 +365,19 @@ def test_table1_lc_minus_best_pool_matched_rag(tmp_path):
     c = S.build(tmp_path, ["qasper_mp"])[0].set_index("id").loc["t1.GPT-5.lc_minus_best_rag"]
     # the best pool-matched variant is struct_pool11@3 (flat_full@10 is not pool-matched)
     assert c["lcrag_value"] == pytest.approx(0.05) and c["cls"] == "exact" and c["provenance"] == "recomputed"
+
+
+def test_gap_kinds_of_not_produced_cells():
+    """A rehearsal's gaps: data (a fixture stood in, a notebook skipped for its data, the data named), unpublished
+    material, and wiring (everything a configured paid run would fill)."""
+    from lcrag.scoreboard import FIXTURE_REASON, gap_kind
+
+    missing = "07_nolima_embedding_vs_reranker.csv not in this figures directory (notebook not run, or skipped)"
+    assert gap_kind(FIXTURE_REASON) == "data"
+    assert gap_kind("needs qasper-dev-v0.3.json (LFS pointer upstream)") == "data"
+    assert gap_kind(missing, "07_nolima_embedding_vs_reranker", {"07_nolima_embedding_vs_reranker": "needs X"}) == "data"
+    assert gap_kind(missing, "07_nolima_embedding_vs_reranker", {}) == "wiring"  # not run or failed
+    assert gap_kind("the descriptive cues were written by GPT-5 and are not published") == "unpublished"
+    assert gap_kind("the CoT runs of the paper's models are not published (live only)") == "wiring"
+    assert gap_kind("no lcrag output maps onto this value") == "wiring"
+    assert gap_kind("05_nolima_tn_vs_ctn.csv has no row with {'reader': 'GLM-5.2'}") == "wiring"

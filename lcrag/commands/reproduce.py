@@ -26,6 +26,15 @@ def register(sub) -> None:
     p.add_argument("--no-prefix-order", dest="no_prefix_order", action="store_true",
                    help="send each reader's calls in task order, not grouped by shared prompt prefix (also "
                         "LCRAG_PREFIX_ORDER=0; the notebooks' kernels inherit it; docs/cost.md)")
+    p.add_argument("--rehearse", action="store_true",
+                   help="dress rehearsal: a loopback stand-in (lcrag.llm.standin) answers every reader, embedding and "
+                        "reranker endpoint with deterministic replies (no key, no money spent; budget checks still "
+                        "run on the profiles' prices); outputs go to figures-rehearsal/ (or --out), results files to "
+                        "<out>/runs, replies to a separate cache; every table made with a stand-in's answers is "
+                        "marked rehearsal and the scoreboard classes its cells \"produced (rehearsal)\" "
+                        "(docs/reproducing.md)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="with --rehearse: items per cell of each notebook that takes a limit (default 2)")
     p.set_defaults(func=run)
 
 
@@ -53,9 +62,17 @@ def run(args) -> int:
     import time
 
     t0 = time.perf_counter()
-    recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs)
+    if getattr(args, "rehearse", False):
+        from ..reproduce import REHEARSAL_LIMIT, rehearse
+
+        recs = rehearse(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs,
+                        limit=args.limit if args.limit is not None else REHEARSAL_LIMIT)
+    elif getattr(args, "limit", None) is not None:
+        raise ValueError("--limit is for --rehearse (a paid run's scale is the parameter profile's)")
+    else:
+        recs = run_all(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs)
     print(summary(recs, wall_s=time.perf_counter() - t0, jobs=jobs))
-    return 0
+    return 1 if any(r.get("failed") for r in recs) else 0
 
 
 def dry_run(params: Path, only) -> int:
@@ -80,12 +97,14 @@ def dry_run(params: Path, only) -> int:
 def summary(recs: list[dict], wall_s: float | None = None, jobs: int = 1) -> str:
     """Run summary: notebooks executed (their summed time and, when given, the wall time of the run with
     ``jobs`` notebooks at once) and one line per skipped notebook with its reason."""
-    ran = [r for r in recs if not r.get("skipped")]
+    ran = [r for r in recs if not r.get("skipped") and not r.get("failed")]
     skipped = [r for r in recs if r.get("skipped")]
+    failed = [r for r in recs if r.get("failed")]
     total = sum(r["seconds"] for r in ran)
     head = f"[lcrag] {len(ran)} notebook(s) executed in {total:.0f} s"
     if wall_s is not None:
         head += f" of notebook time, {wall_s:.0f} s wall time ({max(1, min(jobs, len(ran)))} at once)"
-    lines = [f"{head}, {len(skipped)} skipped"]
+    lines = [f"{head}, {len(skipped)} skipped" + (f", {len(failed)} failed" if failed else "")]
     lines += [f"[lcrag]   skipped {r['notebook']}: {r['skipped']}" for r in skipped]
+    lines += [f"[lcrag]   failed {r['failed']}" for r in failed]
     return "\n".join(lines)

@@ -50,9 +50,9 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     path = resolve(prep.base, cfg.cache) if cfg.cache else None
     cache = None
     if path is None:
-        from ..config import cache_dir
+        from ..config import response_cache_path
 
-        path = cache_dir() / "responses.sqlite"
+        path = response_cache_path()
     if Path(path).is_file():  # a dry run creates no cache
         cache = ResponseCache(path, mode="use")
     rows = []

@@ -122,13 +122,17 @@ def caption(record: dict[str, Any] | None) -> str:
 
 def mark_tables(tables: dict, cap: str) -> None:
     """Append ``cap`` (:func:`caption`) to the ``source`` attribute of every DataFrame in ``tables`` (what
-    :func:`lcrag.report.save_table` prints under a table); nothing for a full run."""
+    :func:`lcrag.report.save_table` prints under a table); nothing for a full run. A table without a ``source``
+    attribute gets the sources the process recorded (:func:`lcrag.provenance.table_source`) before the caption, so
+    a limited table still says what its numbers come from (data, live readers)."""
     if not cap:
         return
+    from ..provenance import table_source
+
     for t in tables.values():
         if hasattr(t, "attrs") and hasattr(t, "columns"):
-            src = t.attrs.get("source") or ""
-            t.attrs["source"] = f"{src}; {cap}" if src else cap
+            src = t.attrs.get("source") or table_source(t)
+            t.attrs["source"] = f"{src}; {cap}"
 
 
 def seeded(readers: list, seed: int | None) -> list:

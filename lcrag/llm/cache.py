@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..config import cache_dir
+from ..config import rehearsal_url, response_cache_path
 from ..errors import CacheMiss, CacheReadOnly, ConfigError, InputError
 from ..textio import iter_jsonl
 from .cachecheck import guard, insert_rows, open_checked, row_problem, writable
@@ -68,7 +68,11 @@ class ResponseCache:
     """SQLite-backed cache; one connection per thread, WAL journal, busy timeout for sharing."""
 
     def __init__(self, path: str | Path | None = None, mode: str | None = None):
-        self.path = Path(path) if path else cache_dir() / "responses.sqlite"
+        self.path = Path(path) if path else response_cache_path()
+        if path and rehearsal_url() and response_cache_path().parent not in Path(path).resolve().parents:
+            # a rehearsal's replies never enter a cache a real run reads: an explicit file is kept under the
+            # rehearsal's own cache folder, by name
+            self.path = response_cache_path().parent / Path(path).name
         self.mode = mode or default_mode()
         if self.mode not in MODES:
             raise ConfigError("cache", f"unknown cache mode {self.mode!r}; choose one of {', '.join(MODES)}", field="mode")

@@ -198,7 +198,22 @@ def profile_from_dict(d: dict[str, Any], source: str | Path = "<reader profile>"
         raise _format_validation(source, err, text) from None
     prof._source = str(source)
     _check_after_validation(prof, source, text)
-    return prof
+    return rehearsed(prof)
+
+
+def rehearsed(prof: ReaderProfile) -> ReaderProfile:
+    """``prof`` pointed at the rehearsal stand-in while a dress rehearsal runs (``LCRAG_REHEARSAL_URL``,
+    :func:`lcrag.config.rehearsal_url`): an ``openai``-kind profile (every model endpoint; lcrag's model-free
+    baselines are left alone) gets that ``base_url`` and no replica list. Everything else — model name, prices,
+    tokenizer, context window — is kept, so the budget checks run on the real prices. Outside a rehearsal: ``prof``."""
+    from ..config import rehearsal_url
+
+    url = rehearsal_url()
+    if not url or prof.kind != "openai" or (prof.base_url == url and not prof.base_urls):
+        return prof
+    out = prof.model_copy(update={"base_url": url, "base_urls": []})
+    out._source = prof._source
+    return out
 
 
 def base_url_of(profile: Any, url: str | None = None) -> str | None:

@@ -250,6 +250,12 @@ def local_url(url: str | None) -> str | None:
 
 
 def needs_local_server(profile) -> bool:
+    """Whether ``profile`` is a llama.cpp model on this machine that a run must start (never the rehearsal's
+    stand-in, :func:`lcrag.config.rehearsal_url`, which answers for every profile)."""
+    from ..config import rehearsal_url
+
+    if rehearsal_url() and (profile.base_url or "").rstrip("/") == rehearsal_url():
+        return False
     host = urlparse(profile.base_url or "").hostname or ""
     return profile.family == "llama.cpp" and (host == "localhost" or host.startswith("127."))
 

@@ -77,7 +77,7 @@ class RerankerProfile(BaseModel):
 def load_reranker_profile(spec: str | Path | dict[str, Any] | RerankerProfile, **overrides: Any) -> RerankerProfile:
     """A reranker profile from a name (``params/rerankers/<name>.yaml``), a YAML path, a dict or a profile."""
     if isinstance(spec, RerankerProfile):
-        return spec.model_copy(update=overrides) if overrides else spec
+        return _rehearsed(spec.model_copy(update=overrides) if overrides else spec)
     text = ""
     if isinstance(spec, dict):
         data, source = dict(spec), "<reranker profile dict>"
@@ -105,7 +105,20 @@ def load_reranker_profile(spec: str | Path | dict[str, Any] | RerankerProfile, *
         line = node_line(text, field) if text and field else None
         raise ConfigError(source, f"{err.get('msg')}", line=line, field=field) from None
     prof._source = source
-    return prof
+    return _rehearsed(prof)
+
+
+def _rehearsed(prof: RerankerProfile) -> RerankerProfile:
+    """``prof`` with the rehearsal stand-in's ``base_url`` while a dress rehearsal runs (``LCRAG_REHEARSAL_URL``,
+    :func:`lcrag.config.rehearsal_url`); the model, request shape and price are kept."""
+    from ..config import rehearsal_url
+
+    url = rehearsal_url()
+    if not url or prof.base_url == url:
+        return prof
+    out = prof.model_copy(update={"base_url": url})
+    out._source = prof._source
+    return out
 
 
 class RerankBudget:
@@ -224,6 +237,12 @@ class EndpointReranker(Reranker):
         else:
             url, payload = f"{base}/score", {"model": p.model, "text_1": query, "text_2": list(documents)}
         headers = self._headers()
+        from ..config import rehearsal_url
+
+        if rehearsal_url() and p.base_url.rstrip("/") == rehearsal_url():
+            from ..provenance import note_stand_in
+
+            note_stand_in(f"rerank {p.model}")
 
         def once() -> dict[str, Any]:
             r = self._http().post(url, json=payload, headers=headers)

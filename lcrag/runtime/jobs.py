@@ -115,9 +115,11 @@ def next_notebook(pending: list[dict[str, Any]], running: list[dict[str, Any]]) 
 
 
 def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | None = None, jobs: int = 2,
-                 log=print) -> list[dict[str, Any]]:
+                 log=print, keep_going: bool = False) -> list[dict[str, Any]]:
     """Run the planned notebook records ``todo`` on ``jobs`` workers; returns their finished records
-    (``seconds`` set). See the module doc for sharing, interrupts and failures."""
+    (``seconds`` set). See the module doc for sharing, interrupts and failures. ``keep_going`` (a rehearsal): a
+    failing notebook does not stop the others; its record is returned with ``failed`` (the message naming the
+    executed copy that holds the traceback) instead of raising."""
     said = threading.Lock()
     raw_log = log
 
@@ -178,7 +180,8 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
                 raise KeyboardInterrupt  # a worker was stopped from outside: stop the others the same way
             if rec.get("error"):
                 failed.append(rec)
-                stop.set()
+                if not keep_going:
+                    stop.set()
                 log(f"[lcrag] {rec['notebook']} failed: {rec['error']}")
                 continue
             records.append(rec)
@@ -213,6 +216,8 @@ def run_parallel(todo: list[dict[str, Any]], out_dir: Path, *, kernel: str | Non
         stop.set()
         for w in workers:
             w.close(GRACE_S)
+    if failed and keep_going:
+        return records + [{**f, "failed": failure(f["notebook"], f["error"], out_dir)} for f in failed]
     if failed:
         f = failed[0]
         raise NotebookFailed(f"{failure(f['notebook'], f['error'], out_dir)}; {len(records)} notebook(s) done, "

@@ -107,3 +107,25 @@ def test_synthetic_builder_records_the_rankings_of_its_rag_conditions():
         for u, n in enumerate(tr.item.metadata["hop_lines"]):
             assert r["ranked"][ranks[(tr.item.id, u)] - 1] == f"line:{n}"
     assert not study.tasks(trials, conditions=["LC"], prompts=["ebg"]).rankings  # no RAG condition, nothing recorded
+
+
+def test_limit_caption_keeps_the_tables_recorded_source():
+    """A limited table without its own source keeps the sources the process recorded (data, live readers) before
+    the caption: the caption alone would hide where its numbers come from (the scoreboard reads the source)."""
+    import pandas as pd
+
+    from lcrag import provenance
+    from lcrag.experiment.runcontrols import mark_tables
+
+    provenance.reset()
+    try:
+        provenance.note("NoLiMa real data")
+        provenance.note_reader("GPT-5")
+        t = pd.DataFrame({"reader": ["GPT-5"], "ans": [1.0]})
+        own = pd.DataFrame({"x": [1]})
+        own.attrs["source"] = "recorded results"
+        mark_tables({"t": t, "own": own}, "limited to 3 of 30 items (the first ones)")
+        assert t.attrs["source"] == "NoLiMa real data; readers: GPT-5; limited to 3 of 30 items (the first ones)"
+        assert own.attrs["source"] == "recorded results; limited to 3 of 30 items (the first ones)"
+    finally:
+        provenance.reset()

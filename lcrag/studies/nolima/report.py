@@ -180,6 +180,11 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         source = f"live runs on {GENERATED_NOTE}"
     if live_readers:
         df = run_spec("nolima-rag-vs-lc", overrides=spec, results_path=results_path, data_dir=data_dir)
+        # a live reader named like a recorded model (the paper's six, re-run) is its own row: "GPT-4o · live"
+        from .live_runs import LIVE_MARK
+
+        recorded_names = set(pd.concat(parts_rag)["reader"].astype(str)) if parts_rag else set()
+        df["reader_label"] = df["reader_label"].map(lambda r: f"{r}{LIVE_MARK}" if str(r) in recorded_names else r)
         df["reader"] = df["reader_label"]
         rag_live = df[df["mode"] == "RAG"].copy()
         rag_live["meta.budget"] = rag_live["meta.context_length"].map(bmap)

@@ -31,8 +31,10 @@ def qasper_answerability(table9: pd.DataFrame, *, title: str = ""):
             x = np.arange(len(g))
             values = []
             for dx, split in ((-0.2, "answerable"), (0.2, "unanswerable")):
-                bar_values(ax, ax.bar(x + dx, g[f"{col}_{split}"], 0.4, label=f"{r} · {split}"), fontsize=7, rotation=90)
-                values.append(pd.to_numeric(g[f"{col}_{split}"], errors="coerce").to_numpy(dtype=float))
+                # a split with no item (a limited run) has no column: its bars are N/A, not an error
+                vals = g[f"{col}_{split}"] if f"{col}_{split}" in g else pd.Series(np.nan, index=g.index)
+                bar_values(ax, ax.bar(x + dx, vals, 0.4, label=f"{r} · {split}"), fontsize=7, rotation=90)
+                values.append(pd.to_numeric(vals, errors="coerce").to_numpy(dtype=float))
             v = np.concatenate(values)
             if np.isfinite(v).any() and np.all(v[np.isfinite(v)] == 0):
                 zero.append(str(r))

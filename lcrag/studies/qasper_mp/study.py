@@ -118,7 +118,10 @@ def build_items(data: QasperData, questions: Sequence[Question]) -> list[Item]:
         items.append(Item(id=q.question_id, question=cue["question"], answers=tuple(r.answer for r in q.references),
                           metadata={"question": q, "references": q.references, "original_question": q.question,
                                     "answer_type": q.answer_type, "answerable": q.answerable,
-                                    "cue_type": cue["cue_type"], "cue": cue["cue"]}))
+                                    "cue_type": cue["cue_type"], "cue": cue["cue"],
+                                    # the design cell of a run's limit (lcrag.experiment.runcontrols): the
+                                    # answer type, so `limit: N` keeps N of each, unanswerable ones included
+                                    "stratum": q.answer_type}))
     return items
 
 

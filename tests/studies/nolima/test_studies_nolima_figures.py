@@ -173,3 +173,16 @@ def test_fig12_recorded_cells_have_holm_corrected_mcnemar(rag, budgets):
     lcv = np.array([lc[(n, h)] for n, h in zip(g["meta.needle_id"], g["meta.hop"])])
     m = mcnemar_exact(g["ans"].round().values, (lcv >= 0.5).astype(float))
     assert (m.b, m.c) == (r0["mcnemar_b"], r0["mcnemar_c"]) and np.isclose(m.p_value, r0["p_mcnemar"])
+
+
+def test_live_reader_named_like_a_recorded_model_is_its_own_row(tmp_path, tmp_cache):
+    """A live reader labelled like a recorded model (the paper profile re-runs the six recorded models) is shown as
+    '<model> · live': merged into the recorded model's row, fig12_table met two LC cells per (reader, length)."""
+    from lcrag.studies.nolima.report import rag_vs_lc_inputs
+
+    live = {"profile": "extractive", "name": "gpt-4o-lookalike", "label": "GPT-4o"}
+    inp = rag_vs_lc_inputs(None, live_readers=[live], results_path=str(tmp_path / "r.jsonl"))
+    assert "GPT-4o · live" in set(inp["rag"]["reader"]) and "GPT-4o" in set(inp["rag"]["reader"])
+    assert not inp["lc_cells"].duplicated(["reader", "context_length"]).any()
+    t = F.fig12_table(inp["rag"], inp["lc_cells"], inp["lc_items"], inp["budgets"], n_boot=50)
+    assert {"GPT-4o", "GPT-4o · live"} <= set(t["reader"])
