@@ -242,9 +242,19 @@ def parse_vectors(body: Any, n: int) -> list[list[float]]:
 
 def endpoint_url(profile: EmbedderProfile) -> str:
     """Where the profile's requests go: :func:`lcrag.llm.profiles.base_url_of`; a profile without ``base_url`` uses
-    ``OPENAI_BASE_URL`` when set, else OpenAI's endpoint (as the openai client does)."""
+    ``OPENAI_BASE_URL`` when set, else OpenAI's endpoint (as the openai client does). During a dress rehearsal
+    (``LCRAG_REHEARSAL_URL``, :func:`lcrag.config.rehearsal_url`) every embedding profile goes to the loopback
+    stand-in (no key; its vectors are kept apart by :func:`lcrag.embeddings.embed_texts`) and the process notes the
+    stand-in's use, so the tables it feeds are marked ``rehearsal``."""
+    from .config import rehearsal_url
     from .llm.profiles import base_url_of
 
+    rehearsal = rehearsal_url()
+    if rehearsal:
+        from .provenance import note_stand_in
+
+        note_stand_in(f"embeddings {profile.name}")
+        return rehearsal.rstrip("/")
     return (base_url_of(profile) or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL).rstrip("/")
 
 

@@ -18,8 +18,8 @@ Every reader profile of lcrag is OpenAI-compatible (Anthropic and Gemini through
 endpoints), so these paths are the ones every reader calls once its ``base_url`` points here.
 
 **Replies** (:func:`reply_for`), chosen by what the prompt asks for — the same shapes the studies' reply filters and
-parsers read (:mod:`lcrag.scoring.parse`, :mod:`lcrag.llm.judge`, :mod:`lcrag.llm.judge_longeval`,
-:mod:`lcrag.llm.nuggets`, the LongEval generator's JSON contract):
+parsers read (:mod:`lcrag.scoring.parse`, :mod:`lcrag.llm.judge`, :mod:`lcrag.studies.longeval.judge`,
+:mod:`lcrag.studies.longeval.nuggets`, the LongEval generator's JSON contract):
 
 * a prompt that asks for cited ``"lines"`` (EBG, CoT-EBG, recite-first) → ``{"lines": [n, ...], "answer": "..."}``
   citing one or two line numbers that exist in the prompt (lines rendered ``"<n>: <text>"``), chosen by a hash of

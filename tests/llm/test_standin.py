@@ -150,11 +150,14 @@ EBG_TEMPLATES = ("ebg", "cot_ebg", "recite", "ebg_qasper", "ebg_qasper_first")
 def test_ebg_replies_cite_existing_lines_under_every_filter(template):
     from lcrag.resources.templates import load_prompt
     from lcrag.scoring import filters
+    from lcrag.studies.multihop_rag.reply import authors_multihop
+    from lcrag.studies.nolima.reply import authors_nolima
+    from lcrag.studies.synthetic.reply import authors_synthetic
 
     for q in ("Which character has been to Dresden?", "Who painted the harbour?", "Who vanished?"):
         for model in ("gpt-5", "sonnet-4.5", "glm"):
             raw = reply_for(load_prompt(template).messages(HAYSTACK, q), model)
-            for rule in (filters.authors_nolima, filters.authors_synthetic, filters.authors_multihop, filters.lcrag_rule):
+            for rule in (authors_nolima, authors_synthetic, authors_multihop, filters.lcrag_rule):
                 rep = rule(raw, expects_json=True)
                 assert rep.usable, (template, rule.__name__, raw)
                 assert rep.lines and set(rep.lines) <= LINE_NUMBERS, (template, rule.__name__, raw)
@@ -165,10 +168,13 @@ def test_ebg_replies_cite_existing_lines_under_every_filter(template):
 def test_answer_only_replies_give_an_answer(template):
     from lcrag.resources.templates import load_prompt
     from lcrag.scoring import filters
+    from lcrag.studies.multihop_rag.reply import authors_multihop
+    from lcrag.studies.nolima.reply import authors_nolima
+    from lcrag.studies.synthetic.reply import authors_synthetic
 
     tpl = load_prompt(template)
     raw = reply_for(tpl.messages(HAYSTACK, "Who painted the harbour?"), "gpt-4.1")
-    for rule in (filters.authors_nolima, filters.authors_synthetic, filters.authors_multihop, filters.lcrag_rule):
+    for rule in (authors_nolima, authors_synthetic, authors_multihop, filters.lcrag_rule):
         rep = rule(raw, expects_json=tpl.expects_json)
         assert rep.usable and rep.answer.strip(), (template, rule.__name__, raw)
     if tpl.expects_json:
@@ -176,7 +182,7 @@ def test_answer_only_replies_give_an_answer(template):
 
 
 def test_longeval_generator_reply_parses_with_its_filter():
-    from lcrag.scoring.filters import longeval_evidence_answer
+    from lcrag.studies.longeval.reply import parse_evidence_answer as longeval_evidence_answer
 
     evidence = json.dumps([{"evidence_id": 3, "title": "A"}, {"evidence_id": 7, "title": "B"}])
     msgs = [{"role": "system", "content": 'Reply with JSON only, shaped as {"answer": [{"text": "...", "evidence_ids": [0, 2]}]}.'},
@@ -197,8 +203,8 @@ def test_judge_nugget_silver_rubric_and_cue_parsers_read_the_replies(rehearsal, 
     """Each judge-style call of the studies, through the real reader path (profile -> client -> HTTP)."""
     from lcrag.llm.cache import ResponseCache
     from lcrag.llm.judge import judge
-    from lcrag.llm.judge_longeval import CandidateDoc, judge_answer, silver_reference
-    from lcrag.llm.nuggets import create_nuggets, grade_nuggets
+    from lcrag.studies.longeval.judge import CandidateDoc, judge_answer, silver_reference
+    from lcrag.studies.longeval.nuggets import create_nuggets, grade_nuggets
 
     cache = ResponseCache(tmp_path / "rehearsal" / "responses.sqlite", mode="off")
     j = judge("Which model?", ["BERT", "a BERT model"], "BERT", _reader(rehearsal.url, "gpt-5"), cache)
