@@ -119,3 +119,16 @@ def reader_error(e, i: int, study: Any, text: str | None, *, from_cli: bool) -> 
     fld = f"readers[{i}]{sub}"
     line = (node_line(text, fld) or node_line(text, f"readers[{i}]")) if text else None
     return ConfigError(study, e.reason, line=line, field=fld)
+
+
+def choice_problem(fn: Callable[..., Any], params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(parameter, message)`` of the first parameter of ``fn`` typed as a choice (``Literal[...]``) whose value in
+    ``params`` is none of the choices, or None. The message names the valid choices. Only choices are checked here:
+    the function's other parameters keep its own checks."""
+    named, _, hints = _params(fn)
+    for k, v in params.items():
+        hint = hints.get(k) if k in named else None
+        if typing.get_origin(hint) is typing.Literal and v not in typing.get_args(hint):
+            valid = ", ".join(str(c) for c in typing.get_args(hint))
+            return k, f"unknown value {v!r}; valid: {valid}"
+    return None

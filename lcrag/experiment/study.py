@@ -56,6 +56,7 @@ from .repeats import expand as expand_repeats, for_reader
 from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
+from .paramcheck import choice_problem
 from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
@@ -151,13 +152,15 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if em is not None and kinds.get(em) != "evidence":
             raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
     if not cfg.own_study or cfg.data.source is not None:
-        for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
-                                ("data.source", "item_source", cfg.data.source)):
+        for fld, kind, name, params in (("tasks.builder", "task_builder", cfg.tasks.builder, cfg.tasks.params),
+                                        ("data.source", "item_source", cfg.data.source, cfg.data.params)):
             if name is not None:
                 try:
-                    lookup(kind, name)
+                    fn = lookup(kind, name)
                 except KeyError as e:
                     raise err(fld, str(e.args[0])) from None
+                if bad := choice_problem(fn, params):  # e.g. MultiHop-RAG's data.params.rules
+                    raise err(f"{fld.split('.')[0]}.params.{bad[0]}", bad[1])
     for i, v in enumerate(cfg.views):
         try:
             lookup("view", v.name)
