@@ -132,3 +132,19 @@ def choice_problem(fn: Callable[..., Any], params: dict[str, Any]) -> tuple[str,
             valid = ", ".join(str(c) for c in typing.get_args(hint))
             return k, f"unknown value {v!r}; valid: {valid}"
     return None
+
+
+def model_problem(model: Any, params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(field, message)`` of the first problem of ``params`` against a component's declared parameter model (a
+    pydantic model with ``extra="forbid"``, the component's ``params_model``), or None. An unknown parameter names
+    the valid ones; a bad value names its field (``conditions[2]``) and the value given."""
+    try:
+        model.model_validate(params)
+        return None
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = [str(x) for x in err.get("loc", ())]
+        field = (loc[0] + "".join(f"[{x}]" if x.isdigit() else f".{x}" for x in loc[1:])) if loc else "params"
+        if err.get("type") == "extra_forbidden":
+            return loc[0], f"unknown parameter {loc[0]!r}; valid: {', '.join(model.model_fields)}"
+        return field, f"{err.get('msg', 'invalid value')} (got {err.get('input')!r})"

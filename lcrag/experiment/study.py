@@ -55,7 +55,7 @@ from .repeats import expand as expand_repeats, for_reader
 from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
-from .paramcheck import choice_problem
+from .paramcheck import choice_problem, model_problem
 from ..runtime.options import RunOptions
 from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
@@ -159,7 +159,9 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
                     fn = lookup(kind, name)
                 except KeyError as e:
                     raise err(fld, str(e.args[0])) from None
-                if bad := choice_problem(fn, params):  # e.g. MultiHop-RAG's data.params.rules
+                model = getattr(fn, "params_model", None)  # a builder's declared parameters (a pydantic model)
+                bad = model_problem(model, params) if model is not None else choice_problem(fn, params)
+                if bad:  # e.g. MultiHop-RAG's data.params.rules, synthetic's tasks.params.conditions[2]
                     raise err(f"{fld.split('.')[0]}.params.{bad[0]}", bad[1])
     for i, v in enumerate(cfg.views):
         try:

@@ -167,11 +167,12 @@ def test_bad_builder_parameter_names_the_field(tmp_path, tmp_cache):
                  "measures: [synthetic_ans]\n")
     with pytest.raises(ConfigError) as e:
         experiment.run(f, out=tmp_path / "r", progress=False)
-    assert (e.value.field, e.value.line) == ("tasks.params", 8) and "RAG-nope-single" in str(e.value)
+    # checked against the builder's declared parameters: the field is the bad entry's own
+    assert (e.value.field, e.value.line) == ("tasks.params.conditions[1]", 8) and "RAG-nope-single" in str(e.value)
     f.write_text(f.read_text().replace("conditions: [LC, RAG-nope-single]", "colour: red"))
     with pytest.raises(ConfigError) as e:
         experiment.run(f, out=tmp_path / "r", progress=False)
-    assert e.value.field == "tasks.params" and "colour" in str(e.value)
+    assert e.value.field == "tasks.params.colour" and "colour" in str(e.value) and "valid: conditions, rag_budget" in str(e.value)
 
 
 def test_reader_limits_restrict_a_reader(tmp_path, tmp_cache):

@@ -24,10 +24,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import yaml
+from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from ... import provenance, registry
 from .data import PAPER_POOL_SIZE
@@ -101,6 +102,29 @@ def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = No
     out.config = cfg
     out.total = total
     return out
+
+
+ConditionName = Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``synthetic-two-hop`` (a study's ``tasks.params``), declared: a study is
+    checked against them before anything is built, so an unknown parameter is an error naming the valid ones and a
+    bad value names its field. Defaults are :func:`tasks`'s (a test keeps the two equal).
+
+    ``conditions``: of :data:`lcrag.studies.synthetic.trials.CONDITIONS`; ``rag_budget``: the RAG conditions'
+    context size in characters; ``dense_lengths`` / ``dense_trials``: the lengths and trials the dense-retriever
+    conditions run on (None: all); ``prompts``: prompt template names; ``reply_rule``: how replies are read
+    (``authors`` or ``lcrag``, :mod:`lcrag.scoring.filters`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conditions: list[ConditionName] = ["LC"]
+    rag_budget: PositiveInt = 2_000
+    dense_lengths: list[PositiveInt] | None = None
+    dense_trials: PositiveInt | None = None
+    prompts: list[str] = ["answer_only_json_synthetic", "ebg"]
+    reply_rule: Literal["authors", "lcrag"] = "authors"
 
 
 def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int = 2_000, dense_lengths=None,
@@ -240,6 +264,7 @@ SPEC_PATH = Path(__file__).parent / f"{NAME}.yaml"
 SPEC_DOC: dict[str, Any] = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
 
 registry.register("item_source", NAME, items, replace=True)
+tasks.params_model = TaskParams
 registry.register("task_builder", NAME, tasks, replace=True)
 registry.register("view", "synthetic_summary", summary_view, replace=True)
 registry.register("view", "synthetic_effective_length", effective_length_view, replace=True)
