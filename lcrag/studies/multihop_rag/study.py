@@ -46,6 +46,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from ... import provenance
 from ...chunking.tokens import chunk_token_windows
@@ -147,6 +148,36 @@ class MultihopItems(list):
     def mean_chars(self) -> float:
         """Mean LC haystack length in characters."""
         return float(np.mean([r.context.n_chars for r in self])) if len(self) else float("nan")
+
+
+class ItemParams(BaseModel):
+    """The parameters of the item source ``multihop-rag`` (a study's ``data.params``), declared: the study is checked
+    against them before anything is built (an unknown parameter names the valid ones; a bad value names its field).
+    Defaults are :func:`pilot_items`'s. ``rules``: the rule set (``authors`` or ``lcrag``, :mod:`.contexts`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus_path: str | Path | None = None
+    queries_path: str | Path | None = None
+    fixture_dir: str | Path | None = None
+    n: PositiveInt = 50
+    n_distractors: NonNegativeInt = 20
+    stratified: bool = False
+    rules: Literal["authors", "lcrag"] = "authors"
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``multihop-rag`` (a study's ``tasks.params``), declared as
+    :class:`ItemParams`. Defaults are :func:`pilot_tasks`'s. ``retriever``: a registry name (None: LC only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompts: list[str] = list(PROMPTS)
+    retriever: str | None = None
+    chunker: str = "tok256"
+    ks: list[PositiveInt] = list(K_VALUES)
+    pool_matched: bool = True
+    include_lc: bool = True
 
 
 def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
@@ -673,6 +704,7 @@ what ``lcrag studies spec multihop-rag`` prints)."""
 def _register() -> None:
     from ...registry import register
 
+    pilot_items.params_model, pilot_tasks.params_model = ItemParams, TaskParams
     register("item_source", "multihop-rag", pilot_items, replace=True)
     register("task_builder", "multihop-rag", pilot_tasks, replace=True)
     register("view", "multihop_answer_only_vs_ebg", table_answer_only_vs_ebg, replace=True)

@@ -5,6 +5,7 @@ an unknown value is an error naming the valid ones, the study file and the field
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_an_unknown_rule_set_names_the_valid_ones_and_the_field(tmp_path, no_dat
     with pytest.raises(ConfigError) as e:
         run("multihop-rag", overrides={"data.params.rules": "theirs"}, readers=["extractive"], limit=1,
             out=tmp_path / "x", data_dir=no_data, progress=False, views=False, log=lambda s: None)
-    assert e.value.field == "data.params.rules" and "'theirs'" in str(e.value) and "valid: authors, lcrag" in str(e.value)
+    assert e.value.field == "data.params.rules" and "'theirs'" in str(e.value) and "'authors' or 'lcrag'" in str(e.value)
     text = (Path(mh.__file__).parent / "multihop-rag.yaml").read_text()
     assert "stratified: false}" in text
     spec = tmp_path / "mh.yaml"
@@ -91,4 +92,21 @@ def test_an_unknown_rule_set_names_the_valid_ones_and_the_field(tmp_path, no_dat
             log=lambda s: None)
     line = next(i for i, ln in enumerate(spec.read_text().splitlines(), 1) if "rules: theirs" in ln)
     assert e.value.field == "data.params.rules" and e.value.line == line and str(spec) in str(e.value)
-    assert "valid: authors, lcrag" in str(e.value)
+    assert "'authors' or 'lcrag'" in str(e.value)
+
+
+@pytest.mark.parametrize("fn, model", [(mh.pilot_items, mh.ItemParams), (mh.pilot_tasks, mh.TaskParams)])
+def test_the_declared_parameters_are_the_functions_own_with_the_same_defaults(fn, model):
+    engine_context = {"data_dir", "seed", "limit"}  # handed by the engine, not study parameters
+    own = {k: p.default for k, p in inspect.signature(fn).parameters.items()
+           if p.kind is p.KEYWORD_ONLY and k not in engine_context}
+    assert set(model.model_fields) == set(own)
+    for k, f in model.model_fields.items():
+        assert f.default == (list(own[k]) if isinstance(own[k], tuple) else own[k]), k
+
+
+def test_an_unknown_knob_names_the_valid_ones(tmp_path, no_data, tmp_cache):
+    with pytest.raises(ConfigError) as e:
+        run("multihop-rag", overrides={"tasks.params.k": [4]}, readers=["extractive"], limit=1,
+            out=tmp_path / "x", data_dir=no_data, progress=False, views=False, log=lambda s: None)
+    assert e.value.field == "tasks.params.k" and "valid: prompts, retriever, chunker, ks," in str(e.value)
