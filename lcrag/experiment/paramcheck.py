@@ -145,6 +145,14 @@ def model_problem(model: Any, params: dict[str, Any]) -> tuple[str, str] | None:
         err = e.errors()[0]
         loc = [str(x) for x in err.get("loc", ())]
         field = (loc[0] + "".join(f"[{x}]" if x.isdigit() else f".{x}" for x in loc[1:])) if loc else "params"
+        from ..suggest import did_you_mean
+
         if err.get("type") == "extra_forbidden":
-            return loc[0], f"unknown parameter {loc[0]!r}; valid: {', '.join(model.model_fields)}"
-        return field, f"{err.get('msg', 'invalid value')} (got {err.get('input')!r})"
+            hint = did_you_mean(loc[0], model.model_fields)
+            return loc[0], f"unknown parameter {loc[0]!r}{hint}; valid: {', '.join(model.model_fields)}"
+        hint = ""
+        if err.get("type") == "literal_error" and isinstance(err.get("input"), str):
+            import re
+
+            hint = did_you_mean(err["input"], re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
+        return field, f"{err.get('msg', 'invalid value')} (got {err.get('input')!r}){hint}"

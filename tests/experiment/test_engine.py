@@ -108,7 +108,7 @@ def test_overrides_reach_the_spec_and_bad_keys_are_named(tmp_path, tmp_cache):
     assert e.value.field == "tasks.builder" and "no-such-builder" in str(e.value)
     with pytest.raises(ConfigError) as e:
         prepare(spec, overrides={"data.params.trials": 0})
-    assert e.value.field == "data.params" and "trials" in str(e.value)
+    assert e.value.field == "data.params.trials" and "greater than 0" in str(e.value)  # the declared parameters name the field
     with pytest.raises(ConfigError) as e:
         prepare(spec, overrides={"measures": ["synthetic_ans", "nope"]})
     assert e.value.field == "measures[1]"

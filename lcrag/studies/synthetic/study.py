@@ -73,6 +73,23 @@ class Trials(list):
     total: int | None = None  # the sweep's haystack count when only a --limit's haystacks were built
 
 
+class ItemParams(BaseModel):
+    """The parameters of the item source ``synthetic-two-hop`` (a study's ``data.params``), declared like
+    :class:`TaskParams`; defaults are :func:`items`'s. ``lengths``: haystack lengths in characters; ``trials``:
+    haystacks per length; ``needles``: the needle set (``lcrag``, ``paper``, ``all``); ``pool``: the distractor pool
+    file (None: the generated pool); ``pool_size``: sentences in the generated pool; ``stopping_rule``: how a
+    haystack is filled to its length (``authors`` or ``lcrag``, :mod:`lcrag.haystack`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lengths: list[PositiveInt] = [10_000, 20_000, 50_000]
+    trials: PositiveInt = 10
+    needles: Literal["lcrag", "paper", "all"] = "lcrag"
+    pool: str | Path | None = None
+    pool_size: PositiveInt = PAPER_POOL_SIZE
+    stopping_rule: Literal["authors", "lcrag"] = DEFAULT_STOPPING_RULE
+
+
 def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = None, lengths=(10_000, 20_000, 50_000),
           trials: int = 10, needles: str = "lcrag", pool: str | None = None, pool_size: int = PAPER_POOL_SIZE,
           stopping_rule: str = DEFAULT_STOPPING_RULE, take=None) -> Trials:
@@ -264,7 +281,7 @@ SPEC_PATH = Path(__file__).parent / f"{NAME}.yaml"
 SPEC_DOC: dict[str, Any] = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
 
 registry.register("item_source", NAME, items, replace=True)
-tasks.params_model = TaskParams
+items.params_model, tasks.params_model = ItemParams, TaskParams
 registry.register("task_builder", NAME, tasks, replace=True)
 registry.register("view", "synthetic_summary", summary_view, replace=True)
 registry.register("view", "synthetic_effective_length", effective_length_view, replace=True)

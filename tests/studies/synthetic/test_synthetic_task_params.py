@@ -25,6 +25,14 @@ def test_the_declared_parameters_are_the_builders_own_with_the_same_defaults():
     assert syn.TaskParams.model_validate(spec).conditions == spec["conditions"]  # the built-in study passes
 
 
+def test_the_item_source_declares_its_parameters_with_the_same_defaults():
+    own = {k: p.default for k, p in inspect.signature(syn.items).parameters.items()
+           if p.kind is p.KEYWORD_ONLY and k not in ("data_dir", "seed", "limit", "take")}  # the engine's context
+    assert set(syn.ItemParams.model_fields) == set(own)
+    for k, f in syn.ItemParams.model_fields.items():
+        assert f.default == (list(own[k]) if isinstance(own[k], tuple) else own[k]), k
+
+
 def yaml_params() -> dict:
     import yaml
 
@@ -45,10 +53,12 @@ def _fails(tmp_path, text: str, needle: str) -> ConfigError:
 
 @pytest.mark.parametrize("old, new, field, words", [
     ("    rag_budget: 2000", "    rag_budgte: 2000", "tasks.params.rag_budgte",
-     ["unknown parameter 'rag_budgte'", "valid: conditions, rag_budget, dense_lengths, dense_trials, prompts, reply_rule"]),
-    ("    - RAG-bm25-bridge", "    - RAG-bm25-brige", "tasks.params.conditions[4]", ["'RAG-bm25-brige'", "'RAG-bm25-bridge'"]),
+     ["unknown parameter 'rag_budgte' — did you mean 'rag_budget'?", "valid: conditions, rag_budget, dense_lengths, dense_trials, prompts, reply_rule"]),
+    ("    - RAG-bm25-bridge", "    - RAG-bm25-brige", "tasks.params.conditions[4]", ["'RAG-bm25-brige'", "did you mean 'RAG-bm25-bridge'"]),
     ("    rag_budget: 2000", "    rag_budget: -5", "tasks.params.rag_budget", ["greater than 0", "-5"]),
     ("    reply_rule: authors", "    reply_rule: theirs", "tasks.params.reply_rule", ["'authors' or 'lcrag'", "'theirs'"]),
+    ("    trials: 20", "    trails: 20", "data.params.trails", ["valid: lengths, trials, needles, pool, pool_size, stopping_rule"]),
+    ("    needles: lcrag", "    needles: ours", "data.params.needles", ["'lcrag', 'paper' or 'all'"]),
 ])
 def test_a_bad_knob_is_refused_before_anything_is_built(tmp_path, tmp_cache, old, new, field, words):
     text = (Path(syn.__file__).parent / "synthetic-two-hop.yaml").read_text()
