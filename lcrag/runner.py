@@ -30,7 +30,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -63,6 +62,7 @@ from .llm.costs import over_window, price
 from .llm.tokens import profile_prompt_tokens, profile_tokenizer
 from .provenance import note_reader
 from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
+from .runtime.options import RunOptions
 from .runtime.runlock import run_lock
 from .runtime.inflight import InFlight
 from .textio import iter_lines
@@ -295,45 +295,36 @@ def _count_prompts(profile, prompts: list[list[dict[str, str]]]) -> list[int]:
         return list(ex.map(lambda m: profile_prompt_tokens(profile, m), prompts))
 
 
-def run_tasks(tasks: Sequence[Task], reader: Reader, *, results_path: str | Path, wait_for_lock: bool = False,
-              **kw: Any) -> list[ResultRow]:
+def run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path: str | Path, scorer: Scorer,
+              options: RunOptions | None = None, stats: RunStats | None = None, wait_for_lock: bool = False,
+              **option_kw: Any) -> list[ResultRow]:
     """Run ``tasks`` with ``reader`` holding the results file's run lock (:mod:`lcrag.runtime.runlock`).
 
-    Another live run on the same results file makes this raise ``RunLocked`` (or, with
+    ``options``: the :class:`~lcrag.runtime.options.RunOptions` (cache, budget, progress, log, prefix order,
+    calls in flight); the same options may be given as keywords (``cache=…, progress=False``), which replace
+    the record's. Another live run on the same results file makes this raise ``RunLocked`` (or, with
     ``wait_for_lock``, wait for it). Ctrl-C / SIGTERM stop the sweep cleanly and raise
     ``lcrag.runtime.interrupts.RunInterrupted`` after every finished row is written. Other arguments:
     :func:`_run_tasks`.
     """
-    with run_lock(results_path, wait=wait_for_lock, log=kw.get("log")):
-        return _run_tasks(tasks, reader, results_path=results_path, **kw)
+    options = RunOptions.of(options, **option_kw)
+    with run_lock(results_path, wait=wait_for_lock, log=options.log):
+        return _run_tasks(tasks, reader, run=run, results_path=results_path, scorer=scorer, options=options, stats=stats)
 
 
-def _run_tasks(
-    tasks: Sequence[Task],
-    reader: Reader,
-    *,
-    run: str,
-    results_path: str | Path,
-    scorer: Scorer,
-    cache: ResponseCache | None = None,
-    budget_usd: float | None = None,
-    allow_over_budget: bool = False,
-    progress: bool = True,
-    max_workers: int | None = None,
-    log: Callable[[str], None] | None = None,
-    stats: RunStats | None = None,
-    prefix_order: bool | None = None,
-) -> list[ResultRow]:
-    """Run ``tasks`` with ``reader`` and return all rows of this run for these tasks (see module doc).
+def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path: str | Path, scorer: Scorer,
+               options: RunOptions, stats: RunStats | None = None) -> list[ResultRow]:
+    """Run ``tasks`` with ``reader`` under ``options`` and return all rows of this run for these tasks (see
+    module doc).
 
-    ``prefix_order``: send the calls so that prompts sharing a prefix go back to back
+    ``options.prefix_order``: send the calls so that prompts sharing a prefix go back to back
     (:mod:`lcrag.llm.prefix`; default ``LCRAG_PREFIX_ORDER``, on); requests and rows are the same either way.
 
     Pass a ``RunStats()`` as ``stats`` to receive the counts (skipped, done, cached, failed, N/A,
     estimated and actual spend) of this call.
     """
-    log = log or (lambda s: print(s, file=sys.stderr))
-    cache = cache or ResponseCache()
+    log = options.logger()
+    cache = options.cache or ResponseCache()
     writer = ResultsWriter(results_path)
     existing = {r.task_id: r for r in read_results(results_path)}
     stats = stats if stats is not None else RunStats()
@@ -373,7 +364,7 @@ def _run_tasks(
             stats.na += 1
             continue
         sendable.append(entry)
-    stats.prefix_order = prefix.enabled(prefix_order)
+    stats.prefix_order = prefix.enabled(options.prefix_order)
     if stats.prefix_order:  # same requests, sent so that shared prefixes are served from caches
         sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e[3]) for e in sendable])]
     uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
@@ -395,7 +386,8 @@ def _run_tasks(
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
             f"{stats.skipped} already done, {stats.na} over the window); ~{stats.est_tokens:,} prompt tokens to send, "
             f"estimated cost ${stats.est_usd:.2f}{with_cache}")
-    if budget_usd is not None and stats.est_usd > budget_usd and not allow_over_budget:
+    budget_usd = options.budget_usd
+    if budget_usd is not None and stats.est_usd > budget_usd and not options.allow_over_budget:
         journal.close()
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
@@ -429,10 +421,10 @@ def _run_tasks(
         resp.prompt_tokens_own = ntok
         return t, tid, resp
 
-    workers = max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
+    workers = options.max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
     # a live bar on a terminal, a widget in a notebook, a plain line every ~30 s or N calls elsewhere (log files, CI)
-    bar = Progress(len(tasks), initial=stats.skipped + stats.na, enabled=progress and bool(sendable),
+    bar = Progress(len(tasks), initial=stats.skipped + stats.na, enabled=options.progress and bool(sendable),
                    desc=f"{run} · {reader.name}")
     # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
     # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)

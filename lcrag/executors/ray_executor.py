@@ -27,8 +27,7 @@ cache of the driver is written only by the merge step.
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from ..llm.readers import ChatReader, Reader
 from ..llm.tokens import count_messages
 from ..rayinit import init_ray, require_ray  # noqa: F401  (init_ray re-exported)
 from ..runner import RunStats, Scorer, Task, read_results, run_tasks
+from ..runtime.options import RunOptions
 from ..types import task_id
 from .governed import GovernedReader, price
 from .governor import Governor, RemoteGovernor
@@ -88,38 +88,24 @@ def _first_line(e: Exception) -> str:
     return cause[:300]
 
 
-def run_tasks_ray(
-    tasks: Sequence[Task],
-    reader: Reader,
-    *,
-    run: str,
-    results_path: str | Path,
-    scorer: Scorer,
-    cache: ResponseCache | None = None,
-    budget_usd: float | None = None,
-    allow_over_budget: bool = False,
-    cap_usd: float | None = None,
-    workers: int = 2,
-    threads: int | None = None,
-    address: str | None = None,
-    max_retries: int = 2,
-    progress: bool = True,
-    log: Callable[[str], None] | None = None,
-    stats: RunStats | None = None,
-    pid_dir: str | Path | None = None,
-    prefix_order: bool | None = None,
-) -> list[ResultRow]:
+def run_tasks_ray(tasks: Sequence[Task], reader: Reader, *, run: str, results_path: str | Path, scorer: Scorer,
+                  options: RunOptions | None = None, stats: RunStats | None = None, cap_usd: float | None = None,
+                  workers: int = 2, threads: int | None = None, address: str | None = None, max_retries: int = 2,
+                  pid_dir: str | Path | None = None, **option_kw: Any) -> list[ResultRow]:
     """Run ``tasks`` over Ray workers (see module doc); returns this run's rows for ``tasks`` in order.
 
-    ``threads``: requests in flight per worker (default: the profile's ``concurrency``);
-    ``max_retries``: Ray re-runs of a shard whose worker died (a re-run resumes from the shard's
-    own results file); ``pid_dir``: where workers write their process ids (tests); ``prefix_order``: keep the
-    calls sharing a prompt prefix in one shard and send each shard's calls in prefix order (:mod:`lcrag.llm.prefix`;
-    default ``LCRAG_PREFIX_ORDER``, on).
+    ``options`` (or the same options as keywords): the run options of :func:`lcrag.runner.run_tasks`
+    (:class:`~lcrag.runtime.options.RunOptions`); ``options.prefix_order`` keeps the calls sharing a prompt prefix in
+    one shard and sends each shard's calls in prefix order (:mod:`lcrag.llm.prefix`; default ``LCRAG_PREFIX_ORDER``,
+    on). Ray's own: ``threads``: requests in flight per worker (default: the profile's ``concurrency``);
+    ``max_retries``: Ray re-runs of a shard whose worker died (a re-run resumes from the shard's own results file);
+    ``pid_dir``: where workers write their process ids (tests).
     """
-    prefix_order = prefix.enabled(prefix_order)
-    log = log or (lambda s: print(s, file=sys.stderr))
-    cache = cache or ResponseCache()
+    options = RunOptions.of(options, **option_kw)
+    prefix_order = prefix.enabled(options.prefix_order)
+    budget_usd, allow_over_budget = options.budget_usd, bool(options.allow_over_budget)
+    log = options.logger()
+    cache = options.cache or ResponseCache()
     results_path = Path(results_path)
     stats = stats if stats is not None else RunStats()
     stats.total = len(tasks)
@@ -158,8 +144,8 @@ def run_tasks_ray(
 
     if local:
         st = RunStats()
-        run_tasks(local, reader, run=run, results_path=results_path, scorer=scorer, cache=cache, progress=progress,
-                  log=log, stats=st, allow_over_budget=True, prefix_order=prefix_order)
+        run_tasks(local, reader, run=run, results_path=results_path, scorer=scorer, stats=st,
+                  options=RunOptions.of(options, cache=cache, log=log, allow_over_budget=True, prefix_order=prefix_order))
         stats.skipped, stats.cached, stats.done, stats.na, stats.failed = st.skipped, st.cached, st.done, st.na, st.failed
 
     errors: list[str] = []

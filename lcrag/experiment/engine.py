@@ -27,6 +27,7 @@ import pandas as pd
 
 from .. import registry
 from ..errors import ConfigError
+from ..runtime.options import RunOptions
 from .components import call_with, lookup
 from .spec import StudySpec, apply_overrides, dump_yaml, parse_spec, read_spec
 
@@ -93,11 +94,11 @@ def spec_yaml(name: str | StudySpec) -> str:
 
 
 def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[str, Any] | None = None,
-        out: str | Path | None = None, cache=None, progress: bool = True, log=None, readers: list | None = None,
-        base_dir: str | Path | None = None, budget_usd: float | None = None, allow_over_budget: bool | None = None,
+        out: str | Path | None = None, readers: list | None = None, base_dir: str | Path | None = None,
         wait: bool = False, executor: dict | None = None, views: bool = True,
         results_path: str | Path | None = None, data_dir: str | Path | None = None, limit: int | dict | None = None,
-        repeats: int | None = None, check_overrides: bool = False) -> StudyResult:
+        repeats: int | None = None, check_overrides: bool = False, options: RunOptions | None = None,
+        **option_kw: Any) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
@@ -110,9 +111,14 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). ``limit`` (``N`` or ``{"n": N, "sample": True, "seed": S}``)
     and ``repeats`` set the study fields of the same names (:mod:`.runcontrols`, :mod:`.repeats`), as a notebook's
     parameters pass them. ``check_overrides``: warn when the overrides change no task (:mod:`.noop`; ``lcrag run
-    --set`` sets it; it builds the tasks twice more, so a notebook's configuration is not checked). Other
-    arguments: see :func:`lcrag.experiment.study.run_study`.
+    --set`` sets it; it builds the tasks twice more, so a notebook's configuration is not checked). ``options``,
+    or the same options as keywords — ``cache``, ``progress``, ``log``, ``budget_usd``, ``allow_over_budget``,
+    ``prefix_order``, ``max_workers`` (:class:`~lcrag.runtime.options.RunOptions`): how each reader's sweep runs;
+    an unknown keyword is a ``TypeError`` naming the valid ones. Other arguments: see
+    :func:`lcrag.experiment.study.run_study`.
     """
+    options = RunOptions.of(options, **option_kw)
+    log = options.log
     from .spec import listlike
     from .study import run_study
 
@@ -141,9 +147,8 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         overrides = None
     if out is None and results_path is not None:
         out = Path(results_path).with_suffix("")
-    res = run_study(src, out=out, results_path=results_path, readers=readers, cache=cache, progress=progress, base_dir=base_dir,
-                    budget_usd=budget_usd, allow_over_budget=allow_over_budget, log=log, wait=wait, executor=executor,
-                    overrides=overrides, data_dir=data_dir)
+    res = run_study(src, out=out, results_path=results_path, readers=readers, base_dir=base_dir, wait=wait,
+                    executor=executor, overrides=overrides, data_dir=data_dir, options=options)
     spec = res.spec
     out_views = compute_views(spec, res.frame) if views else {}
     from .runcontrols import mark_tables

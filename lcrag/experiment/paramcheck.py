@@ -119,3 +119,40 @@ def reader_error(e, i: int, study: Any, text: str | None, *, from_cli: bool) -> 
     fld = f"readers[{i}]{sub}"
     line = (node_line(text, fld) or node_line(text, f"readers[{i}]")) if text else None
     return ConfigError(study, e.reason, line=line, field=fld)
+
+
+def choice_problem(fn: Callable[..., Any], params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(parameter, message)`` of the first parameter of ``fn`` typed as a choice (``Literal[...]``) whose value in
+    ``params`` is none of the choices, or None. The message names the valid choices. Only choices are checked here:
+    the function's other parameters keep its own checks."""
+    named, _, hints = _params(fn)
+    for k, v in params.items():
+        hint = hints.get(k) if k in named else None
+        if typing.get_origin(hint) is typing.Literal and v not in typing.get_args(hint):
+            valid = ", ".join(str(c) for c in typing.get_args(hint))
+            return k, f"unknown value {v!r}; valid: {valid}"
+    return None
+
+
+def model_problem(model: Any, params: dict[str, Any]) -> tuple[str, str] | None:
+    """``(field, message)`` of the first problem of ``params`` against a component's declared parameter model (a
+    pydantic model with ``extra="forbid"``, the component's ``params_model``), or None. An unknown parameter names
+    the valid ones; a bad value names its field (``conditions[2]``) and the value given."""
+    try:
+        model.model_validate(params)
+        return None
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = [str(x) for x in err.get("loc", ())]
+        field = (loc[0] + "".join(f"[{x}]" if x.isdigit() else f".{x}" for x in loc[1:])) if loc else "params"
+        from ..suggest import did_you_mean
+
+        if err.get("type") == "extra_forbidden":
+            hint = did_you_mean(loc[0], model.model_fields)
+            return loc[0], f"unknown parameter {loc[0]!r}{hint}; valid: {', '.join(model.model_fields)}"
+        hint = ""
+        if err.get("type") == "literal_error" and isinstance(err.get("input"), str):
+            import re
+
+            hint = did_you_mean(err["input"], re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", ""))))
+        return field, f"{err.get('msg', 'invalid value')} (got {err.get('input')!r}){hint}"

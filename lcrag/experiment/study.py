@@ -28,7 +28,6 @@ import os
 import dataclasses
 import hashlib
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +55,8 @@ from .repeats import expand as expand_repeats, for_reader
 from .trec_export import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
+from .paramcheck import choice_problem, model_problem
+from ..runtime.options import RunOptions
 from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
@@ -151,13 +152,17 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if em is not None and kinds.get(em) != "evidence":
             raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
     if not cfg.own_study or cfg.data.source is not None:
-        for fld, kind, name in (("tasks.builder", "task_builder", cfg.tasks.builder),
-                                ("data.source", "item_source", cfg.data.source)):
+        for fld, kind, name, params in (("tasks.builder", "task_builder", cfg.tasks.builder, cfg.tasks.params),
+                                        ("data.source", "item_source", cfg.data.source, cfg.data.params)):
             if name is not None:
                 try:
-                    lookup(kind, name)
+                    fn = lookup(kind, name)
                 except KeyError as e:
                     raise err(fld, str(e.args[0])) from None
+                model = getattr(fn, "params_model", None)  # a builder's declared parameters (a pydantic model)
+                bad = model_problem(model, params) if model is not None else choice_problem(fn, params)
+                if bad:  # e.g. MultiHop-RAG's data.params.rules, synthetic's tasks.params.conditions[2]
+                    raise err(f"{fld.split('.')[0]}.params.{bad[0]}", bad[1])
     for i, v in enumerate(cfg.views):
         try:
             lookup("view", v.name)
@@ -408,11 +413,15 @@ def _default(cfg, name: str):
 
 
 def run_study(source: str | Path | dict, *, out: str | Path | None = None, readers: list | None = None,
-              cache: ResponseCache | None = None, progress: bool = True, base_dir: str | Path | None = None,
-              budget_usd: float | None = None, allow_over_budget: bool | None = None, log=None,
-              wait: bool = False, executor: dict | None = None, overrides: dict | None = None,
-              results_path: str | Path | None = None, data_dir: str | Path | None = None) -> StudyRun:
+              base_dir: str | Path | None = None, wait: bool = False, executor: dict | None = None,
+              overrides: dict | None = None, results_path: str | Path | None = None, data_dir: str | Path | None = None,
+              options: RunOptions | None = None, **option_kw) -> StudyRun:
     """Run a study end to end (see module doc); returns the run directory, tidy frame and manifest.
+
+    ``options`` (or the same options as keywords: ``cache``, ``progress``, ``log``, ``budget_usd``,
+    ``allow_over_budget`` …): the :class:`~lcrag.runtime.options.RunOptions` handed to the runner of each reader;
+    ``budget_usd`` / ``allow_over_budget`` left None take the study's, ``cache`` left None the study's ``cache:``
+    file (else the default cache).
 
     Holds the run directory's lock (``results.jsonl.run-lock``, :mod:`lcrag.runtime.runlock`): another
     live run on the same directory makes this raise ``RunLocked``, or wait with ``wait=True``.
@@ -431,7 +440,8 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         from ..executors.ray_executor import run_tasks_ray
 
         runner = functools.partial(run_tasks_ray, **executor)
-    log = log or (lambda s: print(s, file=sys.stderr))
+    options = RunOptions.of(options, **option_kw)
+    log = options.logger()
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides, data_dir=data_dir)
     cfg = prep.cfg
     hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
@@ -459,7 +469,10 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     rdir.mkdir(parents=True, exist_ok=True)
     results = Path(results_path).resolve() if results_path is not None else rdir / "results.jsonl"
     results.parent.mkdir(parents=True, exist_ok=True)
-    cache = cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
+    cache = options.cache or ResponseCache(resolve(prep.base, cfg.cache) if cfg.cache else None)
+    budget_usd = options.budget_usd
+    options = options.defaults(budget_usd=cfg.budget_usd, allow_over_budget=cfg.allow_over_budget)
+    options = RunOptions.of(options, cache=cache, log=log)
     factory = getattr(lookup("task_builder", cfg.tasks.builder), "scorer", None) if cfg.tasks.builder else None
     if scoring_kind(cfg) == "scorers":
         scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
@@ -511,10 +524,8 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                     st = RunStats()
                     stats[r.name] = st.as_dict()
                     try:
-                        got = runner(limited(for_reader(tasks, r), cfg, r, entry), r, run=ids[r.name], results_path=results, scorer=scorer, cache=cache,
-                                        budget_usd=cfg.budget_usd if budget_usd is None else budget_usd,
-                                        allow_over_budget=cfg.allow_over_budget if allow_over_budget is None else allow_over_budget,
-                                        progress=progress, log=log, stats=st)
+                        got = runner(limited(for_reader(tasks, r), cfg, r, entry), r, run=ids[r.name], results_path=results,
+                                     scorer=scorer, options=options, stats=st)
                         rows += got + append_routes(results, built.routes, got)
                     finally:
                         stats[r.name] = st.as_dict()

@@ -108,7 +108,7 @@ def test_overrides_reach_the_spec_and_bad_keys_are_named(tmp_path, tmp_cache):
     assert e.value.field == "tasks.builder" and "no-such-builder" in str(e.value)
     with pytest.raises(ConfigError) as e:
         prepare(spec, overrides={"data.params.trials": 0})
-    assert e.value.field == "data.params" and "trials" in str(e.value)
+    assert e.value.field == "data.params.trials" and "greater than 0" in str(e.value)  # the declared parameters name the field
     with pytest.raises(ConfigError) as e:
         prepare(spec, overrides={"measures": ["synthetic_ans", "nope"]})
     assert e.value.field == "measures[1]"
@@ -167,11 +167,12 @@ def test_bad_builder_parameter_names_the_field(tmp_path, tmp_cache):
                  "measures: [synthetic_ans]\n")
     with pytest.raises(ConfigError) as e:
         experiment.run(f, out=tmp_path / "r", progress=False)
-    assert (e.value.field, e.value.line) == ("tasks.params", 8) and "RAG-nope-single" in str(e.value)
+    # checked against the builder's declared parameters: the field is the bad entry's own
+    assert (e.value.field, e.value.line) == ("tasks.params.conditions[1]", 8) and "RAG-nope-single" in str(e.value)
     f.write_text(f.read_text().replace("conditions: [LC, RAG-nope-single]", "colour: red"))
     with pytest.raises(ConfigError) as e:
         experiment.run(f, out=tmp_path / "r", progress=False)
-    assert e.value.field == "tasks.params" and "colour" in str(e.value)
+    assert e.value.field == "tasks.params.colour" and "colour" in str(e.value) and "valid: conditions, rag_budget" in str(e.value)
 
 
 def test_reader_limits_restrict_a_reader(tmp_path, tmp_cache):

@@ -21,13 +21,17 @@ splitter, and ``find_fact_lines`` (case-sensitive 60/40-character head over all 
 headers included; the fact's gold line is its first hit, as ``build_haystack.py::build`` and
 ``build_rag_haystack.py::build_per_query`` take ``hits[0]``); a RAG chunk's gold facts are
 ``embed_and_rank.py::find_gold_chunk_ids`` (any corpus chunk containing the space-stripped fact).
-Set ``RULES = "lcrag"`` (module attribute, or ``set_rules("lcrag")``) for lcrag's former rules above.
+A study sets the rule set with ``data.params.rules`` (``authors`` or ``lcrag``, :data:`RULE_SETS`); the item
+source and the task builder build under :func:`using_rules`, and the rows carry it as ``task.meta["reply_rule"]``
+(how a reply is read, :mod:`lcrag.studies.multihop_rag.measures`). In code, :func:`using_rules` (a ``with`` block)
+or ``set_rules`` switch the module default ``RULES``.
 """
 
 from __future__ import annotations
 
 import functools
 import random
+from contextlib import contextmanager
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,17 +61,36 @@ def header_text(doc: Document) -> str:
     return f"[DOC] {doc.title} | {doc.metadata.get('source', '')} | {m.group(0) if m else pub}"
 
 
+RULE_SETS = ("authors", "lcrag")
 RULES = "authors"
+
+
+def check_rules(rules: object) -> str:
+    """``rules`` if it names a rule set of :data:`RULE_SETS`, else a ``ValueError`` naming the valid ones."""
+    if rules not in RULE_SETS:
+        raise ValueError(f"rules: unknown rule set {rules!r}; valid: {', '.join(RULE_SETS)}")
+    return str(rules)
 
 
 def set_rules(rules: str) -> None:
     """Switch splitting / fact location between ``"authors"`` (default) and ``"lcrag"``."""
     global RULES
-    if rules not in ("authors", "lcrag"):
-        raise ValueError(f"rules must be 'authors' or 'lcrag', got {rules!r}")
-    RULES = rules
-    _cached_sentence_rows.cache_clear()
-    _doc_rows_cached.cache_clear()
+    rules = check_rules(rules)
+    if rules != RULES:
+        RULES = rules
+        _cached_sentence_rows.cache_clear()
+        _doc_rows_cached.cache_clear()
+
+
+@contextmanager
+def using_rules(rules: str):
+    """Build under the rule set ``rules`` inside the ``with`` block; the previous rule set comes back after it."""
+    before = RULES
+    set_rules(rules)
+    try:
+        yield rules
+    finally:
+        set_rules(before)
 
 
 def sentence_rows(text: str, doc_id: str, offset: int = 0) -> list[SourceLine]:

@@ -42,9 +42,11 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, PositiveInt
 
 from ... import provenance
 from ...chunking.tokens import chunk_token_windows
@@ -148,19 +150,54 @@ class MultihopItems(list):
         return float(np.mean([r.context.n_chars for r in self])) if len(self) else float("nan")
 
 
+class ItemParams(BaseModel):
+    """The parameters of the item source ``multihop-rag`` (a study's ``data.params``), declared: the study is checked
+    against them before anything is built (an unknown parameter names the valid ones; a bad value names its field).
+    Defaults are :func:`pilot_items`'s. ``rules``: the rule set (``authors`` or ``lcrag``, :mod:`.contexts`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus_path: str | Path | None = None
+    queries_path: str | Path | None = None
+    fixture_dir: str | Path | None = None
+    n: PositiveInt = 50
+    n_distractors: NonNegativeInt = 20
+    stratified: bool = False
+    rules: Literal["authors", "lcrag"] = "authors"
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``multihop-rag`` (a study's ``tasks.params``), declared as
+    :class:`ItemParams`. Defaults are :func:`pilot_tasks`'s. ``retriever``: a registry name (None: LC only)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompts: list[str] = list(PROMPTS)
+    retriever: str | None = None
+    chunker: str = "tok256"
+    ks: list[PositiveInt] = list(K_VALUES)
+    pool_matched: bool = True
+    include_lc: bool = True
+
+
 def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
                 corpus_path: str | Path | None = None, queries_path: str | Path | None = None,
                 fixture_dir: str | Path | None = None, n: int = 50, n_distractors: int = 20,
-                stratified: bool = False) -> MultihopItems:
+                stratified: bool = False, rules: Literal["authors", "lcrag"] = "authors") -> MultihopItems:
     """Item source ``multihop-rag``: :func:`load_data` then :func:`build_pilot` (``n`` queries,
-    README §3.4 rule or ``stratified``); ``limit`` keeps the first ``limit`` of the sample."""
+    README §3.4 rule or ``stratified``); ``limit`` keeps the first ``limit`` of the sample. ``rules``: the rule
+    set the haystacks are built under and replies are read with (``authors``, the default, or ``lcrag``;
+    :mod:`.contexts`); it is kept in ``params["rules"]`` for the task builder. An unknown rule set is a
+    ``ValueError`` naming the valid ones."""
+    rules = _MC.check_rules(rules)
     data = load_data(corpus_path, queries_path, data_dir=data_dir, fixture_dir=fixture_dir)
-    recs, info = build_pilot(data, n=int(n), seed=int(seed), n_distractors=int(n_distractors), stratified=bool(stratified))
+    with _MC.using_rules(rules):
+        recs, info = build_pilot(data, n=int(n), seed=int(seed), n_distractors=int(n_distractors), stratified=bool(stratified))
     if limit is not None:
         recs = recs[: int(limit)]
         info = {**info, "pilot": len(recs)}
     return MultihopItems(recs, data, info, {"n": int(n), "seed": int(seed), "n_distractors": int(n_distractors),
-                                            "stratified": bool(stratified)})
+                                            "stratified": bool(stratified), "rules": rules})
 
 
 def fingerprint(data: MultihopData) -> str:
@@ -423,17 +460,20 @@ def pilot_tasks(items: MultihopItems, *, seed: int = 0, prompts: Sequence[str] =
                 chunker: str = "tok256", ks: Sequence[int] = K_VALUES, pool_matched: bool = True,
                 include_lc: bool = True) -> list:
     """Task builder ``multihop-rag``: :func:`build_tasks` over the item source's records with the
-    registry retriever ``retriever`` (None: LC only) over the corpus chunks of ``chunker``.
+    registry retriever ``retriever`` (None: LC only) over the corpus chunks of ``chunker``, under the
+    rule set the items were built with (``items.params["rules"]``, the study's ``data.params.rules``).
     ``seed`` is unused (the sample's seed drew the haystacks)."""
     from ...experiment.trec_export import RankedTasks
 
-    ret = corpus_retriever(items.data, retriever, chunker) if retriever and ks else None
-    out = RankedTasks(build_tasks(items, prompts=list(prompts), retriever=ret, ks=[int(k) for k in ks],
-                                  pool_matched=bool(pool_matched), include_lc=bool(include_lc),
-                                  retriever_name=retriever if ret is not None else None,
-                                  chunker=chunker if ret is not None else None))
-    if ret is not None:
-        out.rankings = rankings(items, ret, retriever, chunker, pool_matched=bool(pool_matched))
+    params = getattr(items, "params", None) or {}
+    with _MC.using_rules(_MC.check_rules(params.get("rules", "authors"))):
+        ret = corpus_retriever(items.data, retriever, chunker) if retriever and ks else None
+        out = RankedTasks(build_tasks(items, prompts=list(prompts), retriever=ret, ks=[int(k) for k in ks],
+                                      pool_matched=bool(pool_matched), include_lc=bool(include_lc),
+                                      retriever_name=retriever if ret is not None else None,
+                                      chunker=chunker if ret is not None else None))
+        if ret is not None:
+            out.rankings = rankings(items, ret, retriever, chunker, pool_matched=bool(pool_matched))
     return out
 
 
@@ -664,6 +704,7 @@ what ``lcrag studies spec multihop-rag`` prints)."""
 def _register() -> None:
     from ...registry import register
 
+    pilot_items.params_model, pilot_tasks.params_model = ItemParams, TaskParams
     register("item_source", "multihop-rag", pilot_items, replace=True)
     register("task_builder", "multihop-rag", pilot_tasks, replace=True)
     register("view", "multihop_answer_only_vs_ebg", table_answer_only_vs_ebg, replace=True)

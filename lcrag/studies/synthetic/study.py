@@ -24,10 +24,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import yaml
+from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from ... import provenance, registry
 from .data import PAPER_POOL_SIZE
@@ -72,6 +73,23 @@ class Trials(list):
     total: int | None = None  # the sweep's haystack count when only a --limit's haystacks were built
 
 
+class ItemParams(BaseModel):
+    """The parameters of the item source ``synthetic-two-hop`` (a study's ``data.params``), declared like
+    :class:`TaskParams`; defaults are :func:`items`'s. ``lengths``: haystack lengths in characters; ``trials``:
+    haystacks per length; ``needles``: the needle set (``lcrag``, ``paper``, ``all``); ``pool``: the distractor pool
+    file (None: the generated pool); ``pool_size``: sentences in the generated pool; ``stopping_rule``: how a
+    haystack is filled to its length (``authors`` or ``lcrag``, :mod:`lcrag.haystack`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lengths: list[PositiveInt] = [10_000, 20_000, 50_000]
+    trials: PositiveInt = 10
+    needles: Literal["lcrag", "paper", "all"] = "lcrag"
+    pool: str | Path | None = None
+    pool_size: PositiveInt = PAPER_POOL_SIZE
+    stopping_rule: Literal["authors", "lcrag"] = DEFAULT_STOPPING_RULE
+
+
 def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = None, lengths=(10_000, 20_000, 50_000),
           trials: int = 10, needles: str = "lcrag", pool: str | None = None, pool_size: int = PAPER_POOL_SIZE,
           stopping_rule: str = DEFAULT_STOPPING_RULE, take=None) -> Trials:
@@ -101,6 +119,29 @@ def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = No
     out.config = cfg
     out.total = total
     return out
+
+
+ConditionName = Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``synthetic-two-hop`` (a study's ``tasks.params``), declared: a study is
+    checked against them before anything is built, so an unknown parameter is an error naming the valid ones and a
+    bad value names its field. Defaults are :func:`tasks`'s (a test keeps the two equal).
+
+    ``conditions``: of :data:`lcrag.studies.synthetic.trials.CONDITIONS`; ``rag_budget``: the RAG conditions'
+    context size in characters; ``dense_lengths`` / ``dense_trials``: the lengths and trials the dense-retriever
+    conditions run on (None: all); ``prompts``: prompt template names; ``reply_rule``: how replies are read
+    (``authors`` or ``lcrag``, :mod:`lcrag.scoring.filters`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conditions: list[ConditionName] = ["LC"]
+    rag_budget: PositiveInt = 2_000
+    dense_lengths: list[PositiveInt] | None = None
+    dense_trials: PositiveInt | None = None
+    prompts: list[str] = ["answer_only_json_synthetic", "ebg"]
+    reply_rule: Literal["authors", "lcrag"] = "authors"
 
 
 def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int = 2_000, dense_lengths=None,
@@ -240,6 +281,7 @@ SPEC_PATH = Path(__file__).parent / f"{NAME}.yaml"
 SPEC_DOC: dict[str, Any] = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
 
 registry.register("item_source", NAME, items, replace=True)
+items.params_model, tasks.params_model = ItemParams, TaskParams
 registry.register("task_builder", NAME, tasks, replace=True)
 registry.register("view", "synthetic_summary", summary_view, replace=True)
 registry.register("view", "synthetic_effective_length", effective_length_view, replace=True)
