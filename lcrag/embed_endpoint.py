@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from .errors import BudgetExceeded, ConfigError
+from .errors import ConfigError
+from .llm.costs import RequestBudget
 from .textio import read_yaml
 
 EMBEDDERS_DIR = "embedders"
@@ -155,19 +156,10 @@ def load_embedder_profile(spec: str | Path | dict[str, Any] | EmbedderProfile, *
     return prof
 
 
-class EmbedBudget:
-    """A spending cap on uncached embedding requests (``None``: no cap); :meth:`charge` raises before the request
-    that would take the estimated total over ``usd``."""
+class EmbedBudget(RequestBudget):
+    """A spending cap on uncached embedding requests (:class:`lcrag.llm.costs.RequestBudget`)."""
 
-    def __init__(self, usd: float | None = None):
-        self.usd = usd
-        self.spent = 0.0
-
-    def charge(self, usd: float) -> None:
-        if self.usd is not None and self.spent + usd > self.usd:
-            raise BudgetExceeded(f"estimated embedding cost ${self.spent + usd:.4f} exceeds the budget ${self.usd:.4f}; "
-                                 "raise the budget")
-        self.spent += usd
+    what = "embedding"
 
 
 def count_tokens(profile: EmbedderProfile, texts: Sequence[str]) -> int:

@@ -26,6 +26,7 @@ Conventions:
 
 from __future__ import annotations
 
+from ..errors import BudgetExceeded
 from .profiles import ReaderProfile
 
 
@@ -61,3 +62,23 @@ def over_window(profile: ReaderProfile, prompt_tokens: int) -> str | None:
         return (f"prompt of {prompt_tokens} tokens ({profile.tokenizer}) + {output_budget(profile)} output exceeds "
                 f"context window {window}")
     return None
+
+
+class RequestBudget:
+    """A spending cap on uncached endpoint requests (``usd`` None: no cap), counted in the pre-flight estimate of
+    each request (input tokens at the profile's price); :meth:`charge` raises ``BudgetExceeded`` before the request
+    that would take the estimated total over ``usd``. ``what`` names the requests in the message (``"rerank"``,
+    ``"embedding"``)."""
+
+    what = "request"
+
+    def __init__(self, usd: float | None = None):
+        self.usd = usd
+        self.spent = 0.0
+
+    def charge(self, usd: float) -> None:
+        if self.usd is not None and self.spent + usd > self.usd:
+            raise BudgetExceeded(f"estimated {self.what} cost ${self.spent + usd:.4f} exceeds the budget "
+                                 f"${self.usd:.4f}; raise the budget")
+        self.spent += usd
+

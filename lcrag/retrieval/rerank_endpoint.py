@@ -38,7 +38,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from ..errors import BudgetExceeded, ConfigError
+from ..errors import ConfigError
+from ..llm.costs import RequestBudget
 from ..textio import read_yaml
 from .base import Reranker
 
@@ -121,19 +122,10 @@ def _rehearsed(prof: RerankerProfile) -> RerankerProfile:
     return out
 
 
-class RerankBudget:
-    """A spending cap on uncached rerank requests (``None``: no cap); :meth:`charge` raises before the request
-    that would take the estimated total over ``usd``."""
+class RerankBudget(RequestBudget):
+    """A spending cap on uncached rerank requests (:class:`lcrag.llm.costs.RequestBudget`)."""
 
-    def __init__(self, usd: float | None = None):
-        self.usd = usd
-        self.spent = 0.0
-
-    def charge(self, usd: float) -> None:
-        if self.usd is not None and self.spent + usd > self.usd:
-            raise BudgetExceeded(f"estimated rerank cost ${self.spent + usd:.4f} exceeds the budget ${self.usd:.4f}; "
-                                 "raise the budget")
-        self.spent += usd
+    what = "rerank"
 
 
 def pair_tokens(profile: RerankerProfile, query: str, documents: Sequence[str]) -> int:
