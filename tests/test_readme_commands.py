@@ -39,6 +39,10 @@ COVERED = {
     "make reproduce": "tests/test_notebook_reproduced.py (notebook 01 exactly as make reproduce runs it), "
                       "nbval on every notebook in make test",
     "make test": "CI runs it (.ci/run); this test is part of it",
+    "lcrag reproduce --params params/paper.yaml --rehearse":
+        "tests/test_rehearsal.py (the same rehearsal of every notebook, at --limit 1 with --jobs 2)",
+    "lcrag reproduce --params params/paper.yaml --rehearse --limit 1 --out /tmp/rehearsal":
+        "tests/test_rehearsal.py (this rehearsal, with --jobs 2 and its output in a temporary folder)",
 }
 
 

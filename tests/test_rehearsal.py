@@ -20,7 +20,7 @@ import pytest
 from lcrag.config import ENV_CACHE_DIR, PROJECT_ROOT, data_dir
 from lcrag.scoreboard import paper_values, studies
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rehearsal")]  # one worker: the rehearsal runs once
 
 def _seed_embeddings(cache: Path) -> None:
     """Copy the local MiniLM embedding store of the caller's cache, when there is one: its vectors are the local

@@ -47,9 +47,17 @@ def test_model_names():
 
 
 def test_openai_embeddings_need_a_key(monkeypatch, tmp_path):
+    """A model with an embedding profile (lcrag/resources/embedders/) names the profile file and its field; a model
+    without one (the plain OpenAI path) names the variable."""
+    from lcrag.errors import ConfigError
+
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
+    monkeypatch.delenv("LCRAG_REHEARSAL_URL", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY") as e:
         embed_texts(["x"], "openai:text-embedding-3-small", cache=EmbeddingCache(tmp_path / "e.sqlite"))
+    assert "text-embedding-3-small.yaml" in str(e.value) and "api_key_env" in str(e.value)
+    with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
+        embed_texts(["x"], "openai:text-embedding-ada-002", cache=EmbeddingCache(tmp_path / "e.sqlite"))
 
 
 def test_dense_retrieval_ranks_by_cosine(tmp_cache):
