@@ -346,9 +346,9 @@ def test_table16_counts_are_counted_over_the_produced_pairs(tmp_path):
 
 def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
     _write(tmp_path, "12_multihop_lc_vs_rag", [
-        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "ans", "LC": 0.50, "RAG@10": 0.30, "RAG@200": 0.303},
-        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "joint", "LC": 0.073, "RAG@10": 0.05, "RAG@200": 0.05},
-        {"reader": "Nemo-3.5-L", "prompt": "answer_only_json", "metric": "ans_star", "LC": 0.77, "RAG@10": 0.4,
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "multihop_ans", "LC": 0.50, "RAG@10": 0.30, "RAG@200": 0.303},
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "multihop_ans_evid", "LC": 0.073, "RAG@10": 0.05, "RAG@200": 0.05},
+        {"reader": "Nemo-3.5-L", "prompt": "answer_only_json", "metric": "multihop_ans_star", "LC": 0.77, "RAG@10": 0.4,
          "RAG@200": 0.5}])
     c = S.build(tmp_path, ["multihop_rag"])[0].set_index("id")
     assert c.loc["t7.Nemotron.ebg.lc_minus_rag10", "lcrag_value"] == pytest.approx(20.0)
