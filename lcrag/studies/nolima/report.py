@@ -228,25 +228,26 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     from .study import run_spec
 
     by = ["condition", "setting", "source", "reader"]
+    cols = {"ans": "nolima_ans_contains", "ans_evid": "nolima_ans_evid"}  # the measures each class is read from
     parts = []
     recorded = have_recorded(data_dir)
     if recorded:
         per = R.lc_per_needle_frame(data_dir)
         per = per[per["context_length"].isin(lengths)].assign(setting="SN", source="recorded")
-        parts.append(attribution_table(per, by))
+        parts.append(attribution_table(per, by, **cols))
         tn = R.two_needle_frame(data_dir)
         tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
-        parts.append(attribution_table(tn, by))
+        parts.append(attribution_table(tn, by, **cols))
         rag = rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                              condition="RAG-emb (full-coverage k)")
-        parts.append(attribution_table(rag, by))
+        parts.append(attribution_table(rag, by, **cols))
     data = load_nolima(data_dir)
     live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
                     overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
                                "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
-    lt = attribution_table(live, by)
+    lt = attribution_table(live, by, **cols)
     na = live.assign(_na=live["outcome"] == "na").groupby(by)["_na"].sum().rename("n_na").reset_index()
     parts.append(lt)
     table = pd.concat(parts, ignore_index=True)

@@ -89,6 +89,6 @@ def test_attribution_of_live_rag_rows(cache_env):
     df = NS.run_spec("nolima-rag", results_path=cache_env / "a.jsonl",
                      overrides={"data.params": {"generated": True, "lengths": [3000]},
                                 "tasks.params": {"retriever": "bm25", "k": 1}})
-    t = attribution_table(df, ["condition"])
+    t = attribution_table(df, ["condition"], ans="nolima_ans_contains", ans_evid="nolima_ans_evid")
     missing = sum(not x.meta["needle_in_context"] for x in tasks)
     assert t[RETRIEVAL_MISS].item() == missing and t["n"].item() == len(tasks)
