@@ -8,6 +8,7 @@ saved tables (``NOTICE-NoLiMa.md`` in ``out_dir``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -228,26 +229,27 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     from .study import run_spec
 
     by = ["condition", "setting", "source", "reader"]
-    cols = {"ans": "nolima_ans_contains", "ans_evid": "nolima_ans_evid"}  # the measures each class is read from
+    # the classes are read from the answer measure and the joint measure, by name
+    attribute = functools.partial(attribution_table, ans="nolima_ans_contains", ans_evid="nolima_ans_evid")
     parts = []
     recorded = have_recorded(data_dir)
     if recorded:
         per = R.lc_per_needle_frame(data_dir)
         per = per[per["context_length"].isin(lengths)].assign(setting="SN", source="recorded")
-        parts.append(attribution_table(per, by, **cols))
+        parts.append(attribute(per, by))
         tn = R.two_needle_frame(data_dir)
         tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
-        parts.append(attribution_table(tn, by, **cols))
+        parts.append(attribute(tn, by))
         rag = rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                              condition="RAG-emb (full-coverage k)")
-        parts.append(attribution_table(rag, by, **cols))
+        parts.append(attribute(rag, by))
     data = load_nolima(data_dir)
     live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
                     overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
                                "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
-    lt = attribution_table(live, by, **cols)
+    lt = attribute(live, by)
     na = live.assign(_na=live["outcome"] == "na").groupby(by)["_na"].sum().rename("n_na").reset_index()
     parts.append(lt)
     table = pd.concat(parts, ignore_index=True)
