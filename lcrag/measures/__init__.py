@@ -148,10 +148,6 @@ def names() -> list[str]:
     return registry.names("measure")
 
 
-#: the role columns a spec may declare (``answer_metric`` / ``evidence_metric``): column -> role
-ROLE_COLUMNS = {"ans": "answer", "evid": "evidence", "ans_evid": "joint"}
-
-
 def _asks_lines(task: Any) -> bool:
     """Whether the row's prompt asked for cited lines; a prompt that is no template and a task without
     messages (a plug-in's own prompt label) count as asking (the measure decides)."""
