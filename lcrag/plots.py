@@ -22,20 +22,6 @@ import seaborn as sns  # noqa: E402
 sns.set_theme(context="paper", style="white", font_scale=1.05)
 
 
-#: Panel and legend labels for the display columns of the MultiHop-RAG tables (the paper's headers, EBG App. D).
-#: Labels only: the tables keep their column names; an unknown name is shown as is. (Tables whose columns are
-#: measure names take their headers from the measure's label instead.)
-PANEL_LABELS = {
-    "ans_star": "Ans* (answer-only)", "ans": "Ans (EBG)", "evid_recall": "Evid recall",
-    "evid_strict": "Evid strict (all gold cited)", "joint": "Ans+Evid (joint)",
-}
-
-
-def panel_label(name: str) -> str:
-    """The paper's header for a display column (:data:`PANEL_LABELS`), else ``name``."""
-    return PANEL_LABELS.get(name, name)
-
-
 def bar_values(ax, bars, fontsize: float = 6, rotation: float = 0) -> None:
     """Each bar's value above it (two decimals), so a 0.00 bar reads as a zero, not as missing; ``rotation=90``
     writes it upright, for narrow bars whose neighbouring values would run together."""

@@ -49,20 +49,21 @@ def test_tight_false_leaves_the_layout_to_the_caller():
     plt.close(fig)
 
 
-def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
-    """The LC-vs-RAG figure (Tables 6–7) titles each panel with its paper header; the table keeps the name."""
-    from lcrag.plots import panel_label
+def test_multihop_panels_are_titled_with_the_measures_labels_not_column_names():
+    """The LC-vs-RAG figure (Tables 6–7) titles each panel with its measure's label; the table keeps the name."""
+    from lcrag import measures
     from lcrag.studies.multihop_rag.figures import multihop_lc_vs_rag
 
+    names = ("multihop_ans_star", "multihop_evid_all_located", "multihop_ans_evid", "multihop_facts_unlocated", "other")
     curves = pd.DataFrame([
         {"metric": m, "reader": "r", "prompt": "ebg", "mode": mode, "pool": pool, "k": k, "value": 0.5}
-        for m in ("ans_star", "evid_strict", "joint", "n_facts_unlocated")
+        for m in names
         for mode, pool, k in (("RAG", "open", 3), ("RAG", "matched", 3), ("LC", None, None))])
     fig = multihop_lc_vs_rag(curves)
     titles = [ax.get_title() for ax in fig.axes]
     plt.close(fig)
-    assert titles == ["Ans* (answer-only)", "Evid strict (all gold cited)", "Ans+Evid (joint)", "n_facts_unlocated"]
-    assert panel_label("evid_strict") == "Evid strict (all gold cited)" and panel_label("unknown") == "unknown"
+    assert titles == ["Ans* (MultiHop rule)", "Evid (all gold cited)", "Joint", "facts not located", "other"]
+    assert titles[:-1] == [measures.get(m).label for m in names[:-1]]
 
 
 def test_metric_panels_draw_one_panel_per_measure_and_mark_the_best_run():
@@ -95,7 +96,8 @@ def test_multihop_lc_vs_rag_has_one_legend_for_all_panels():
 
     curves = pd.DataFrame([
         {"metric": m, "reader": r, "prompt": "ebg", "mode": mode, "pool": pool, "k": k, "value": v}
-        for m in ("ans_star", "ans", "evid_strict", "joint") for r, v in (("r1", 0.2), ("r2", 0.6))
+        for m in ("multihop_ans_star", "multihop_ans", "multihop_evid_all_located", "multihop_ans_evid")
+        for r, v in (("r1", 0.2), ("r2", 0.6))
         for mode, pool, k in (("RAG", "open", 3), ("RAG", "open", 10), ("RAG", "matched", 3), ("LC", None, None))])
     fig = multihop_lc_vs_rag(curves)
     assert _legends(fig) == (1, 0)

@@ -45,8 +45,8 @@ def test_no_output_is_taken_from_the_paper_values(tmp_path):
 
 def test_cell_classes_and_effect_ratio(tmp_path):
     # Figure 2 (paper: GPT-4o 71.3 / 20.9, Sonnet-4.5 64.6 / 21.4; effect GPT-4o primary - secondary = 50.4)
-    rows = [{"reader": "GPT-4o", "primary_cited": 71.3, "secondary_cited": 20.9},
-            {"reader": "Sonnet-4.5", "primary_cited": 65.2, "secondary_cited": 30.0}]
+    rows = [{"reader": "GPT-4o", "nolima_primary_cited": 71.3, "nolima_secondary_cited": 20.9},
+            {"reader": "Sonnet-4.5", "nolima_primary_cited": 65.2, "nolima_secondary_cited": 30.0}]
     _write(tmp_path, "04_nolima_two_needle_citation", rows)
     cells, effects = S.build(tmp_path, ["nolima"])
     c = cells.set_index("id")
@@ -61,14 +61,14 @@ def test_cell_classes_and_effect_ratio(tmp_path):
     assert e.loc["fig2.GPT-4o_primary_over_secondary", "effect_ratio"] == pytest.approx(50.4 / 50.4)
     assert e.loc["fig2.Sonnet-4.5_primary_over_secondary", "effect_ratio"] == pytest.approx(35.2 / 43.2)
     # the opposite direction is reported as not reproduced, with a negative ratio
-    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-4o", "primary_cited": 20.0, "secondary_cited": 70.0}])
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-4o", "nolima_primary_cited": 20.0, "nolima_secondary_cited": 70.0}])
     e2 = S.build(tmp_path, ["nolima"])[1].set_index("id")
     assert e2.loc["fig2.GPT-4o_primary_over_secondary", "reproduced"] == "no"
     assert e2.loc["fig2.GPT-4o_primary_over_secondary", "effect_ratio"] < 0
 
 
 def test_write_and_counts(tmp_path):
-    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}])
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "nolima_primary_cited": 95.1, "nolima_secondary_cited": 98.6}])
     paths = S.write(tmp_path)
     df = pd.read_csv(paths["csv"])
     assert set(df["kind"]) == {"cell", "effect"}
@@ -136,7 +136,7 @@ def test_fidelity_page_is_rules_then_generated_scoreboard(tmp_path):
 
     fig = tmp_path / "figures"
     fig.mkdir()
-    _write(fig, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 90.0}])
+    _write(fig, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "nolima_primary_cited": 95.1, "nolima_secondary_cited": 90.0}])
     rules = tmp_path / "rules.md"
     rules.write_text("# Rules\n\nhand-written part\n")
     page = render(fig, rules)
@@ -187,18 +187,18 @@ def test_provenance_follows_table_column_and_source(tmp_path):
     assert pc.loc["recomputed", "further"] == 1
     assert S.exact_split(cells.reset_index(), "LongEval") == "5 exact: 3 copied aggregate, 1 configuration echo, 1 circular"
     # a live source makes the class live; a rehearsal source is shown but not compared
-    pd.DataFrame([{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}]).assign(
+    pd.DataFrame([{"reader": "GPT-5", "nolima_primary_cited": 95.1, "nolima_secondary_cited": 98.6}]).assign(
         source="lcrag's generated data: x; readers: gpt-5 (openai)").to_csv(
         tmp_path / "04_nolima_two_needle_citation.csv", index=False)
     c = S.build(tmp_path, ["nolima"])[0].set_index("id")
     assert c.loc["fig2.GPT-5.primary", "provenance"] == "live" and c.loc["fig2.GPT-5.primary", "cls"] == "exact"
-    pd.DataFrame([{"reader": "GPT-5", "primary_cited": 1.0, "secondary_cited": 2.0}]).assign(
+    pd.DataFrame([{"reader": "GPT-5", "nolima_primary_cited": 1.0, "nolima_secondary_cited": 2.0}]).assign(
         source="rehearsal: loopback stand-in").to_csv(tmp_path / "04_nolima_two_needle_citation.csv", index=False)
     c = S.build(tmp_path, ["nolima"])[0].set_index("id")
     assert c.loc["fig2.GPT-5.primary", "provenance"] == "rehearsal"
     assert c.loc["fig2.GPT-5.primary", "cls"] == S.REHEARSAL_CLASS
     # a recorded Figure 12 cell is half recomputed, a recorded Figure 2 cell a copied aggregate
-    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 95.1, "secondary_cited": 98.6}])
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "nolima_primary_cited": 95.1, "nolima_secondary_cited": 98.6}])
     _write(tmp_path, "06_nolima_rag_minus_lc", [{"reader": "GPT-4o", "budget": "50K", "delta": 31.25}])
     c = S.build(tmp_path, ["nolima"])[0].set_index("id")
     assert c.loc["fig2.GPT-5.primary", "provenance"] == "copied aggregate"
@@ -238,7 +238,7 @@ def test_further_cells_and_effects_not_reproduced_name_their_cause(tmp_path):
     assert e["reproduced"] == "no" and "contradiction" in e["reason"] and "recorded data" in e["reason"]
     # a further cell with no recorded cause says so instead of an empty reason
     assert S.explanation({}, {"id": "x"}) == ""
-    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "primary_cited": 50.0, "secondary_cited": 98.6}])
+    _write(tmp_path, "04_nolima_two_needle_citation", [{"reader": "GPT-5", "nolima_primary_cited": 50.0, "nolima_secondary_cited": 98.6}])
     c = S.build(tmp_path, ["nolima"])[0].set_index("id").loc["fig2.GPT-5.primary"]
     assert c["cls"] == "further" and c["reason"] == S.NO_CAUSE
 
@@ -346,9 +346,9 @@ def test_table16_counts_are_counted_over_the_produced_pairs(tmp_path):
 
 def test_table7_differences_are_read_as_one_cell_minus_another(tmp_path):
     _write(tmp_path, "12_multihop_lc_vs_rag", [
-        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "ans", "LC": 0.50, "RAG@10": 0.30, "RAG@200": 0.303},
-        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "joint", "LC": 0.073, "RAG@10": 0.05, "RAG@200": 0.05},
-        {"reader": "Nemo-3.5-L", "prompt": "answer_only_json", "metric": "ans_star", "LC": 0.77, "RAG@10": 0.4,
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "multihop_ans", "LC": 0.50, "RAG@10": 0.30, "RAG@200": 0.303},
+        {"reader": "Nemo-3.5-L", "prompt": "ebg", "metric": "multihop_ans_evid", "LC": 0.073, "RAG@10": 0.05, "RAG@200": 0.05},
+        {"reader": "Nemo-3.5-L", "prompt": "answer_only_json", "metric": "multihop_ans_star", "LC": 0.77, "RAG@10": 0.4,
          "RAG@200": 0.5}])
     c = S.build(tmp_path, ["multihop_rag"])[0].set_index("id")
     assert c.loc["t7.Nemotron.ebg.lc_minus_rag10", "lcrag_value"] == pytest.approx(20.0)

@@ -60,7 +60,6 @@ from ..runtime.options import RunOptions
 from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
-from .scorers import make_scorer
 from .spec import StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
 
 
@@ -139,7 +138,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         n = getattr(cfg, fld, None)
         if n and (msg := measures.renamed_message(n)) and n not in known:
             raise err(fld, msg)
-    if scoring_kind(cfg) == "measures":
+    if not declares_roles(cfg):
         am = em = None
     else:
         kinds = {n: measures.get(n).kind for n in known}
@@ -248,23 +247,23 @@ def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None
             df[c] = df[f"meta.{c}"]
 
 
-def measures_scorer(names: list[str]):
-    """:func:`lcrag.measures.scorer` over ``names`` (built-in and plug-in measures alike)."""
+def declares_roles(cfg: StudyConfig) -> bool:
+    """Whether the spec declares the roles ``ans`` / ``evid`` (``ans_evid``): an own study (the ``lc-rag`` builder,
+    its ``answer_metric`` defaulting to its first answer measure, ``evidence_metric`` to its first evidence
+    measure) or any spec that sets ``answer_metric``. A study with its own task builder and no ``answer_metric``
+    writes its measures' columns only."""
+    return bool(cfg.own_study or getattr(cfg, "answer_metric", None))
+
+
+def row_scorer(cfg: StudyConfig, answer_metric: str | None, evidence_metric: str | None):
+    """The study's row scorer: :func:`lcrag.measures.scorer` over the spec's measures, with the roles it declares
+    and the task builder's reading of the reply (``read_reply``, e.g. LongEval's answer JSON) — one way a row is
+    scored for every study."""
     from .. import measures
 
-    return measures.scorer(list(names))
-
-
-def scoring_kind(cfg: StudyConfig) -> str:
-    """``"scorers"`` (an own study: the measures plus the ``ans``/``evid``/``ans_evid`` roles of
-    :mod:`.scorers`) when no listed measure belongs to a built-in study, else ``"measures"``
-    (:func:`lcrag.measures.scorer`, each value under the measure's name only)."""
-    from .. import measures
-
-    known = set(measures.names())
-    if any(n in known and measures.is_study_measure(measures.get(n)) for n in cfg.scorers):
-        return "measures"
-    return "scorers"
+    read = getattr(lookup("task_builder", cfg.tasks.builder), "read_reply", None) if cfg.tasks.builder else None
+    roles = {"answer": answer_metric, "evidence": evidence_metric} if answer_metric else None
+    return measures.scorer(list(cfg.scorers), roles=roles, read=read)
 
 
 def build_tasks(prep: Prepared):
@@ -473,13 +472,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     budget_usd = options.budget_usd
     options = options.defaults(budget_usd=cfg.budget_usd, allow_over_budget=cfg.allow_over_budget)
     options = RunOptions.of(options, cache=cache, log=log)
-    factory = getattr(lookup("task_builder", cfg.tasks.builder), "scorer", None) if cfg.tasks.builder else None
-    if scoring_kind(cfg) == "scorers":
-        scorer = make_scorer(cfg.scorers, prep.answer_metric, prep.evidence_metric)
-    elif factory is not None:  # a study whose replies need its own reading (e.g. LongEval's answer JSON)
-        scorer = factory(list(cfg.scorers))
-    else:
-        scorer = measures_scorer(cfg.scorers)
+    scorer = row_scorer(cfg, prep.answer_metric, prep.evidence_metric)
     if originals:
         inner = scorer
 

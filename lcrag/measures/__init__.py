@@ -148,31 +148,105 @@ def names() -> list[str]:
     return registry.names("measure")
 
 
-def scorer(measure_names: Sequence[str | Measure]) -> Callable[[Any, Any], dict[str, float]]:
-    """The runner's row scorer (``(task, response) -> {name: value}``) applying the measures in order
-    (names or :class:`Measure` objects); each value goes to the column named as the measure;
-    ``None`` values are left out of the row."""
-    ms = tuple(n if isinstance(n, Measure) else get(n) for n in measure_names)
+def _asks_lines(task: Any) -> bool:
+    """Whether the row's prompt asked for cited lines; a prompt that is no template and a task without
+    messages (a plug-in's own prompt label) count as asking (the measure decides)."""
+    from ..scoring.filters import expects_json
+
+    try:
+        return expects_json(task)
+    except (LookupError, LcragError):
+        return True
+
+
+def scorer(measure_names: Sequence[str | Measure], *, roles: dict[str, str | None] | None = None,
+           read: Callable[[Any, Any], None] | None = None) -> Callable[[Any, Any], dict[str, float]]:
+    """The row scorer (``(task, response) -> {column: value}``): the one way a row is scored, for every
+    study — built-in benchmark, plug-in folder or own study.
+
+    * each measure (names or :class:`Measure` objects, in order) gives the value of the column named as
+      the measure; ``None`` values are left out of the row. A measure of kind ``evidence`` has no value on
+      a row whose prompt asks for no cited lines (the kind declares it). A measure that raises names
+      itself and the row (:class:`~lcrag.errors.LcragError`);
+    * ``roles`` — the roles the spec declares (``{"answer": name, "evidence": name | None}``, the spec's
+      ``answer_metric`` / ``evidence_metric``): their measures are scored first and their values are
+      also written to the role columns ``ans`` and ``evid``; with both roles, ``ans_evid`` is their joint
+      (1 iff both are 1) and the generic ``ans_evid`` measure is that column (not scored again);
+    * ``read(task, response)`` — a study's reading of the reply before any measure sees it (e.g.
+      LongEval's answer JSON recorded on the response); its ``scorer_version`` joins the scorer's.
+
+    The scorer's ``scorer_version`` lists every measure's version (and the roles and ``read``), so a
+    stored row is re-scored (from the cache, no call) when any of them changes."""
+    roles = {k: v for k, v in (roles or {}).items() if v}
+    bad = set(roles) - {"answer", "evidence"}
+    if bad:
+        raise ValueError(f"roles are 'answer' and 'evidence', got {sorted(bad)}")
+    ans_role, evid_role = roles.get("answer"), roles.get("evidence")
+    joint_role = bool(ans_role and evid_role)
+    order = [*(n for n in (ans_role, evid_role) if n), *measure_names]
+    ms, seen = [], set()
+    for n in order:
+        m = n if isinstance(n, Measure) else get(n)
+        if m.name in seen or (roles and m.name == "ans_evid"):
+            continue
+        seen.add(m.name)
+        ms.append(m)
+    ms = tuple(ms)
 
     def score(task, response):
+        if read is not None:
+            read(task, response)
+        lines = None
         out = {}
         for m in ms:
-            v = m(task, response)
+            if m.kind == "evidence":
+                if lines is None:
+                    lines = _asks_lines(task)
+                if not lines:
+                    continue
+            try:
+                v = m(task, response)
+            except LcragError:
+                raise
+            except Exception as e:  # a plug-in bug names the measure and the row
+                item = getattr(getattr(task, "item", None), "id", None)
+                raise LcragError(f"measure {m.name!r} failed on item {item!r}, condition "
+                                 f"{getattr(task, 'condition', None)!r}: {type(e).__name__}: {e}") from e
             if v is not None:
                 out[m.name] = v
+        if ans_role and ans_role in out:
+            out["ans"] = out[ans_role]
+        if evid_role and evid_role in out:
+            out["evid"] = out[evid_role]
+            if joint_role:
+                out["ans_evid"] = float(out.get("ans", 0.0) >= 1 and out["evid"] >= 1)
         return out
 
-    score.scorer_version = "measures:" + ",".join(
+    version = "measures:" + ",".join(
         f"{m.name}={getattr(m.fn, 'scorer_version', None) or source_hash(m.fn)}" for m in ms)
+    if roles:
+        version += ";roles:" + ",".join(f"{k}={v}" for k, v in sorted(roles.items()))
+    if read is not None:
+        version += ";" + (getattr(read, "scorer_version", None) or source_hash(read))
+    score.scorer_version = version
+    score.measures = tuple(m.name for m in ms)
     return score
 
 
-def is_study_measure(m: Measure) -> bool:
-    """Whether ``m`` was declared by a study folder (``lcrag/studies/<name>/measures.py`` or the ``measures.py`` of a
-    folder on ``LCRAG_STUDIES_PATH``): built-in and user benchmarks are scored the same way."""
-    from ..studyfolders import BUILTIN_PACKAGE, PLUGIN_PREFIX
+def label(name: str) -> str:
+    """The display header of the measure ``name`` (its ``label``); a name that is no registered measure is
+    shown as is. The one place a table's measure columns get their headers."""
+    load_all()
+    try:
+        return registry.lookup("measure", name).label
+    except KeyError:
+        return name
 
-    return m.origin.startswith((BUILTIN_PACKAGE + ".", PLUGIN_PREFIX))
+
+def headers(df):
+    """``df`` with each column that names a registered measure renamed to the measure's label — a display
+    step for a table being shown (the table itself keeps the measure names)."""
+    return df.rename(columns={c: label(c) for c in df.columns if isinstance(c, str)})
 
 
 def source_hash(fn: Callable) -> str:

@@ -113,3 +113,72 @@ def test_plugin_scorer_as_a_measure_in_a_builtin_spec(tmp_path, monkeypatch, tmp
     ebg = res.rows[res.rows["prompt"] == "ebg"]
     assert (ebg["n_cited"] == ebg["lines"].map(len)).all()
     assert isinstance(res.rows, pd.DataFrame) and "synthetic_ans" in res.rows
+
+
+# ------------------------------------------------------------------ the one row scorer
+def test_one_row_scorer_writes_the_roles_the_spec_declares():
+    ms = ["ans_contains", "exact", "evid_exact_set", "evid_recall", "ans_evid"]
+    plain, roles = measures.scorer(ms), measures.scorer(ms, roles={"answer": "exact", "evidence": "evid_recall"})
+    t, r = _task(), Response(answer="Dunmere", lines=(2,))
+    assert plain(t, r) == {"ans_contains": 1.0, "exact": 1.0, "evid_exact_set": 0.0, "evid_recall": 0.5, "ans_evid": 0.0}
+    got = roles(t, r)
+    assert (got["ans"], got["evid"]) == (got["exact"], got["evid_recall"]) == (1.0, 0.5)
+    assert got["ans_evid"] == 0.0 and list(got)[:2] == ["exact", "evid_recall"]  # the roles' measures first
+    assert roles(t, Response(answer="Dunmere", lines=(2, 5)))["ans_evid"] == 1.0  # the joint of the declared roles
+    assert "roles:answer=exact,evidence=evid_recall" in roles.scorer_version
+    assert plain.scorer_version != roles.scorer_version != measures.scorer(ms, roles={"answer": "ans_contains"}).scorer_version
+
+
+def test_an_evidence_measure_has_no_value_on_a_prompt_asking_for_no_lines(tmp_path):
+    def cited_any(task, response):
+        return float(bool(response.lines))
+
+    m = measures.Measure("plug_cited_any", cited_any, "evidence", "cited any")
+    s = measures.scorer(["ans_contains", m])
+    assert s(_task(prompt="answer_only"), Response(answer="Dunmere", lines=(1,))) == {"ans_contains": 1.0}
+    assert s(_task(), Response(answer="Dunmere", lines=(1,))) == {"ans_contains": 1.0, "plug_cited_any": 1.0}
+
+
+def test_a_failing_measure_names_itself_and_the_row():
+    from lcrag.errors import LcragError
+
+    def broken(task, response):
+        raise ZeroDivisionError("x")
+
+    s = measures.scorer([measures.Measure("plug_broken", broken, "answer", "broken")])
+    with pytest.raises(LcragError, match=r"measure 'plug_broken' failed on item 'q', condition 'c': ZeroDivisionError"):
+        s(_task(), Response(answer="a"))
+
+
+def test_a_builders_reply_reading_runs_first_and_versions_the_scorer():
+    seen = []
+
+    def read(task, response):
+        seen.append(response.answer)
+        response.answer = "Dunmere"
+
+    read.scorer_version = "read-v1"
+    s = measures.scorer(["ans_contains"], read=read)
+    assert s(_task(), Response(answer="York")) == {"ans_contains": 1.0} and seen == ["York"]
+    assert s.scorer_version == measures.scorer(["ans_contains"]).scorer_version + ";read-v1"
+
+
+def test_every_study_is_scored_by_the_one_row_scorer():
+    """The engine's scorer of each built-in spec is lcrag.measures.scorer: role columns only where the spec declares
+    roles (an own study), LongEval's reply reading declared by its task builder (the version stored rows carry)."""
+    from lcrag.experiment.study import row_scorer
+
+    names = experiment.builtin_names()
+    assert {"multihop-rag", "nolima-lc", "qasper-mp", "longeval"} <= set(names)
+    for name in names:
+        spec = experiment.load_spec(name)
+        s = row_scorer(spec, None, None)
+        assert s.scorer_version.startswith("measures:"), name
+        assert list(s.measures) == list(dict.fromkeys(spec.measures)), name
+    le = experiment.load_spec("longeval")
+    assert row_scorer(le, None, None).scorer_version == (
+        measures.scorer(list(le.measures)).scorer_version + ";longeval-answer-v1")
+    own = row_scorer(experiment.load_spec({"name": "own", "data": {"example": {"n_companies": 2, "n_towns": 2}},
+                                           "readers": ["extractive"], "scorers": ["exact", "evid_recall"]}),
+                     "exact", "evid_recall")
+    assert "roles:answer=exact,evidence=evid_recall" in own.scorer_version

@@ -212,11 +212,12 @@ def test_views_read_fields_from_records_or_engine_columns(mh_items, tmp_path, tm
     finally:
         mh.pilot_tasks(mh_items, retriever="bm25", ks=[4])
     # Joint = answer AND located-evidence strict, read on EBG rows only; Ans* only on answer-only rows
-    d = mh.display_rows(eng)
+    d = mh.table_rows(eng)
     ebg = d[d.prompt == "ebg"]
-    assert d.loc[d.prompt == "ebg", "ans_star"].isna().all() and d.loc[d.prompt != "ebg", "joint"].isna().all()
-    assert (ebg.joint == ((ebg.multihop_ans == 1) & (ebg.multihop_evid_all_located == 1)).astype(float)).all()
-    assert (ebg.joint == ebg["multihop_ans_evid"]).all()
+    assert d.loc[d.prompt == "ebg", "multihop_ans_star"].isna().all()
+    assert d.loc[d.prompt != "ebg", ["multihop_ans_evid", "multihop_ans"]].isna().all().all()
+    assert (ebg.multihop_ans_evid == ((ebg.multihop_ans == 1) & (ebg.multihop_evid_all_located == 1)).astype(float)).all()
+    assert (eng.loc[eng.prompt != "ebg", "multihop_ans"] == d.loc[d.prompt != "ebg", "multihop_ans_star"]).all()
 
 
 def test_engine_gives_the_rows_of_run_tasks(q_items, tmp_path, tmp_cache):
@@ -258,10 +259,10 @@ def test_a_joint_from_other_measures_is_refused():
     df = pd.DataFrame({"prompt": ["ebg", "ebg"], "multihop_ans": [1.0, 1.0], "multihop_evid_all_located": [1.0, 0.0],
                        "condition": ["LC", "LC"]})
     joint = "multihop_ans_evid"
-    assert mh.display_rows(df).joint.tolist() == [1.0, 0.0]  # computed from the definition
-    assert mh.display_rows(df.assign(**{joint: [1.0, 0.0]})).joint.tolist() == [1.0, 0.0]
+    assert mh.table_rows(df).multihop_ans_evid.tolist() == [1.0, 0.0]  # computed from the definition
+    assert mh.table_rows(df.assign(**{joint: [1.0, 0.0]})).multihop_ans_evid.tolist() == [1.0, 0.0]
     with pytest.raises(ValueError, match="differs"):
-        mh.display_rows(df.assign(**{joint: [1.0, 1.0]}))
+        mh.table_rows(df.assign(**{joint: [1.0, 1.0]}))
 
 
 # ------------------------------------------------------------------ the engine path (lcrag run NAME)

@@ -20,8 +20,8 @@ rrf, ``k`` = ``top_k_passages``, the switches in ``extra``, ``name`` = the varia
   evidence) and ``task.meta["condition"]`` the Condition.
 * generation: :func:`lcrag.runner.run_tasks` with any reader — an LLM profile, or
   ``longeval-extractive``, the deterministic extractive generator behind the reader interface.
-* scorer: :func:`longeval_scorer` — the registered measures :data:`MEASURES` plus the reply
-  mapped to the row's ``answer`` (JSON ``{"answer": [{"text", "evidence_ids"}]}``) so that runs
+* scorer: the one row scorer (:func:`lcrag.measures.scorer`, :func:`longeval_scorer`) over the registered
+  measures :data:`MEASURES`, with the builder's :func:`read_reply` mapping the reply to the row's ``answer`` (JSON ``{"answer": [{"text", "evidence_ids"}]}``) so that runs
   can be written from the rows (:func:`responses_from_frame`).
 * views: :func:`per_query_view`, :func:`summary_view`, :func:`identical_variants_view` over the
   rows; Tables 1, 5, 6 and the method matrix over recorded data (:mod:`.tables`,
@@ -196,20 +196,23 @@ def build_tasks(items: Sequence[Item], *, seed: int = 0, variants: Sequence[str]
 
 # --- scorer ---------------------------------------------------------------------------------
 
+def read_reply(task: Task, response: Any) -> None:
+    """The study's reading of a reply before any measure sees it (the task builder's ``read_reply``, used by the
+    one row scorer :func:`lcrag.measures.scorer`): records the reply's LongEval answer on the response, so the
+    row's ``answer`` is ``{"answer": [{"text", "evidence_ids"}]}`` (JSON) and its ``parse_status`` the reply's
+    (ok | repaired | failed)."""
+    parsed, status = parse_evidence_answer(response.raw)
+    response.answer = json.dumps({"answer": parsed}, ensure_ascii=False)
+    response.parse_status = status
+
+
+read_reply.scorer_version = "longeval-answer-v1"
+
+
 def longeval_scorer(names: Sequence[str] = MEASURES) -> Callable[[Task, Any], dict[str, float]]:
-    """A runner scorer built from the registered measures ``names``; it also records the reply's
-    LongEval answer on the response, so the row's ``answer`` is ``{"answer": [{"text",
-    "evidence_ids"}]}`` (JSON) and its ``parse_status`` the reply's (ok | repaired | failed)."""
-    base = _measures.scorer(names)
-
-    def score(task: Task, response: Any) -> dict[str, float]:
-        parsed, status = parse_evidence_answer(response.raw)
-        response.answer = json.dumps({"answer": parsed}, ensure_ascii=False)
-        response.parse_status = status
-        return base(task, response)
-
-    score.scorer_version = base.scorer_version + ";longeval-answer-v1"
-    return score
+    """The study's row scorer: :func:`lcrag.measures.scorer` over the registered measures ``names`` with
+    :func:`read_reply` (what the engine uses for a LongEval spec)."""
+    return _measures.scorer(names, read=read_reply)
 
 
 # --- rows -> responses ----------------------------------------------------------------------
@@ -330,5 +333,5 @@ def _register() -> None:
 
 
 _register()
-build_tasks.scorer = longeval_scorer  # the study's scorer factory (measures + the mapped answer in the row)
+build_tasks.read_reply = read_reply  # the study's reading of a reply (the mapped answer in the row)
 

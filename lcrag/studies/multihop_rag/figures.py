@@ -7,14 +7,17 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...plots import bar_values, figure_legend, panel_label
+from ...measures import label
+from ...plots import bar_values, figure_legend
 
 
 # ------------------------------------------------------------------ MultiHop-RAG and QASPER-MP (EBG App. D, E)
 def multihop_answer_only_vs_ebg(table3: pd.DataFrame, *, title: str = ""):
     """Grouped bars per reader of Ans* (answer-only), Ans (EBG), Evid recall, Evid strict and Joint
-    (the columns of ``lcrag.studies.multihop_rag.study.table_answer_only_vs_ebg``; Table 3 structure)."""
-    metrics = [(m, panel_label(m)) for m in ("ans_star", "ans", "evid_recall", "evid_strict", "joint")]
+    (the measure columns of ``lcrag.studies.multihop_rag.study.table_answer_only_vs_ebg``, each labelled with its
+    measure's label; Table 3 structure)."""
+    metrics = [(m, label(m)) for m in ("multihop_ans_star", "multihop_ans", "multihop_evid_recall_located",
+                                       "multihop_evid_all_located", "multihop_ans_evid")]
     fig, ax = plt.subplots(figsize=(4.0 + 2.2 * len(table3), 3.4))
     x = np.arange(len(table3))
     w = 0.8 / len(metrics)
@@ -51,7 +54,7 @@ def multihop_retrieval(curves: pd.DataFrame, coverage: pd.DataFrame, *, n_querie
 
 
 def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
-    """One panel per display metric: RAG (solid) and RAGpool (dashed) over K per reader, LC as a
+    """One panel per measure (titled with its label): RAG (solid) and RAGpool (dashed) over K per reader, LC as a
     dotted line (``curves``: ``multihop_rag.lc_vs_rag_curves`` — Condition fields ``mode``, ``k``,
     ``pool``; Tables 6–7). One legend for the figure, below the panels (:func:`figure_legend`)."""
     panels = list(dict.fromkeys(curves["metric"]))
@@ -66,7 +69,7 @@ def multihop_lc_vs_rag(curves: pd.DataFrame, *, title: str = ""):
             lc = g[g["mode"] == "LC"]
             if len(lc):
                 ax.axhline(float(lc["value"].iloc[0]), color="k", lw=1, ls=":", label=f"{reader} LC")
-        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=panel_label(m))
+        ax.set(xscale="log", xlabel="K", ylim=(0, 1.02), title=label(m))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     figure_legend(fig, axes[0])  # the same readers and kinds in every panel: one legend, below the panels

@@ -7,7 +7,7 @@ without raw text take the runner's parse. Line numbers as rendered (0-based; hea
 citable). ``context.metadata["fact_lines"]``: per gold fact of the query, the rendered number of its
 gold line in the context, or ``None`` when the fact is not located there (in RAG: not retrieved;
 location rule in the study module). Answer-only prompts (a name starting ``answer_only``, or a
-free-text template) have ``multihop_ans`` only.
+free-text template) have ``multihop_ans`` and ``multihop_ans_star`` only.
 
 Two conventions for a fact with no line in the context: the EBG authors' (LC-EBG
 ``run_baseline.py::evidence_score``) drop it from the gold set (``*_located``); lcrag's counts it as
@@ -25,6 +25,10 @@ from lcrag.studies.multihop_rag.reply import answer_only_prompt, authors_multiho
 
 def ebg(task) -> bool:
     return not answer_only_prompt(task.prompt)
+
+
+def answer_only(task) -> bool:
+    return answer_only_prompt(task.prompt)
 
 
 def reply(task, response):
@@ -54,9 +58,14 @@ measure("multihop_ans", kind="answer", label="Ans (MultiHop rule, first answer)"
     "1 if the parsed answer matches the query's gold answer under the MultiHop-RAG rule "
     "(``lcrag.scoring.answer.multihop_match``, LC-EBG ``run_baseline.py::answer_match``): after normalisation "
     "an empty prediction never matches; equal -> 1; else a gold of <= 30 characters must be a substring of the "
-    "prediction, a longer gold's first 40 characters must start it. A missing answer is 0. Every prompt: on "
-    "an answer-only prompt it is the paper's Ans* column, on an EBG prompt its Ans column."))(
+    "prediction, a longer gold's first 40 characters must start it. A missing answer is 0. Every prompt; the "
+    "tables read it on EBG prompts (the paper's Ans column) and as ``multihop_ans_star`` on answer-only prompts."))(
     f.answer("multihop", over="first", reply=reply))
+measure("multihop_ans_star", kind="answer", label="Ans* (MultiHop rule)", section=S, doc=(
+    "Answer-only prompts (the paper's Ans*): the rule of ``multihop_ans`` (MultiHop-RAG normalisation and prefix "
+    "rule against the query's gold answer); no value on EBG prompts. The tables read it from ``multihop_ans`` on "
+    "answer-only rows when a run does not list it."))(
+    f.answer("multihop", over="first", reply=reply, applies=answer_only))
 measure("multihop_evid_all_located", kind="evidence", label="Evid (all gold cited)", section=S, doc=(
     "1 if every gold line of the facts located in the context is cited (extras allowed), else 0; 0 when no "
     "fact is located (authors' rule: an unlocated fact leaves the gold set). All gold, not an exact set. "
@@ -74,8 +83,8 @@ measure("multihop_evid_recall_all_facts", kind="evidence", label="Evid recall (a
              "located. No value on answer-only prompts."))(
     f.evidence("recall", gold=located, missing=unlocated, reply=reply, applies=ebg))
 measure("multihop_ans_evid", kind="joint", label="Joint", section=S, doc=(
-    "1 iff ``multihop_ans`` is 1 and ``multihop_evid_all_located`` is 1, else 0 (tables show it as "
-    "\"joint\"). No value on answer-only prompts."))(f.joint("multihop_ans", "multihop_evid_all_located", lookup=get))
+    "1 iff ``multihop_ans`` is 1 and ``multihop_evid_all_located`` is 1, else 0 (the paper's \"Joint\"). "
+    "No value on answer-only prompts."))(f.joint("multihop_ans", "multihop_evid_all_located", lookup=get))
 measure("multihop_ans_evid_all_facts", kind="joint", label="Joint (all facts)", section="EBG App. D.4", doc=(
     "1 iff ``multihop_ans`` is 1 and ``multihop_evid_all_facts`` is 1. No value on answer-only prompts."))(
     f.joint("multihop_ans", "multihop_evid_all_facts", lookup=get))

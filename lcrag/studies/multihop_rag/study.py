@@ -24,16 +24,18 @@ the registry's ``dense`` retriever with that model, needs a key), :func:`fact_ra
 the first chunk containing each gold fact, App. D.3).
 
 Measures (``lcrag/studies/multihop_rag/measures.py``; README §6.3, App. D.1): ``multihop_ans`` (answer match on every
-prompt: Ans* on the authors' JSON answer-only prompt ``answer_only_json``, Ans on EBG);
-as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in
-the context (in RAG: retrieved facts only): ``multihop_evid_all_located`` ("Evid (all gold cited)", the paper's "Evid strict": every
+prompt; the tables read it on EBG prompts: the paper's Ans) and ``multihop_ans_star`` (the same match on the authors'
+JSON answer-only prompt ``answer_only_json``: the paper's Ans*);
+as LC-EBG ``run_baseline.py::evidence_score`` the gold lines are those of the facts located in the context (in RAG:
+retrieved facts only): ``multihop_evid_all_located`` ("Evid (all gold cited)", the paper's "Evid strict": every
 such gold line cited, extras allowed; 0 when no fact is located), ``multihop_evid_recall_located``
-(cited gold lines / gold lines); the study's joint (``ans_evid``) ``multihop_ans_evid`` (answer
-AND ``multihop_evid_all_located``; displayed as "joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact
+(cited gold lines / gold lines); the study's joint ``multihop_ans_evid`` (answer AND ``multihop_evid_all_located``;
+the paper's "Joint"). lcrag's stricter measures: ``multihop_evid_all_facts`` (0 whenever a fact
 is not located), ``multihop_evid_recall_all_facts`` (divided by gold lines + missing facts),
 ``multihop_ans_evid_all_facts`` (App. D.4: all-needles coverage upper-bounds faithful joint
 accuracy) and ``multihop_facts_unlocated``. In the LC condition every fact has a line, so both
-rules agree. Tables keep the paper's column names as display labels (:data:`LABELS`).
+rules agree. Table columns are the measures' names (:data:`PROMPT_KIND`); headers come from the measures' labels
+(:func:`lcrag.measures.label`) where a table is shown.
 """
 
 from __future__ import annotations
@@ -500,18 +502,19 @@ def rankings(pilot: Sequence[LCRecord], retriever, retriever_name: str, chunker:
 
 
 # ------------------------------------------------------------------ scored rows -> tables
-#: Display label (the paper's table header, never a result column) -> (measure, prompt kind): Ans* is
-#: ``multihop_ans`` on answer-only prompts; Ans, Evid and Joint are read on EBG prompts.
-LABELS = {
-    "ans_star": ("multihop_ans", "answer_only"),
-    "ans": ("multihop_ans", "ebg"),
-    "evid_strict": ("multihop_evid_all_located", "ebg"),
-    "evid_recall": ("multihop_evid_recall_located", "ebg"),
-    "joint": ("multihop_ans_evid", "ebg"),
-    "evid_strict_incl_unretrieved": ("multihop_evid_all_facts", "ebg"),
-    "evid_recall_incl_unretrieved": ("multihop_evid_recall_all_facts", "ebg"),
-    "joint_incl_unretrieved": ("multihop_ans_evid_all_facts", "ebg"),
-    "n_facts_unlocated": ("multihop_facts_unlocated", "ebg"),
+#: The tables' measure columns (each named as its measure; headers come from the measure's label,
+#: :func:`lcrag.measures.label`) -> the prompt kind its value is read on: ``multihop_ans_star`` (the paper's Ans*)
+#: on answer-only prompts, every other on EBG prompts.
+PROMPT_KIND = {
+    "multihop_ans_star": "answer_only",
+    "multihop_ans": "ebg",
+    "multihop_evid_all_located": "ebg",
+    "multihop_evid_recall_located": "ebg",
+    "multihop_ans_evid": "ebg",
+    "multihop_evid_all_facts": "ebg",
+    "multihop_evid_recall_all_facts": "ebg",
+    "multihop_ans_evid_all_facts": "ebg",
+    "multihop_facts_unlocated": "ebg",
 }
 
 
@@ -525,12 +528,12 @@ def _joint(ans, evid):
     return np.where(pd.isna(ans) | pd.isna(evid), np.nan, ((ans == 1.0) & (evid == 1.0)).astype(float))
 
 
-def display_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """Rows with the paper's columns (:data:`LABELS`) from the measures' columns: each display
-    column holds its measure on rows of its prompt kind, NaN elsewhere. ``joint`` is the
-    study's ``multihop_ans_evid`` (``multihop_ans`` = 1 AND ``multihop_evid_all_located`` = 1),
-    computed from that definition when the rows lack it; rows whose joint contradicts the
-    definition are an error (``ValueError``)."""
+def table_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows as the tables read them (:data:`PROMPT_KIND`): each measure column holds its measure on rows of its
+    prompt kind, NaN elsewhere; ``multihop_ans_star`` is the row's ``multihop_ans`` on an answer-only prompt (the
+    measure's definition) when the run did not list it. ``multihop_ans_evid`` (``multihop_ans`` = 1 AND
+    ``multihop_evid_all_located`` = 1) is computed from that definition when the rows lack it; rows whose joint
+    contradicts the definition are an error (``ValueError``)."""
     ans, strict, joint = "multihop_ans", "multihop_evid_all_located", "multihop_ans_evid"
     if ans not in df:
         return df
@@ -543,10 +546,12 @@ def display_rows(df: pd.DataFrame) -> pd.DataFrame:
             raise ValueError(f"{joint} differs from multihop_ans AND multihop_evid_all_located on {bad} rows: "
                              "the study's joint is its answer measure AND its strict evidence measure")
     cols = {}
-    for name, (c, kind) in LABELS.items():
-        if c in df:
-            vals = df[c].astype(float)
-        elif c == "multihop_ans_evid" and own is not None:
+    for name, kind in PROMPT_KIND.items():
+        if name in df:
+            vals = df[name].astype(float)
+        elif name == "multihop_ans_star":
+            vals = df[ans].astype(float)
+        elif name == joint and own is not None:
             vals = own
         else:
             continue
@@ -554,27 +559,29 @@ def display_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**cols)
 
 
-METRICS = ("ans_star", "ans", "evid_strict", "evid_recall", "joint")
+METRICS = ("multihop_ans_star", "multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located",
+           "multihop_ans_evid")
+"""The measures the summaries aggregate, in the papers' order (Ans*, Ans, Evid strict, Evid recall, Joint)."""
 
 
 def score(task, response: Response) -> dict[str, float]:
-    """One row's measures (:data:`MEASURES` through ``lcrag.measures``) under the display names of
-    :data:`LABELS` (``ans_star`` alone on answer-only prompts). For inspecting single rows; runs
+    """One row's measures (:data:`MEASURES` through ``lcrag.measures``) as the tables read them
+    (:data:`PROMPT_KIND`: ``multihop_ans_star`` alone on answer-only prompts). For inspecting single rows; runs
     score with ``lcrag.measures.scorer`` (the engine's path)."""
     from ... import measures
 
     vals = measures.scorer(MEASURES)(task, response)
     if _is_answer_only(task.prompt):
-        return {"ans_star": vals["multihop_ans"]}
-    return {name: vals[m] for name, (m, kind) in LABELS.items() if kind == "ebg" and m in vals}
+        return {"multihop_ans_star": vals["multihop_ans"]}
+    return {m: vals[m] for m, kind in PROMPT_KIND.items() if kind == "ebg" and m in vals}
 
 
 def summary(df: pd.DataFrame, *, by_type: bool = False, n_boot: int = 1000) -> pd.DataFrame:
-    """Aggregate (mean, 95% bootstrap CI, n, failures) of the display columns per reader ×
-    condition × prompt [× type]."""
+    """Aggregate (mean, 95% bootstrap CI, n, failures) of the measure columns (:data:`METRICS`, read as
+    :func:`table_rows` does) per reader × condition × prompt [× type]."""
     from ...results import aggregate
 
-    df = display_rows(df)
+    df = table_rows(df)
     by = ["reader", "condition", "prompt"] + (["meta.question_type"] if by_type else [])
     metrics = [m for m in METRICS if m in df.columns]
     return aggregate(df, by, metrics, n_boot=n_boot)
@@ -608,12 +615,12 @@ def table_answer_only_vs_ebg(df: pd.DataFrame, mode: str = "LC", *, n_boot: int 
     for r, g in s.groupby("reader", sort=True):
         ao = g[g.prompt.map(_is_answer_only)]
         eb = g[~g.prompt.map(_is_answer_only)]
-        rec = {"reader": r, "n_answer_only": int(ao.n.sum()), "ans_star": ao.ans_star.mean() if len(ao) else np.nan,
-               "n_ebg": int(eb.n.sum())}
-        for m in ("ans", "evid_strict", "evid_recall", "joint"):
+        rec = {"reader": r, "n_answer_only": int(ao.n.sum()),
+               "multihop_ans_star": ao.multihop_ans_star.mean() if len(ao) else np.nan, "n_ebg": int(eb.n.sum())}
+        for m in ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_ans_evid"):
             rec[m] = eb[m].mean() if len(eb) and m in eb else np.nan
-        rec["delta_ans"] = rec["ans"] - rec["ans_star"]
-        rec["ans_minus_joint"] = rec["ans"] - rec["joint"]
+        rec["delta_ans"] = rec["multihop_ans"] - rec["multihop_ans_star"]
+        rec["ans_minus_joint"] = rec["multihop_ans"] - rec["multihop_ans_evid"]
         rec["n_failed"] = int(g.n_failed.sum())
         rec["n_na"] = int(g.n_na.sum())
         scored = g[g.parse_fail_rate.notna()]
@@ -630,14 +637,19 @@ def table_by_type(df: pd.DataFrame, mode: str = "LC", *, n_boot: int = 500) -> p
     for (r, t), g in s.groupby(["reader", "meta.question_type"], sort=True):
         ao, eb = g[g.prompt.map(_is_answer_only)], g[~g.prompt.map(_is_answer_only)]
         out.append({"reader": r, "question_type": t, "n": int(eb.n.sum()) if len(eb) else int(ao.n.sum()),
-                    "ans_star": ao.ans_star.mean() if len(ao) else np.nan,
-                    **{m: (eb[m].mean() if len(eb) and m in eb else np.nan) for m in ("ans", "evid_strict", "joint")}})
+                    "multihop_ans_star": ao.multihop_ans_star.mean() if len(ao) else np.nan,
+                    **{m: (eb[m].mean() if len(eb) and m in eb else np.nan)
+                       for m in ("multihop_ans", "multihop_evid_all_located", "multihop_ans_evid")}})
     return pd.DataFrame(out)
+
+
+LC_VS_RAG_METRICS = ("multihop_ans_star", "multihop_ans", "multihop_evid_all_located", "multihop_ans_evid")
+"""The measures of Tables 6–7 (Ans*, Ans, Evid strict, Joint), by name."""
 
 
 def table_lc_vs_rag(df: pd.DataFrame, metric: str, *, n_boot: int = 200) -> pd.DataFrame:
     """Tables 6–7 structure: rows reader × prompt, columns LC, RAG@K, RAGpool@K (ordered by the
-    Condition fields); cells = the display column ``metric``."""
+    Condition fields); cells = the measure ``metric`` (:data:`PROMPT_KIND`)."""
     conds = _conditions(df)
     d = _with_labels(df)
     s = summary(d.assign(reader=d.reader_label), n_boot=n_boot)
@@ -653,15 +665,15 @@ COUNTS = ("n", "n_failed", "n_na", "parse_fail_rate")
 """What every aggregate reports beside its scores (:func:`lcrag.results.aggregate`)."""
 
 
-def tables_lc_vs_rag(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "ans", "evid_strict", "joint"), *,
+def tables_lc_vs_rag(df: pd.DataFrame, metrics: Sequence[str] = LC_VS_RAG_METRICS, *,
                      n_boot: int = 200, counts: bool = True) -> dict[str, pd.DataFrame]:
-    """:func:`table_lc_vs_rag` of each display column that has values (metric -> table), then (``counts``)
+    """:func:`table_lc_vs_rag` of each measure that has values (metric -> table), then (``counts``)
     the same layout of :data:`COUNTS`: scored rows, failed calls, N/A and the parse-failure rate per cell."""
     out = {m: table_lc_vs_rag(df, m, n_boot=n_boot) for m in [*metrics, *(COUNTS if counts else ())]}
     return {m: t for m, t in out.items() if len(t)}
 
 
-def view_lc_vs_rag(df: pd.DataFrame, *, metrics: Sequence[str] = ("ans_star", "ans", "evid_strict", "joint"),
+def view_lc_vs_rag(df: pd.DataFrame, *, metrics: Sequence[str] = LC_VS_RAG_METRICS,
                    n_boot: int = 200) -> pd.DataFrame:
     """View ``multihop_lc_vs_rag``: the tables of :func:`tables_lc_vs_rag` stacked with a ``metric`` column."""
     return stack_tables(tables_lc_vs_rag(df, metrics, n_boot=n_boot))
@@ -677,9 +689,9 @@ def tables_text(tables: dict[str, pd.DataFrame], digits: int = 3) -> str:
     return "".join(f"\n\n== {m}\n{t.round(digits).to_string(index=False)}" for m, t in tables.items())
 
 
-def lc_vs_rag_curves(df: pd.DataFrame, metrics: Sequence[str] = ("ans_star", "ans", "evid_strict", "joint"), *,
+def lc_vs_rag_curves(df: pd.DataFrame, metrics: Sequence[str] = LC_VS_RAG_METRICS, *,
                      n_boot: int = 200) -> pd.DataFrame:
-    """Long frame for the LC-vs-RAG figure: per display metric, reader (label), prompt and
+    """Long frame for the LC-vs-RAG figure: per measure, reader (label), prompt and
     condition the mean, with the Condition fields ``mode``, ``k`` and ``pool`` (``None`` for LC)."""
     conds = _conditions(df)
     d = _with_labels(df)

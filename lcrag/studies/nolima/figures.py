@@ -52,9 +52,9 @@ def _order(readers) -> list[str]:
 
 def fig1_table(answers: pd.DataFrame) -> pd.DataFrame:
     """Long table: ``run, reader, hop, context_length, ans_ebg, ans_answer_only, delta`` (pp),
-    from a frame with ``prompt`` in {nolima-ebg, nolima-answer-only} and an ``ans`` fraction."""
+    from a frame with ``prompt`` in {nolima-ebg, nolima-answer-only} and a ``nolima_ans_contains`` fraction."""
     keys = ["run", "reader", "hop", "context_length"]
-    w = answers.set_index([*keys, "prompt"])["ans"].unstack("prompt").reset_index()  # keeps N/A (NaN) cells
+    w = answers.set_index([*keys, "prompt"])["nolima_ans_contains"].unstack("prompt").reset_index()  # keeps N/A (NaN) cells
     out = pd.DataFrame({k: w[k] for k in keys})
     out["ans_ebg"] = w.get("nolima-ebg") * 100
     out["ans_answer_only"] = w.get("nolima-answer-only") * 100
@@ -72,12 +72,13 @@ def fig1_heat(long: pd.DataFrame, lengths=FIG1_LENGTHS) -> pd.DataFrame:
 
 
 def fig2_table(tn: pd.DataFrame) -> pd.DataFrame:
-    """Per reader: mean TN primary / secondary citation rate (pp) over recorded rows, and n_rows."""
+    """Per reader: mean TN primary / secondary citation rate (pp; columns ``nolima_primary_cited``, ``nolima_secondary_cited``) over
+    recorded rows, and n_rows."""
     d = tn[tn["setting"] == "TN"]
-    g = d.groupby("reader").agg(primary_cited=("primary_cited", "mean"), secondary_cited=("secondary_cited", "mean"),
-                                n_rows=("primary_cited", "size"), n_lengths=("context_length", "nunique"))
-    g[["primary_cited", "secondary_cited"]] *= 100
-    g["gap"] = g["primary_cited"] - g["secondary_cited"]
+    g = d.groupby("reader").agg(**{m: (m, "mean") for m in ("nolima_primary_cited", "nolima_secondary_cited")},
+                                n_rows=("nolima_primary_cited", "size"), n_lengths=("context_length", "nunique"))
+    g[["nolima_primary_cited", "nolima_secondary_cited"]] *= 100
+    g["gap"] = g["nolima_primary_cited"] - g["nolima_secondary_cited"]
     return g.reindex(_order(g.index)).reset_index()
 
 
@@ -93,16 +94,16 @@ def fig3_table(tn: pd.DataFrame, *, pooled: bool = True) -> pd.DataFrame:
     69.2 / 49.9 / 44.0 on the recorded rows). It is not the mean of the per-reader rows, which weighs
     each reader the same although their numbers of rows differ."""
     d = tn[tn["setting"].isin(["TN", "CTN"])]
-    g = d.groupby(["reader", "setting"])[["ans_evid", "ans"]].mean().unstack("setting") * 100
-    out = pd.DataFrame({"tn_ans_evid": g[("ans_evid", "TN")], "ctn_ans_evid": g[("ans_evid", "CTN")],
-                        "tn_ans": g[("ans", "TN")], "ctn_ans": g[("ans", "CTN")]})
+    g = d.groupby(["reader", "setting"])[["nolima_ans_evid", "nolima_ans_contains"]].mean().unstack("setting") * 100
+    out = pd.DataFrame({"tn_ans_evid": g[("nolima_ans_evid", "TN")], "ctn_ans_evid": g[("nolima_ans_evid", "CTN")],
+                        "tn_ans": g[("nolima_ans_contains", "TN")], "ctn_ans": g[("nolima_ans_contains", "CTN")]})
     out = out.reindex(_order(out.index))
     if pooled and not d.empty:
-        p = d.groupby("setting")[["ans_evid", "ans"]].mean() * 100
-        out.loc[POOLED_READER] = [p.loc["TN", "ans_evid"] if "TN" in p.index else float("nan"),
-                                  p.loc["CTN", "ans_evid"] if "CTN" in p.index else float("nan"),
-                                  p.loc["TN", "ans"] if "TN" in p.index else float("nan"),
-                                  p.loc["CTN", "ans"] if "CTN" in p.index else float("nan")]
+        p = d.groupby("setting")[["nolima_ans_evid", "nolima_ans_contains"]].mean() * 100
+        out.loc[POOLED_READER] = [p.loc["TN", "nolima_ans_evid"] if "TN" in p.index else float("nan"),
+                                  p.loc["CTN", "nolima_ans_evid"] if "CTN" in p.index else float("nan"),
+                                  p.loc["TN", "nolima_ans_contains"] if "TN" in p.index else float("nan"),
+                                  p.loc["CTN", "nolima_ans_contains"] if "CTN" in p.index else float("nan")]
     out["drop_ans_evid"] = out["ctn_ans_evid"] - out["tn_ans_evid"]
     out["drop_ans"] = out["ctn_ans"] - out["tn_ans"]
     out.index.name = "reader"
@@ -110,10 +111,12 @@ def fig3_table(tn: pd.DataFrame, *, pooled: bool = True) -> pd.DataFrame:
 
 
 def fig11_table(rag: pd.DataFrame) -> pd.DataFrame:
-    """RAG answer accuracy (pp) per reader x matched budget, with n (from scored rows)."""
+    """RAG answer, evidence and joint accuracy (pp; the measures' columns) per reader x matched budget, with n
+    (from scored rows)."""
+    ms = ["nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid"]
     g = rag.groupby(["reader", "meta.context_length", "meta.budget"]).agg(
-        ans=("ans", "mean"), evid=("evid", "mean"), ans_evid=("ans_evid", "mean"), n=("ans", "size")).reset_index()
-    g[["ans", "evid", "ans_evid"]] *= 100
+        **{m: (m, "mean") for m in ms}, n=("nolima_ans_contains", "size")).reset_index()
+    g[ms] *= 100
     return g.rename(columns={"meta.context_length": "haystack_chars", "meta.budget": "budget"})
 
 
@@ -128,11 +131,11 @@ def fig12_table(rag: pd.DataFrame, lc_cells: pd.DataFrame, lc_items: pd.DataFram
     """Δ = Ans_RAG − Ans_LC (pp) per reader x budget.
 
     Args:
-        rag: RAG rows (``reader, meta.context_length, meta.needle_id, meta.hop, ans``).
+        rag: RAG rows (``reader, meta.context_length, meta.needle_id, meta.hop, nolima_ans_contains``).
         lc_cells: LC cell accuracy ``reader, context_length, lc_ans`` (pp) — for recorded
             models :func:`recorded_lc_cells` of ``ans_accuracy_selected_contexts.csv`` (as the
             paper's Figure 12), for live readers the mean of their LC rows.
-        lc_items: LC per-item rows ``reader, context_length, needle_id, hop, ans`` (any depths).
+        lc_items: LC per-item rows ``reader, context_length, needle_id, hop, nolima_ans_contains`` (any depths).
         budgets: :func:`lcrag.studies.nolima.rag.matched_budgets` (haystack -> matched LC length).
 
     ``delta`` = RAG cell − ``lc_ans``. The paired interval pairs the same 8 items (needle x
@@ -148,16 +151,16 @@ def fig12_table(rag: pd.DataFrame, lc_cells: pd.DataFrame, lc_items: pd.DataFram
     across all cells of the table (one figure, one family).
     """
     sel = lc_cells.set_index(["reader", "context_length"])["lc_ans"]
-    per = lc_items.groupby(["reader", "context_length", "needle_id", "hop"])["ans"].mean()
+    per = lc_items.groupby(["reader", "context_length", "needle_id", "hop"])["nolima_ans_contains"].mean()
     bmap = dict(zip(budgets["haystack_chars"], budgets["matched_lc"]))
     rows = []
     for (reader, hay), g in rag[rag["outcome"] == "ok"].groupby(["reader", "meta.context_length"]):
         L = int(bmap[int(hay)])
-        rag_pct = g["ans"].mean() * 100
+        rag_pct = g["nolima_ans_contains"].mean() * 100
         lc_pct = float(sel.get((reader, L), np.nan))
         items = g.sort_values(["meta.needle_id", "meta.hop"])
         lc_items_v = [per.get((reader, L, n, h), np.nan) for n, h in zip(items["meta.needle_id"], items["meta.hop"])]
-        a, b = items["ans"].to_numpy(float), np.asarray(lc_items_v, float)
+        a, b = items["nolima_ans_contains"].to_numpy(float), np.asarray(lc_items_v, float)
         keep = ~np.isnan(b)
         m, lo, hi = paired_bootstrap_ci(a[keep], b[keep], n_boot=n_boot, seed=seed) if keep.any() else (np.nan,) * 3
         rows.append({"reader": reader, "haystack_chars": int(hay), "budget": fmt_length(L), "matched_lc": L,
@@ -201,8 +204,8 @@ def fig5_table(per: pd.DataFrame, hop: str, lengths=FIG1_LENGTHS, *, repeated: s
     Follows LC-EBG ``long_context/NoLiMa-based/plotting/plot_combined_accuracy_heatmap.py::build_pivot``
     (``100 * mean(both_correct)`` per model x context length, columns ``DISPLAY_CTXS`` = the
     Figure 1 lengths). ``per`` is :func:`lcrag.studies.nolima.recorded.lc_per_needle_frame`
-    (``results_summary_full.csv``: one row per needle x character x depth, ``ans_evid`` a
-    fraction) or live per-item rows with ``reader, hop, context_length, ans_evid``.
+    (``results_summary_full.csv``: one row per needle x character x depth, ``nolima_ans_evid`` a
+    fraction) or live per-item rows with ``reader, hop, context_length, nolima_ans_evid``.
 
     Their pivot averages raw responses, which are not published; the recorded CSV has one row
     per (needle, depth), and a few rows average several recorded responses (33.33 / 66.67).
@@ -216,8 +219,8 @@ def fig5_table(per: pd.DataFrame, hop: str, lengths=FIG1_LENGTHS, *, repeated: s
     """
     if repeated not in ("all-correct", "mean"):
         raise ValueError(f"repeated must be 'all-correct' or 'mean', got {repeated!r}")
-    d = per[(per["hop"] == hop) & per["ans_evid"].notna()]
-    v = (d["ans_evid"] >= 1 - 1e-9).astype(float) if repeated == "all-correct" else d["ans_evid"]
+    d = per[(per["hop"] == hop) & per["nolima_ans_evid"].notna()]
+    v = (d["nolima_ans_evid"] >= 1 - 1e-9).astype(float) if repeated == "all-correct" else d["nolima_ans_evid"]
     t = v.groupby([d["reader"], d["context_length"]]).mean().mul(100).unstack("context_length")
     t = t.reindex(index=_order(per["reader"].unique()), columns=list(lengths))
     t.columns = [fmt_length(c) for c in t.columns]
@@ -299,12 +302,12 @@ def fig7_table(answers: pd.DataFrame) -> pd.DataFrame:
     """Figure 7 (App. F.5–F.6): per reader x hop x length, Ans under EBG, CoT and CoT-EBG (pp) and
     ``delta_cot`` = Ans − Ans^c, ``delta_cot_ebg`` = Ans − Ans^ce (positive favours EBG).
 
-    ``answers`` has ``prompt`` in {nolima-ebg, nolima-cot, nolima-cot-ebg} and an ``ans``
+    ``answers`` has ``prompt`` in {nolima-ebg, nolima-cot, nolima-cot-ebg} and a ``nolima_ans_contains``
     fraction per (run, reader, hop, context_length) (:func:`lcrag.studies.nolima.live.answer_frame`).
     The CoT runs are not in the authors' public code; prompts follow the paper's App. A.
     """
     keys = ["run", "reader", "hop", "context_length"]
-    w = answers.set_index([*keys, "prompt"])["ans"].unstack("prompt").reset_index()
+    w = answers.set_index([*keys, "prompt"])["nolima_ans_contains"].unstack("prompt").reset_index()
     out = pd.DataFrame({k: w[k] for k in keys})
     out["ans_ebg"] = w.get("nolima-ebg") * 100
     out["ans_cot"] = w.get("nolima-cot") * 100 if "nolima-cot" in w else np.nan
@@ -331,7 +334,7 @@ def fig2_paper_gap(table: pd.DataFrame) -> pd.DataFrame:
     for r, (p, s) in FIG2_PAPER.items():
         if r not in t.index:
             continue
-        mp, ms = float(t.loc[r, "primary_cited"]), float(t.loc[r, "secondary_cited"])
+        mp, ms = float(t.loc[r, "nolima_primary_cited"]), float(t.loc[r, "nolima_secondary_cited"])
         rows.append({"reader": r, "paper_primary": p, "measured_primary": mp, "paper_secondary": s,
                      "measured_secondary": ms, "abs_diff_primary": abs(mp - p), "abs_diff_secondary": abs(ms - s)})
     return pd.DataFrame(rows)

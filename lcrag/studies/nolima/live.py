@@ -15,9 +15,9 @@ back. ``task.meta["reply_rule"]`` names how replies are read (:mod:`lcrag.scorin
 ``"authors"`` by default — first JSON object, unusable replies NaN and counted; ``"lcrag"`` —
 last object, such replies score 0). Scoring is the registered measures :data:`MEASURES`
 (``lcrag/studies/nolima/measures.py``), run by the engine through ``lcrag.runner.run_tasks``;
-:func:`rows_frame` gives the scored rows the recorded frames' column names
-(:data:`COLUMNS`), and :func:`answer_frame` / :func:`two_needle_frame` aggregate them into the
-recorded frames' layout so the figure functions take either.
+:func:`rows_frame` adds the reader label and the condition's mode to the scored rows (the measure columns keep the
+measures' names, as the recorded frames do), and :func:`answer_frame` / :func:`two_needle_frame` aggregate them into
+the recorded frames' layout so the figure functions take either.
 """
 
 from __future__ import annotations
@@ -41,12 +41,6 @@ PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only", "cot": "nol
 MEASURES = ("nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid", "nolima_primary_cited",
             "nolima_secondary_cited", "nolima_unusable")
 """The registered measures of the NoLiMa studies, in the order of the rows' metric columns."""
-
-COLUMNS = {"nolima_ans_contains": "ans", "nolima_evid_needles_cited": "evid", "nolima_ans_evid": "ans_evid",
-           "nolima_primary_cited": "primary_cited", "nolima_secondary_cited": "secondary_cited",
-           "nolima_unusable": "unusable"}
-"""Measure name -> the papers' / recorded frames' column name (display label of the tables)."""
-
 
 def _label(c: Condition) -> str:
     """The NoLiMa display label of a condition, derived from its fields: ``"LC"`` for every LC
@@ -168,11 +162,10 @@ def condition_field(df: pd.DataFrame, field: str) -> pd.Series:
 
 def rows_frame(rows) -> pd.DataFrame:
     """Scored rows (``ResultRow`` list or ``lcrag.results.to_frame`` frame, e.g. the engine's
-    ``StudyResult.rows``) with the recorded frames' column names: measure columns renamed by
-    :data:`COLUMNS`, ``reader_label`` and the condition's ``mode`` as columns (``mode`` from the
-    rows when the run added it — the specs' ``tasks.columns`` — else from ``meta.condition``)."""
-    df = rows if isinstance(rows, pd.DataFrame) else to_frame(rows)
-    df = df.rename(columns=COLUMNS)
+    ``StudyResult.rows``) in the recorded frames' layout: the measure columns under the measures' names,
+    ``reader_label`` and the condition's ``mode`` as columns (``mode`` from the rows when the run added it — the
+    specs' ``tasks.columns`` — else from ``meta.condition``)."""
+    df = (rows if isinstance(rows, pd.DataFrame) else to_frame(rows)).copy()
     if len(df):
         df["reader_label"] = df["meta.reader_label"]
         if "mode" not in df.columns:
@@ -185,10 +178,10 @@ def answer_frame(df: pd.DataFrame) -> pd.DataFrame:
     d = df[df["meta.setting"] == "SN"]
     keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.hop"]
     ok = d["outcome"] == "ok"
-    ans = d["ans"].where(ok) if "ans" in d else pd.Series(float("nan"), index=d.index)
-    unusable = (d["unusable"].fillna(0) > 0) & ok if "unusable" in d else pd.Series(False, index=d.index)
+    ans = d["nolima_ans_contains"].where(ok) if "nolima_ans_contains" in d else pd.Series(float("nan"), index=d.index)
+    unusable = (d["nolima_unusable"].fillna(0) > 0) & ok if "nolima_unusable" in d else pd.Series(False, index=d.index)
     g = d.assign(_ok=ok & ans.notna(), _na=d["outcome"] == "na", _un=unusable, _ans=ans).groupby(keys)
-    out = g.agg(n=("_ok", "sum"), n_na=("_na", "sum"), n_unusable=("_un", "sum"), ans=("_ans", "mean")).reset_index()
+    out = g.agg(n=("_ok", "sum"), n_na=("_na", "sum"), n_unusable=("_un", "sum"), nolima_ans_contains=("_ans", "mean")).reset_index()
     return out.rename(columns={"reader_label": "reader", "meta.context_length": "context_length", "meta.hop": "hop"})
 
 
@@ -197,7 +190,7 @@ def two_needle_frame(df: pd.DataFrame) -> pd.DataFrame:
     (no rows when the run has no TN/CTN setting)."""
     d = df[df["meta.setting"].isin(["TN", "CTN"]) & (df["outcome"] == "ok")]
     keys = ["run", "reader_label", "condition", "prompt", "meta.context_length", "meta.depth", "meta.setting"]
-    vals = ["ans", "primary_cited", "secondary_cited", "ans_evid"]
+    vals = ["nolima_ans_contains", "nolima_primary_cited", "nolima_secondary_cited", "nolima_ans_evid"]
     if d.empty:
         d = pd.DataFrame(columns=keys + vals)
     g = d.groupby(keys)[vals].mean().reset_index()

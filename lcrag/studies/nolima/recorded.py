@@ -170,18 +170,20 @@ def _length_label_map(cols) -> dict[str, int]:
 
 def lc_per_needle_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
     """``results_summary_full.csv`` tidy: one row per model x length x hop x needle x depth, metrics
-    as fractions (the file stores %, some cells average several recorded entries, e.g. 66.67)."""
+    as fractions under the measures' names (``nolima_ans_contains``, ``nolima_evid_needles_cited``, ``nolima_ans_evid``;
+    the file stores %, some cells average several recorded entries, e.g. 66.67)."""
     t = read_table("lc_per_needle", data_dir)
     return pd.DataFrame({
         "run": RECORDED_RUN, "reader": t["model"].map(display_model), "condition": "LC", "prompt": "nolima-ebg",
         "context_length": t["context_length"].astype(int), "hop": t["reasoning_hop"], "needle_id": t["needle_id"].astype(str),
         "character": t["character"], "depth": t["depth"].astype(int),
-        "ans": t["answer_accuracy"] / 100, "evid": t["evidence_accuracy"] / 100, "ans_evid": t["combined_accuracy"] / 100})
+        "nolima_ans_contains": t["answer_accuracy"] / 100, "nolima_evid_needles_cited": t["evidence_accuracy"] / 100,
+        "nolima_ans_evid": t["combined_accuracy"] / 100})
 
 
 def lc_answer_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
     """LC answer accuracy under the EBG prompt (``ans_evid_accuracy.csv``) and the answer-only
-    prompt (``answer_only_accuracy.csv``) as tidy aggregates: ``AGG_KEYS + [n, ans]``.
+    prompt (``answer_only_accuracy.csv``) as tidy aggregates: ``AGG_KEYS + [n, nolima_ans_contains]``.
 
     Note: despite its file name, ``ans_evid_accuracy.csv`` holds the EBG *answer* accuracy
     (Ans): its values equal ``standard_answer_acc`` — not ``standard_combined_acc`` — of
@@ -202,23 +204,23 @@ def lc_answer_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
             out.append({"run": RECORDED_RUN, "reader": reader, "condition": "LC", "prompt": prompt,
                         "context_length": L, "hop": hop, "n_na": 0,
                         "n": int(n.get((reader, L, hop), 0)) if prompt == "nolima-ebg" else float("nan"),
-                        "ans": float(r["pct"]) / 100})
+                        "nolima_ans_contains": float(r["pct"]) / 100})
     return pd.DataFrame(out)
 
 
 def two_needle_frame(data_dir: str | Path | None = None) -> pd.DataFrame:
     """TN and CTN recorded rows (two_needle / contradictory comparison CSVs) in long form:
-    ``reader, context_length, secondary_depth, setting (SN|TN|CTN), ans, primary_cited,
-    secondary_cited, ans_evid`` (fractions; each row averages the 4 needle pairs; SN rows carry
-    only ``ans`` and ``ans_evid``). TN rows come from ``two_needle_comparison.csv``."""
+    ``reader, context_length, secondary_depth, setting (SN|TN|CTN)`` and the measures ``nolima_ans_contains``,
+    ``nolima_primary_cited``, ``nolima_secondary_cited``, ``nolima_ans_evid`` (fractions; each row averages the 4
+    needle pairs; SN rows carry only ``nolima_ans_contains`` and ``nolima_ans_evid``). TN rows come from ``two_needle_comparison.csv``."""
     tn, ctn = read_table("two_needle", data_dir), read_table("ctn", data_dir)
     parts = []
     for src, prefix, setting in ((tn, "sn", "SN"), (tn, "tn", "TN"), (ctn, "ctn", "CTN")):
         d = pd.DataFrame({"run": RECORDED_RUN, "reader": src["model"].map(display_model), "condition": "LC",
                           "prompt": "nolima-ebg", "context_length": src["context_length"].astype(int),
                           "secondary_depth": src["secondary_depth"].astype(int), "setting": setting,
-                          "ans": src[f"{prefix}_answer"] / 100, "ans_evid": src[f"{prefix}_both"] / 100})
+                          "nolima_ans_contains": src[f"{prefix}_answer"] / 100, "nolima_ans_evid": src[f"{prefix}_both"] / 100})
         for c in ("primary_cited", "secondary_cited"):
-            d[c] = src[f"{prefix}_{c}"] / 100 if f"{prefix}_{c}" in src else float("nan")
+            d[f"nolima_{c}"] = src[f"{prefix}_{c}"] / 100 if f"{prefix}_{c}" in src else float("nan")
         parts.append(d)
     return pd.concat(parts, ignore_index=True)

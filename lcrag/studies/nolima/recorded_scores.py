@@ -3,7 +3,8 @@
 The loader (:func:`lcrag.studies.nolima.recorded.load_rag_records`) returns the records as stored; scoring them is a
 step of the study, here: :func:`rescore` applies the ``contains`` rules to one record and :func:`rag_frame` builds
 the tidy results table (the columns of :func:`lcrag.results.to_frame`: ``run, item_id, condition, reader, prompt,
-outcome, parse_status, answer, lines, gold_lines`` + metric columns ``ans, evid, ans_evid`` + ``meta.*``), so
+outcome, parse_status, answer, lines, gold_lines`` + the measures' columns ``nolima_ans_contains,
+nolima_evid_needles_cited, nolima_ans_evid`` + ``meta.*``), so
 recorded and live runs stack. Lines are the **1-based** ids of the 4-needle vector store.
 """
 
@@ -36,7 +37,8 @@ def rag_frame(records: list[RagRecord], budgets: dict[int, str] | None = None) -
             "run": RECORDED_RUN, "item_id": f"{r.q_id}@{r.context_length}", "condition": "RAG-emb",
             "reader": display_model(r.model), "prompt": "nolima-ebg-rag", "outcome": "ok",
             "parse_status": "recorded", "answer": r.answer, "lines": int_lines(r.lines),
-            "gold_lines": [r.needle_line], "error": "", "ans": ans, "evid": evid, "ans_evid": ans * evid,
+            "gold_lines": [r.needle_line], "error": "", "nolima_ans_contains": ans, "nolima_evid_needles_cited": evid,
+            "nolima_ans_evid": ans * evid,
             "meta.context_length": r.context_length, "meta.budget": (budgets or {}).get(r.context_length, ""),
             "meta.q_id": r.q_id, "meta.needle_id": r.needle_id, "meta.hop": r.hop, "meta.topk": r.topk,
             "meta.needle_rank": r.needle_rank, "meta.needle_in_context": r.needle_rank <= r.topk,

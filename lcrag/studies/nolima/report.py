@@ -8,6 +8,7 @@ saved tables (``NOTICE-NoLiMa.md`` in ``out_dir``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -190,10 +191,10 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         rag_live["meta.budget"] = rag_live["meta.context_length"].map(bmap)
         parts_rag.append(rag_live)
         lc = df[(df["mode"] == "LC") & (df["outcome"] == "ok")]
-        cells.append(lc.groupby(["reader", "meta.context_length"])["ans"].mean().mul(100).reset_index()
-                     .rename(columns={"meta.context_length": "context_length", "ans": "lc_ans"}))
+        cells.append(lc.groupby(["reader", "meta.context_length"])["nolima_ans_contains"].mean().mul(100).rename("lc_ans")
+                     .reset_index().rename(columns={"meta.context_length": "context_length"}))
         items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
-                                        "meta.hop": "hop"})[["reader", "context_length", "needle_id", "hop", "ans"]])
+                                        "meta.hop": "hop"})[["reader", "context_length", "needle_id", "hop", "nolima_ans_contains"]])
         labels = ", ".join(sorted(df["reader_label"].unique()))
         source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
@@ -228,25 +229,27 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     from .study import run_spec
 
     by = ["condition", "setting", "source", "reader"]
+    # the classes are read from the answer measure and the joint measure, by name
+    attribute = functools.partial(attribution_table, ans="nolima_ans_contains", ans_evid="nolima_ans_evid")
     parts = []
     recorded = have_recorded(data_dir)
     if recorded:
         per = R.lc_per_needle_frame(data_dir)
         per = per[per["context_length"].isin(lengths)].assign(setting="SN", source="recorded")
-        parts.append(attribution_table(per, by))
+        parts.append(attribute(per, by))
         tn = R.two_needle_frame(data_dir)
         tn = tn[tn["context_length"].isin(lengths) & tn["setting"].isin(["TN", "CTN"])].assign(source="recorded")
-        parts.append(attribution_table(tn, by))
+        parts.append(attribute(tn, by))
         rag = rag_frame(R.load_rag_records(data_dir)).assign(setting="SN", source="recorded",
                                                              condition="RAG-emb (full-coverage k)")
-        parts.append(attribution_table(rag, by))
+        parts.append(attribute(rag, by))
     data = load_nolima(data_dir)
     live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
                     overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
                                "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
-    lt = attribution_table(live, by)
+    lt = attribute(live, by)
     na = live.assign(_na=live["outcome"] == "na").groupby(by)["_na"].sum().rename("n_na").reset_index()
     parts.append(lt)
     table = pd.concat(parts, ignore_index=True)
@@ -266,12 +269,13 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
 
 def per_item_frame(live: pd.DataFrame) -> pd.DataFrame:
     """Live SN EBG rows as ``lc_per_needle_frame`` columns (``reader, hop, context_length,
-    needle_id, depth, ans, evid, ans_evid``); N/A and unusable rows are dropped (not scored)."""
+    needle_id, depth`` and the measures ``nolima_ans_contains, nolima_evid_needles_cited, nolima_ans_evid``); N/A and unusable rows
+    are dropped (not scored)."""
     d = live[(live["meta.setting"] == "SN") & (live["prompt"] == "nolima-ebg") & (live["outcome"] == "ok")]
-    d = d.dropna(subset=["ans_evid"]) if "ans_evid" in d else d.iloc[0:0]
+    d = d.dropna(subset=["nolima_ans_evid"]) if "nolima_ans_evid" in d else d.iloc[0:0]
     return pd.DataFrame({"reader": d["reader_label"], "hop": d["meta.hop"], "context_length": d["meta.context_length"],
-                         "needle_id": d["meta.needle_id"], "depth": d["meta.depth"], "ans": d["ans"], "evid": d["evid"],
-                         "ans_evid": d["ans_evid"]})
+                         "needle_id": d["meta.needle_id"], "depth": d["meta.depth"],
+                         **{m: d[m] for m in ("nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid")}})
 
 
 def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000,),

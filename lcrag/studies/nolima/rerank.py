@@ -106,14 +106,14 @@ def table16(recorded_rag: pd.DataFrame, live: pd.DataFrame | None, models=("GPT-
     rows = []
     rec = recorded_rag[recorded_rag["reader"].isin(models)]
     for m in models:
-        g = rec[rec["reader"] == m].groupby("meta.budget")["ans"].mean() * 100
+        g = rec[rec["reader"] == m].groupby("meta.budget")["nolima_ans_contains"].mean() * 100
         rows.append({"reader": m, "pipeline": "Embedding-RAG (recorded)", **g.to_dict()})
         rows.append({"reader": m, "pipeline": "Reranker-RAG (Qwen3-Reranker-8B: not recorded)"})
     if live is not None and len(live):
         ok = live[live["outcome"] == "ok"]
         for (reader, order), g in ok.groupby(["reader", "meta.order"], sort=False):
             rows.append({"reader": reader, "pipeline": f"live, order={order}",
-                         **(g.groupby("meta.budget")["ans"].mean() * 100).to_dict()})
+                         **(g.groupby("meta.budget")["nolima_ans_contains"].mean() * 100).to_dict()})
     t = pd.DataFrame(rows)
     return t[["reader", "pipeline", *[b for b in budget_order if b in t.columns]]]
 

@@ -11,7 +11,7 @@ Importing this module registers (``lcrag.registry``):
   recorded text-embedding-3-small top-k), ``nolima-rag-vs-lc`` (Figures 11–12: RAG plus LC at
   the matched lengths), ``nolima-rerank`` (Table 16: the recorded top-k re-ordered) and
   ``nolima-attribution`` (failure attribution: LC cases and RAG top-k);
-* views — ``nolima_rows`` (rows with the papers' column names), ``nolima_answer_frame``,
+* views — ``nolima_rows`` (rows in the recorded frames' layout, measure columns by name), ``nolima_answer_frame``,
   ``nolima_two_needle_frame``, ``nolima_per_item``;
 * the built-in studies :data:`SPECS` (``nolima-lc``, ``nolima-rag``, ``nolima-cot``,
   ``nolima-rag-vs-lc``, ``nolima-rerank``, ``nolima-attribution``), registered as

@@ -32,11 +32,11 @@ def test_1_rag_evidence_over_located_facts_only():
     # run_baseline.evidence_score(pred=[3], gold=[3]) -> (True, 1.0): the unretrieved fact is not gold
     part = Context("", (), (3,), condition="RAG@4", metadata={"fact_lines": [3, None]})
     s = mh.score(_task(part), Response(answer="Acme", lines=[3]))
-    assert (s["evid_strict"], s["evid_recall"], s["joint"], s["n_facts_unlocated"]) == (1.0, 1.0, 1.0, 1.0)
-    assert (s["evid_strict_incl_unretrieved"], s["evid_recall_incl_unretrieved"]) == (0.0, 0.5)
+    assert (s["multihop_evid_all_located"], s["multihop_evid_recall_located"], s["multihop_ans_evid"], s["multihop_facts_unlocated"]) == (1.0, 1.0, 1.0, 1.0)
+    assert (s["multihop_evid_all_facts"], s["multihop_evid_recall_all_facts"]) == (0.0, 0.5)
     # no located fact: evidence_score returns (False, 0.0)
     none = Context("", (), (), condition="RAG@4", metadata={"fact_lines": [None, None]})
-    assert mh.score(_task(none), Response(answer="Acme", lines=[1]))["evid_strict"] == 0.0
+    assert mh.score(_task(none), Response(answer="Acme", lines=[1]))["multihop_evid_all_located"] == 0.0
 
 
 # ---------------------------------------------------------------- 2 chunking
@@ -115,7 +115,7 @@ def test_7_json_answer_only_prompt_for_ans_star():
     assert user["content"].startswith("<context>\n0: ctx\n</context>\n\nAnswer the question based on information only")
     assert '{\n  "answer": "New York"\n}' in user["content"] and user["content"].endswith("Question: Who?")
     ctx = Context("", (), (3,), condition="LC", metadata={"fact_lines": [3, 3]})
-    assert mh.score(_task(ctx, prompt="answer_only_json"), Response(raw='{"answer": "Acme"}', answer="Acme")) == {"ans_star": 1.0}
+    assert mh.score(_task(ctx, prompt="answer_only_json"), Response(raw='{"answer": "Acme"}', answer="Acme")) == {"multihop_ans_star": 1.0}
 
 
 # ---------------------------------------------------------------- 8 synthetic: prompt and stopping rule
@@ -142,20 +142,20 @@ def test_raw_reply_read_with_the_first_object_rule_of_run_baseline():
     two = '{"answer": "Acme", "lines": [3, 5]} then {"answer": "Beta", "lines": []}'
     # the runner's own parse (last object with an answer) would say "Beta" and no lines
     s = mh.score(_task(ctx), Response(raw=two, answer="Beta", lines=[]))
-    assert (s["ans"], s["evid_strict"], s["joint"]) == (1.0, 1.0, 1.0)  # first object: Acme, [3, 5]
+    assert (s["multihop_ans"], s["multihop_evid_all_located"], s["multihop_ans_evid"]) == (1.0, 1.0, 1.0)  # first object: Acme, [3, 5]
     # nested object: the lazy match '{"answer": "Acme", "lines": [3, 5], "x": {"k": 1}' fails json.loads -> {} -> 0
     nested = '{"answer": "Acme", "lines": [3, 5], "x": {"k": 1}}'
     s = mh.score(_task(ctx), Response(raw=nested, answer="Acme", lines=[3, 5]))
-    assert (s["ans"], s["evid_strict"], s["evid_recall"]) == (0.0, 0.0, 0.0)
+    assert (s["multihop_ans"], s["multihop_evid_all_located"], s["multihop_evid_recall_located"]) == (0.0, 0.0, 0.0)
     # string line ids are int-cast, as evidence_score's int(x)
     s = mh.score(_task(ctx), Response(raw='```json\n{"answer": "acme.", "lines": ["5", "3"]}\n```'))
-    assert (s["ans"], s["evid_strict"]) == (1.0, 1.0)
+    assert (s["multihop_ans"], s["multihop_evid_all_located"]) == (1.0, 1.0)
     # answer-only JSON prompt: same parse
-    assert mh.score(_task(ctx, prompt="answer_only_json"), Response(raw=two, answer="Beta"))["ans_star"] == 1.0
+    assert mh.score(_task(ctx, prompt="answer_only_json"), Response(raw=two, answer="Beta"))["multihop_ans_star"] == 1.0
     # lcrag's rule, by name: the runner's parse is scored as is
     t = _task(ctx)
     t = Task(item=t.item, context=ctx, prompt="ebg", condition="LC", meta={"reply_rule": "lcrag"})
-    assert mh.score(t, Response(raw=two, answer="Beta", lines=[]))["ans"] == 0.0
+    assert mh.score(t, Response(raw=two, answer="Beta", lines=[]))["multihop_ans"] == 0.0
 
 
 # ---------------------------------------------------------------- token windows inside a character

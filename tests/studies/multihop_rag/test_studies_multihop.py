@@ -202,15 +202,15 @@ def test_score_strict_needs_every_fact_located_and_cited():
     full = Context("", (), (3, 7), metadata={"fact_lines": [3, 7]})
     part = Context("", (), (3,), metadata={"fact_lines": [3, None]})
     r = Response(answer="acme.", lines=[3, 7, 9])
-    keys = ("ans", "evid_strict", "evid_recall", "joint")
-    old = ("ans", "evid_strict_incl_unretrieved", "evid_recall_incl_unretrieved", "joint_incl_unretrieved")
+    keys = ("multihop_ans", "multihop_evid_all_located", "multihop_evid_recall_located", "multihop_ans_evid")
+    old = ("multihop_ans", "multihop_evid_all_facts", "multihop_evid_recall_all_facts", "multihop_ans_evid_all_facts")
     pick = lambda d, ks: tuple(d[k] for k in ks)  # noqa: E731
     assert pick(mh.score(_task(full), r), keys) == (1.0, 1.0, 1.0, 1.0)
     # authors: the unlocated fact leaves the gold set -> strict 1, recall 1; lcrag's measure: 0 and 0.5
     sp = mh.score(_task(part), Response(answer="Acme", lines=[3]))
-    assert pick(sp, keys) == (1.0, 1.0, 1.0, 1.0) and pick(sp, old) == (1.0, 0.0, 0.5, 0.0) and sp["n_facts_unlocated"] == 1
+    assert pick(sp, keys) == (1.0, 1.0, 1.0, 1.0) and pick(sp, old) == (1.0, 0.0, 0.5, 0.0) and sp["multihop_facts_unlocated"] == 1
     assert pick(mh.score(_task(full), Response(answer="Other", lines=[3])), keys) == (0.0, 0.0, 0.5, 0.0)
-    assert mh.score(_task(full, prompt="answer_only"), Response(answer="The answer is Acme")) == {"ans_star": 1.0}
+    assert mh.score(_task(full, prompt="answer_only"), Response(answer="The answer is Acme")) == {"multihop_ans_star": 1.0}
 
 
 def test_end_to_end_with_the_extractive_reader(data, chunks, bm25, tmp_path, tmp_cache):
@@ -227,5 +227,5 @@ def test_end_to_end_with_the_extractive_reader(data, chunks, bm25, tmp_path, tmp
     s = mh.summary(df, n_boot=50)
     ebg = s[(s.prompt == "ebg")]
     assert set(ebg.condition) == {"LC", "RAG@4"} and (ebg.n == 4).all()
-    assert ((ebg.joint <= ebg.ans) & (ebg.joint <= ebg.evid_strict) & (ebg.evid_strict <= ebg.evid_recall)).all()
-    assert s[s.prompt == "answer_only"].ans_star.notna().all()
+    assert ((ebg.multihop_ans_evid <= ebg.multihop_ans) & (ebg.multihop_ans_evid <= ebg.multihop_evid_all_located) & (ebg.multihop_evid_all_located <= ebg.multihop_evid_recall_located)).all()
+    assert s[s.prompt == "answer_only"].multihop_ans_star.notna().all()

@@ -51,8 +51,8 @@ def test_malformed_record_is_an_input_error(tmp_path):
 @needs_data
 def test_rescoring_reproduces_every_stored_metric(rag):
     assert len(rag) == 240 and rag["item_id"].nunique() == 40 and rag["reader"].nunique() == 6
-    assert (rag["ans"] == rag["meta.stored_answer_metric"]).all()
-    assert (rag["evid"] == rag["meta.stored_evidence_metric"]).all()
+    assert (rag["nolima_ans_contains"] == rag["meta.stored_answer_metric"]).all()
+    assert (rag["nolima_evid_needles_cited"] == rag["meta.stored_evidence_metric"]).all()
     assert set(BASE_COLUMNS) <= set(rag.columns)
     assert rag["meta.needle_in_context"].all()
 
@@ -60,25 +60,25 @@ def test_rescoring_reproduces_every_stored_metric(rag):
 @needs_data
 def test_rescored_aggregates_equal_recorded_tables(rag):
     by_model = read_table("rag_by_model")
-    g = rag.groupby("reader")[["ans", "evid", "ans_evid"]].mean()
+    g = rag.groupby("reader")[["nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid"]].mean()
     for _, r in by_model.iterrows():
         m = display_model(r["model"])
         assert np.allclose(g.loc[m].to_numpy(), [r["answer_accuracy"], r["evidence_accuracy"], r["combined_accuracy"]])
         assert (rag["reader"] == m).sum() == r["n_tests"] == 40
     ref = {"Sonnet-4": 0.775, "GPT-4.1": 0.75, "GPT-4o": 0.85, "GPT-5": 1.0, "o3-mini": 0.65}
-    assert all(np.isclose(g.loc[m, "ans_evid"], v) for m, v in ref.items())  # data README §2.3
+    assert all(np.isclose(g.loc[m, "nolima_ans_evid"], v) for m, v in ref.items())  # data README §2.3
     assert np.allclose(g.loc["Sonnet-4.5"].to_numpy(), [0.825, 0.80, 0.80])
     for name, keys in (("rag_by_context", ["meta.context_length"]), ("rag_by_hop", ["meta.hop"]),
                        ("rag_by_context_hop", ["meta.context_length", "meta.hop"])):
         t = read_table(name)
-        gg = rag.groupby(["reader", *keys])[["ans", "evid", "ans_evid", "item_id"]].agg(
-            {"ans": "mean", "evid": "mean", "ans_evid": "mean", "item_id": "size"})
+        gg = rag.groupby(["reader", *keys])[["nolima_ans_contains", "nolima_evid_needles_cited", "nolima_ans_evid", "item_id"]].agg(
+            {"nolima_ans_contains": "mean", "nolima_evid_needles_cited": "mean", "nolima_ans_evid": "mean", "item_id": "size"})
         cols = {"meta.context_length": "context_length", "meta.hop": "question_key"}
         for _, r in t.iterrows():
             key = (display_model(r["model"]), *[r[cols[k]] for k in keys])
             got = gg.loc[key]
             assert got["item_id"] == r["n_tests"]
-            assert np.allclose([got["ans"], got["evid"], got["ans_evid"]],
+            assert np.allclose([got["nolima_ans_contains"], got["nolima_evid_needles_cited"], got["nolima_ans_evid"]],
                                [r["answer_accuracy"], r["evidence_accuracy"], r["combined_accuracy"]]), (name, key)
 
 
@@ -94,7 +94,7 @@ def test_lc_answer_frame_equals_recorded_heatmap_csvs():
                     continue
                 L = int(col[:-1]) * (1000 if col.endswith("K") else 1_000_000)
                 got = f[(f.prompt == prompt) & (f.reader == display_model(r["Model"])) & (f.hop == r["Hop"]) & (f.context_length == L)]
-                assert len(got) == 1 and np.isclose(got["ans"].item() * 100, v)
+                assert len(got) == 1 and np.isclose(got["nolima_ans_contains"].item() * 100, v)
                 cells += 1
         assert cells == (f.prompt == prompt).sum() == 380
     assert set(f.loc[f.prompt == "nolima-ebg", "n"]) <= {12, 15, 16}
@@ -107,7 +107,7 @@ def test_ebg_heatmap_csv_is_answer_accuracy_not_joint():
     table where answer and joint accuracy differ (so it holds Ans, not Ans+Evid)."""
     comp = read_table("answer_only_comparison")
     f = lc_answer_frame()
-    s45 = f[(f.reader == "Sonnet-4.5") & (f.prompt == "nolima-ebg")].set_index(["hop", "context_length"])["ans"] * 100
+    s45 = f[(f.reader == "Sonnet-4.5") & (f.prompt == "nolima-ebg")].set_index(["hop", "context_length"])["nolima_ans_contains"] * 100
     differ = comp[(comp.standard_answer_acc - comp.standard_combined_acc).abs() > 5]
     assert len(differ) >= 5
     exact = 0
@@ -118,7 +118,7 @@ def test_ebg_heatmap_csv_is_answer_accuracy_not_joint():
         exact += abs(v - r["standard_answer_acc"]) < 0.06
     assert exact >= 5
     # and the answer-only column of the comparison table is the Sonnet-4.5 row of answer_only_accuracy.csv
-    ao = f[(f.reader == "Sonnet-4.5") & (f.prompt == "nolima-answer-only")].set_index(["hop", "context_length"])["ans"] * 100
+    ao = f[(f.reader == "Sonnet-4.5") & (f.prompt == "nolima-answer-only")].set_index(["hop", "context_length"])["nolima_ans_contains"] * 100
     assert all(abs(ao[(r.hop, r.context_length)] - r.answer_only_acc) < 0.06 for r in comp.itertuples())
 
 
@@ -130,8 +130,8 @@ def test_two_needle_frame_and_consistent_tn_rows():
     for c in ("tn_answer", "tn_primary_cited", "tn_secondary_cited", "tn_both"):
         assert np.allclose(tn[c], ctn[c])  # both files carry the same TN rows
     t = f[f.setting == "TN"]
-    assert np.allclose(t["primary_cited"] * 100, tn["tn_primary_cited"]) and np.allclose(t["ans_evid"] * 100, tn["tn_both"])
-    assert (t["ans_evid"] <= t[["primary_cited", "secondary_cited"]].min(axis=1) + 1e-9).all()
+    assert np.allclose(t["nolima_primary_cited"] * 100, tn["tn_primary_cited"]) and np.allclose(t["nolima_ans_evid"] * 100, tn["tn_both"])
+    assert (t["nolima_ans_evid"] <= t[["nolima_primary_cited", "nolima_secondary_cited"]].min(axis=1) + 1e-9).all()
 
 
 @needs_data
@@ -139,4 +139,4 @@ def test_per_needle_frame():
     f = lc_per_needle_frame()
     assert len(f) == 6054 and f["reader"].nunique() == 8
     assert set(f["depth"]) == {0, 33, 67, 100}
-    assert (f["ans_evid"] <= f["ans"] + 1e-9).all()
+    assert (f["nolima_ans_evid"] <= f["nolima_ans_contains"] + 1e-9).all()

@@ -32,11 +32,11 @@ def test_fig5_is_mean_joint_accuracy_per_model_and_length():
     # GPT-4o has only 20K -> 10K is N/A; two-hop rows are not mixed in.
     # A row averaging three responses (2/3) counts as wrong under "all-correct", 2/3 under "mean".
     per = pd.DataFrame({"reader": ["GPT-5"] * 5 + ["GPT-4o"], "hop": ["onehop"] * 4 + ["twohop", "onehop"],
-                        "context_length": [10_000] * 5 + [20_000], "ans_evid": [1, 1, 0, 1, 0, 1.0]})
+                        "context_length": [10_000] * 5 + [20_000], "nolima_ans_evid": [1, 1, 0, 1, 0, 1.0]})
     t = F.fig5_table(per, "onehop", lengths=(10_000, 20_000))
     assert list(t.index) == ["GPT-4o", "GPT-5"] and list(t.columns) == ["10K", "20K"]
     assert t.loc["GPT-5", "10K"] == 75.0 and math.isnan(t.loc["GPT-4o", "10K"]) and t.loc["GPT-4o", "20K"] == 100.0
-    rep = per.assign(ans_evid=[1, 1, 2 / 3, 1, 0, 1.0])
+    rep = per.assign(nolima_ans_evid=[1, 1, 2 / 3, 1, 0, 1.0])
     assert F.fig5_table(rep, "onehop", lengths=(10_000,)).loc["GPT-5", "10K"] == 75.0
     assert F.fig5_table(rep, "onehop", lengths=(10_000,), repeated="mean").loc["GPT-5", "10K"] == pytest.approx(100 * (3 + 2 / 3) / 4)
 
@@ -96,7 +96,7 @@ def test_table12_recorded_has_every_model_and_hop():
 # ---------------------------------------------------------------- 15 Figure 7
 def test_fig7_deltas_favour_ebg_when_positive():
     a = pd.DataFrame({"run": "r", "reader": "m", "hop": "twohop", "context_length": 10_000,
-                      "prompt": ["nolima-ebg", "nolima-cot", "nolima-cot-ebg"], "ans": [0.5, 0.75, 0.25]})
+                      "prompt": ["nolima-ebg", "nolima-cot", "nolima-cot-ebg"], "nolima_ans_contains": [0.5, 0.75, 0.25]})
     t = F.fig7_table(a)
     assert t[["ans_ebg", "ans_cot", "ans_cot_ebg", "delta_cot", "delta_cot_ebg"]].iloc[0].tolist() == [50, 75, 25, -25, 25]
 
@@ -182,25 +182,25 @@ def _score(task, resp, rule="authors"):
     from lcrag import measures
 
     t = dataclasses.replace(task, meta={**task.meta, "reply_rule": rule})
-    return {LV.COLUMNS[k]: v for k, v in measures.scorer(LV.MEASURES)(t, resp).items()}
+    return measures.scorer(LV.MEASURES)(t, resp)
 
 
 def test_unusable_replies_leave_the_denominators(tmp_cache):
     t = [x for x in LV.lc_tasks(GEN, [2000], settings=("SN",)) if x.meta["hop"] == "onehop"][0]
     ch, gold = t.item.answers[0], t.meta["needle_line"]
     good = Response(raw=json.dumps({"answer": ch, "lines": [gold]}))
-    assert _score(t, good) == {"ans": 1.0, "evid": 1.0, "ans_evid": 1.0, "unusable": 0.0}
+    assert _score(t, good) == {"nolima_ans_contains": 1.0, "nolima_evid_needles_cited": 1.0, "nolima_ans_evid": 1.0, "nolima_unusable": 0.0}
     for raw in ("", "   ", "I cannot tell."):
         s = _score(t, Response(raw=raw))
-        assert s["unusable"] == 1.0 and math.isnan(s["ans"]) and math.isnan(s["ans_evid"])
+        assert s["nolima_unusable"] == 1.0 and math.isnan(s["nolima_ans_contains"]) and math.isnan(s["nolima_ans_evid"])
     # lcrag's rule: the same unparseable reply scores 0 and stays in the denominator
-    assert _score(t, Response(raw="I cannot tell.", answer=None), "lcrag") == {"ans": 0.0, "evid": 0.0, "ans_evid": 0.0}
+    assert _score(t, Response(raw="I cannot tell.", answer=None), "lcrag") == {"nolima_ans_contains": 0.0, "nolima_evid_needles_cited": 0.0, "nolima_ans_evid": 0.0}
     # aggregation: 1 right + 1 unusable -> Ans 1.0 over n = 1 (authors) with n_unusable = 1
     rows = pd.DataFrame({"run": "r", "reader_label": "m", "condition": "LC", "prompt": "nolima-ebg", "outcome": "ok",
                          "meta.setting": "SN", "meta.context_length": 2000, "meta.hop": "onehop",
-                         "ans": [1.0, np.nan], "unusable": [0.0, 1.0]})
+                         "nolima_ans_contains": [1.0, np.nan], "nolima_unusable": [0.0, 1.0]})
     a = LV.answer_frame(rows).iloc[0]
-    assert (a["n"], a["n_unusable"], a["ans"]) == (1, 1, 1.0)
+    assert (a["n"], a["n_unusable"], a["nolima_ans_contains"]) == (1, 1, 1.0)
 
 
 # ---------------------------------------------------------------- 19 Figure 2 gap statement

@@ -70,8 +70,8 @@ def test_fig2_and_fig3_tables_equal_recorded_row_means():
     f2 = F.fig2_table(frame).set_index("reader")
     f3 = F.fig3_table(frame).set_index("reader")
     for m, cols in acc.items():
-        assert np.isclose(f2.loc[m, "primary_cited"], np.mean(cols["tn_primary_cited"]))
-        assert np.isclose(f2.loc[m, "secondary_cited"], np.mean(cols["tn_secondary_cited"]))
+        assert np.isclose(f2.loc[m, "nolima_primary_cited"], np.mean(cols["tn_primary_cited"]))
+        assert np.isclose(f2.loc[m, "nolima_secondary_cited"], np.mean(cols["tn_secondary_cited"]))
         assert f2.loc[m, "n_rows"] == len(cols["tn_primary_cited"])
         assert np.isclose(f3.loc[m, "tn_ans_evid"], np.mean(cols["tn_both"]))
         assert np.isclose(f3.loc[m, "ctn_ans_evid"], np.mean(cols["ctn_both"]))
@@ -84,8 +84,8 @@ def test_fig2_and_fig3_tables_equal_recorded_row_means():
     per_model = f3.drop(index=F.POOLED_READER)["tn_ans"].mean()  # the mean of model means is not the paper's
     assert per_model.round(1) != 76.2
     # the paper's Figure 2 numbers for GPT-5 and Gemini-3-Fl (§5.2 RQ3)
-    assert f2.loc["GPT-5", ["primary_cited", "secondary_cited"]].round(1).tolist() == [95.1, 98.6]
-    assert f2.loc["Gemini-3-Fl", ["primary_cited", "secondary_cited"]].round(1).tolist() == [99.5, 99.8]
+    assert f2.loc["GPT-5", ["nolima_primary_cited", "nolima_secondary_cited"]].round(1).tolist() == [95.1, 98.6]
+    assert f2.loc["Gemini-3-Fl", ["nolima_primary_cited", "nolima_secondary_cited"]].round(1).tolist() == [99.5, 99.8]
 
 
 def test_fig11_equals_rag_accuracy_by_context(rag):
@@ -95,7 +95,7 @@ def test_fig11_equals_rag_accuracy_by_context(rag):
     for _, r in rec.iterrows():
         row = t.loc[(R.display_model(r["model"]), r["context_length"])]
         assert row["budget"] == r["topk_context_length"] and row["n"] == r["n_tests"]
-        assert np.allclose([row["ans"], row["evid"], row["ans_evid"]],
+        assert np.allclose([row["nolima_ans_contains"], row["nolima_evid_needles_cited"], row["nolima_ans_evid"]],
                            [100 * r["answer_accuracy"], 100 * r["evidence_accuracy"], 100 * r["combined_accuracy"]])
 
 
@@ -129,9 +129,9 @@ def test_fig12_delta_equals_recorded_cells_and_paper_text(rag, budgets):
 
 def test_fig12_paired_interval_is_over_items_not_cells():
     rag = pd.DataFrame({"reader": "m", "outcome": "ok", "meta.context_length": 200_000,
-                        "meta.needle_id": ["a", "a", "b", "b"], "meta.hop": ["onehop", "twohop"] * 2, "ans": [1, 1, 0, 1]})
+                        "meta.needle_id": ["a", "a", "b", "b"], "meta.hop": ["onehop", "twohop"] * 2, "nolima_ans_contains": [1, 1, 0, 1]})
     items = pd.DataFrame({"reader": "m", "context_length": 50_000, "needle_id": ["a", "a", "b", "b", "a"],
-                          "hop": ["onehop", "twohop", "onehop", "twohop", "onehop"], "ans": [1, 0, 0, 1, 0]})
+                          "hop": ["onehop", "twohop", "onehop", "twohop", "onehop"], "nolima_ans_contains": [1, 0, 0, 1, 0]})
     cells = pd.DataFrame({"reader": ["m"], "context_length": [50_000], "lc_ans": [40.0]})
     b = pd.DataFrame({"haystack_chars": [200_000], "matched_lc": [50_000]})
     t = F.fig12_table(rag, cells, items, b, n_boot=500)
@@ -142,9 +142,9 @@ def test_fig12_paired_interval_is_over_items_not_cells():
 
 def test_fig12_mcnemar_and_randomization_columns_hand_case():
     rag = pd.DataFrame({"reader": "m", "outcome": "ok", "meta.context_length": 200_000,
-                        "meta.needle_id": ["a", "a", "b", "b"], "meta.hop": ["onehop", "twohop"] * 2, "ans": [1, 1, 0, 1]})
+                        "meta.needle_id": ["a", "a", "b", "b"], "meta.hop": ["onehop", "twohop"] * 2, "nolima_ans_contains": [1, 1, 0, 1]})
     items = pd.DataFrame({"reader": "m", "context_length": 50_000, "needle_id": ["a", "a", "b", "b", "a"],
-                          "hop": ["onehop", "twohop", "onehop", "twohop", "onehop"], "ans": [1, 0, 0, 1, 0]})
+                          "hop": ["onehop", "twohop", "onehop", "twohop", "onehop"], "nolima_ans_contains": [1, 0, 0, 1, 0]})
     cells = pd.DataFrame({"reader": ["m"], "context_length": [50_000], "lc_ans": [40.0]})
     b = pd.DataFrame({"haystack_chars": [200_000], "matched_lc": [50_000]})
     t = F.fig12_table(rag, cells, items, b, n_boot=200).iloc[0]
@@ -169,9 +169,9 @@ def test_fig12_recorded_cells_have_holm_corrected_mcnemar(rag, budgets):
     r0 = t.iloc[0]
     g = rag[(rag["reader"] == r0["reader"]) & (rag["meta.context_length"] == r0["haystack_chars"])].sort_values(
         ["meta.needle_id", "meta.hop"])
-    lc = per[(per["reader"] == r0["reader"]) & (per["context_length"] == r0["matched_lc"])].groupby(["needle_id", "hop"])["ans"].mean()
+    lc = per[(per["reader"] == r0["reader"]) & (per["context_length"] == r0["matched_lc"])].groupby(["needle_id", "hop"])["nolima_ans_contains"].mean()
     lcv = np.array([lc[(n, h)] for n, h in zip(g["meta.needle_id"], g["meta.hop"])])
-    m = mcnemar_exact(g["ans"].round().values, (lcv >= 0.5).astype(float))
+    m = mcnemar_exact(g["nolima_ans_contains"].round().values, (lcv >= 0.5).astype(float))
     assert (m.b, m.c) == (r0["mcnemar_b"], r0["mcnemar_c"]) and np.isclose(m.p_value, r0["p_mcnemar"])
 
 

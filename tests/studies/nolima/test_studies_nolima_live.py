@@ -29,7 +29,7 @@ def _score(task, resp, rule="authors"):
     from lcrag import measures
 
     t = dataclasses.replace(task, meta={**task.meta, "reply_rule": rule})
-    return {LV.COLUMNS[k]: v for k, v in measures.scorer(LV.MEASURES)(t, resp).items()}
+    return measures.scorer(LV.MEASURES)(t, resp)
 
 
 def test_scorer_contains_rule_and_two_needle_citations():
@@ -38,13 +38,13 @@ def test_scorer_contains_rule_and_two_needle_citations():
     p, s = tn.meta["primary_line"], tn.meta["secondary_line"]
     ch = tn.item.answers[0]
     assert _score(tn, Response(answer=f"It is {ch.lower()}.", lines=[p]), "lcrag") == \
-        {"ans": 1.0, "evid": 0.0, "ans_evid": 0.0, "primary_cited": 1.0, "secondary_cited": 0.0}
-    assert _score(tn, Response(answer=ch, lines=[s, p, 99]), "lcrag")["ans_evid"] == 1.0
+        {"nolima_ans_contains": 1.0, "nolima_evid_needles_cited": 0.0, "nolima_ans_evid": 0.0, "nolima_primary_cited": 1.0, "nolima_secondary_cited": 0.0}
+    assert _score(tn, Response(answer=ch, lines=[s, p, 99]), "lcrag")["nolima_ans_evid"] == 1.0
     sn = LV.lc_tasks(GEN, [2000], settings=("SN",), prompts=("ebg", "answer_only"))
     ebg = [t for t in sn if t.prompt == "nolima-ebg"][0]
-    assert _score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]]), "lcrag") == {"ans": 0.0, "evid": 1.0, "ans_evid": 0.0}
+    assert _score(ebg, Response(answer="nobody", lines=[ebg.meta["needle_line"]]), "lcrag") == {"nolima_ans_contains": 0.0, "nolima_evid_needles_cited": 1.0, "nolima_ans_evid": 0.0}
     ao = [t for t in sn if t.prompt == "nolima-answer-only"][0]
-    assert _score(ao, Response(answer=ao.item.answers[0]), "lcrag") == {"ans": 1.0}
+    assert _score(ao, Response(answer=ao.item.answers[0]), "lcrag") == {"nolima_ans_contains": 1.0}
     assert "lines" not in ao.messages[1]["content"] and ao.messages[0]["content"].endswith("from the context.")
 
 
@@ -69,9 +69,9 @@ def test_live_run_lands_in_recorded_layout_with_na_rows(cache_env):
     assert set(tiny.loc[tiny["meta.context_length"] == 6000, "outcome"]) == {"na"}
     assert set(tiny.loc[tiny["meta.context_length"] == 1500, "outcome"]) == {"ok"}
     ans = LV.answer_frame(df)
-    assert set(ans.columns) >= {"run", "reader", "condition", "prompt", "context_length", "hop", "n", "n_na", "ans"}
+    assert set(ans.columns) >= {"run", "reader", "condition", "prompt", "context_length", "hop", "n", "n_na", "nolima_ans_contains"}
     cell = ans[(ans["reader"] == "extractive, tiny window") & (ans["context_length"] == 6000)]
-    assert (cell["n"] == 0).all() and (cell["n_na"] == 16).all() and cell["ans"].isna().all()
+    assert (cell["n"] == 0).all() and (cell["n_na"] == 16).all() and cell["nolima_ans_contains"].isna().all()
     long = F.fig1_table(ans)
     assert long["delta"].notna().any() and long.loc[long["context_length"] == 6000, "delta"].isna().sum() == 2
     tn = LV.two_needle_frame(df)
@@ -89,6 +89,6 @@ def test_attribution_of_live_rag_rows(cache_env):
     df = NS.run_spec("nolima-rag", results_path=cache_env / "a.jsonl",
                      overrides={"data.params": {"generated": True, "lengths": [3000]},
                                 "tasks.params": {"retriever": "bm25", "k": 1}})
-    t = attribution_table(df, ["condition"])
+    t = attribution_table(df, ["condition"], ans="nolima_ans_contains", ans_evid="nolima_ans_evid")
     missing = sum(not x.meta["needle_in_context"] for x in tasks)
     assert t[RETRIEVAL_MISS].item() == missing and t["n"].item() == len(tasks)

@@ -138,8 +138,8 @@ def test_two_needle_figures_take_live_runs_beside_a_generated_source(tmp_path, t
     assert list(f2.index)[0] == "extractive baseline (no model)"  # the source's own reader first, live rows after
     for d, r in rows.items():  # each live row is the mean of its own run's TN / CTN rows
         own = LV.two_needle_frame(LV.rows_frame(load_run(d)[1].assign(mode="LC")))
-        assert np.isclose(f2.loc[r, "primary_cited"], 100 * own.loc[own["setting"] == "TN", "primary_cited"].mean())
-        assert np.isclose(f3.loc[r, "ctn_ans"], 100 * own.loc[own["setting"] == "CTN", "ans"].mean())
+        assert np.isclose(f2.loc[r, "nolima_primary_cited"], 100 * own.loc[own["setting"] == "TN", "nolima_primary_cited"].mean())
+        assert np.isclose(f3.loc[r, "ctn_ans"], 100 * own.loc[own["setting"] == "CTN", "nolima_ans_contains"].mean())
         assert f2.loc[r, "n_lengths"] == 2
 
 

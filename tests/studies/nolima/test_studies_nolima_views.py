@@ -89,8 +89,8 @@ def test_lc_frame_picks_the_live_aggregate_and_rejects_unknown_frames():
     import pytest
 
     rows = pd.DataFrame({"run": "r", "reader_label": "m", "condition": "LC", "prompt": "nolima-ebg", "outcome": "ok",
-                         "meta.setting": "SN", "meta.context_length": 2000, "meta.hop": "onehop", "ans": [1.0, 0.0]})
+                         "meta.setting": "SN", "meta.context_length": 2000, "meta.hop": "onehop", "nolima_ans_contains": [1.0, 0.0]})
     a = NR.lc_frame("answers", "live", rows)
-    assert (a["n"].item(), a["ans"].item()) == (2, 0.5)
+    assert (a["n"].item(), a["nolima_ans_contains"].item()) == (2, 0.5)
     with pytest.raises(ValueError, match="which must be one of"):
         NR.lc_frame("tn", "live", rows)
