@@ -32,7 +32,7 @@ class _Relabelled:
 def _generation(p: dict):
     from . import study as le
 
-    items = le.longeval_items(data_dir=p.get("data_dir"), queries=p.get("query_ids") or "fulltext")
+    items = le.longeval_items(data_dir=p.get("data_dir"), queries=p.get("queries") or "fulltext")
     chosen = le.select_variants(p.get("variants"))
     rule = [n for n, v in chosen.items() if v.chunking == "rule"]
     stand_in = {}
