@@ -42,12 +42,11 @@ def offline(nb: str) -> dict:
 def nb01() -> None:
     from lcrag import experiment
     from lcrag.studies.synthetic import trials as synthetic
-    from lcrag.studies.synthetic import study as synthetic_study
 
     p = offline("01")
-    ov = synthetic_study.overrides(lengths=list(p["lengths"]), trials=int(p["trials"]), seed=int(p.get("seed", 0)),
-                                   needles=p.get("needles", "lcrag"), readers=["extractive"], conditions=["LC"])
-    res = experiment.run("synthetic-two-hop", overrides=ov, out=TMP / "01", progress=False, views=False)
+    res = experiment.run("synthetic-two-hop", readers=["extractive"], seed=int(p.get("seed", 0)),
+                         data=dict(lengths=list(p["lengths"]), trials=int(p["trials"]), needles=p.get("needles", "lcrag")),
+                         tasks=dict(conditions=["LC"]), out=TMP / "01", progress=False, views=False)
     synthetic.summary(res.rows, seed=int(p.get("seed", 0)))
 
 

@@ -358,7 +358,7 @@ def plan_notebook(prof: Profile, nb: Path, profile_path: str | Path, out_dir: Pa
                            "expect_empty": declared_value(params, declared, "expect_empty") or []}
     reason = None
     if data_need(nb) is not None:
-        reason = missing_data(nb, data_dir(params.get("data_dir_param") or params.get("data_dir")))
+        reason = missing_data(nb, data_dir(params.get("data_dir")))
     if reason:
         rec.update(seconds=0.0, skipped=reason)
     return rec
@@ -377,19 +377,17 @@ def declared_value(params: dict[str, Any], declared: dict[str, Any], name: str) 
 
 
 def starts_local_server(params: dict[str, Any], declared: dict[str, Any]) -> bool:
-    """Whether a notebook's ``readers`` (its parameters, else its declared default) include one served
-    by a local llama.cpp server it starts (:func:`lcrag.llm.server.needs_local_server`).
+    """Whether a notebook's reader sets — ``readers`` and every qualified one, ``generated_readers``, ``cot_readers``
+    (its parameters, else their declared defaults) — include one served by a local llama.cpp server it starts
+    (:func:`lcrag.llm.server.needs_local_server`).
     ``lcrag reproduce --jobs N`` never runs two such notebooks at once (one server's memory at a
     time). A reader that cannot be resolved counts as not local (the notebook reports it)."""
-    import ast
-
-    readers = params.get("readers")
-    if readers is None and "readers" in declared:
-        try:
-            readers = ast.literal_eval(str(declared["readers"].get("default")))
-        except (ValueError, SyntaxError):
-            return False
-    if not isinstance(readers, list):
+    readers = []
+    for name in dict.fromkeys([*declared, *params]):
+        if name == "readers" or name.endswith("_readers"):
+            got = declared_value(params, declared, name)
+            readers += got if isinstance(got, list) else []
+    if not readers:
         return False
     from .llm.profiles import load_profile
     from .llm.server import needs_local_server

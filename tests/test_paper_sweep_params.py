@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EBG = ("synthetic", "nolima", "multihop_rag", "qasper_mp")
 
 #: the parameters through which a notebook runs readers (a live run), by notebook number
-READER_PARAMS = {"03": ("live_readers", "cot_readers"), "04": ("live_readers",), "05": ("live_readers",),
-                 "06": ("live_readers",), "07": ("live_readers",), "09": ("readers",), "10": ("readers",),
+READER_PARAMS = {"03": ("readers", "cot_readers"), "04": ("readers",), "05": ("readers",),
+                 "06": ("readers",), "07": ("readers",), "09": ("readers",), "10": ("readers",),
                  "12": ("readers",), "13": ("readers",), "14": ("readers",)}
 #: readers whose recorded outputs the data directory holds for these tables (no live run needed): the eight
 #: readers of the authors' recorded NoLiMa LC tables (Figures 1, 2, 3, 5, 6; Table 12)
@@ -81,7 +81,7 @@ def test_every_reader_the_paper_names_is_run_by_the_notebook_that_writes_its_tab
             missing[nn] = sorted(labels - ran)
     assert not missing, f"readers named by the paper's values but not run under params/paper.yaml: {missing}"
     # the open-weight readers of Figures 1-3/6 and the eleven Figure 7 readers are there, through vLLM profiles
-    assert {load_profile(r).family for r in params["03"]["live_readers"]} == {"vllm"}
+    assert {load_profile(r).family for r in params["03"]["readers"]} == {"vllm"}
     assert len(params["03"]["cot_readers"]) == 11
 
 

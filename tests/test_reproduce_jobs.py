@@ -76,6 +76,9 @@ def test_jobs_must_be_positive(tmp_path):
     ({}, {"readers": {"default": '["extractive", "smollm2-local"]'}}, True),  # the notebook's declared default
     ({}, {"readers": {"default": '["extractive"]'}}, False),
     ({}, {}, False),
+    ({"generated_readers": ["smollm2-local"]}, {"readers": {"default": "[]"}}, True),  # a qualified reader set
+    ({"readers": ["extractive"]}, {"cot_readers": {"default": '["smollm2-local"]'}}, True),
+    ({"live_runs": ["smollm2-local"]}, {}, False),  # not a reader set
 ])
 def test_which_notebooks_start_a_local_server(params, declared, expected):
     from lcrag.reproduce import starts_local_server

@@ -98,8 +98,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
         out: str | Path | None = None, readers: list | None = None, base_dir: str | Path | None = None,
         wait: bool = False, executor: dict | None = None, views: bool = True,
         results_path: str | Path | None = None, data_dir: str | Path | None = None, limit: int | dict | None = None,
-        repeats: int | None = None, check_overrides: bool = False, options: RunOptions | None = None,
-        **option_kw: Any) -> StudyResult:
+        repeats: int | None = None, seed: int | None = None, data: dict[str, Any] | None = None,
+        tasks: dict[str, Any] | None = None, reader_limits: dict[str, Any] | None = None,
+        check_overrides: bool = False, options: RunOptions | None = None, **option_kw: Any) -> StudyResult:
     """Run a study end to end (module doc) and compute its views.
 
     ``spec_or_name_or_path``: a built-in study name (``"synthetic-two-hop"``), a study YAML path, a
@@ -111,7 +112,11 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     the spec's readers. ``data_dir``: the data directory handed to the item source (default
     :func:`lcrag.config.data_dir`: ``LCRAG_DATA_DIR``). ``limit`` (``N`` or ``{"n": N, "sample": True, "seed": S}``)
     and ``repeats`` set the study fields of the same names (:mod:`.runcontrols`, :mod:`.repeats`), as a notebook's
-    parameters pass them. ``check_overrides``: warn when the overrides change no task (:mod:`.noop`; ``lcrag run
+    parameters pass them. ``seed``, ``reader_limits``, ``data`` and ``tasks`` set the spec keys of the same names
+    without dotted keys: ``data`` holds knobs of the item source (``data.params``), ``tasks`` knobs of the task
+    builder (``tasks.params``), each under the name the builder declares (its ``params_model``), so a notebook's
+    parameters pass one to one (``data={"n": n, "n_distractors": n_distractors}, tasks={"ks": ks}``); an unknown knob
+    is an error naming the valid ones. ``check_overrides``: warn when the overrides change no task (:mod:`.noop`; ``lcrag run
     --set`` sets it; it builds the tasks twice more, so a notebook's configuration is not checked). ``options``,
     or the same options as keywords — ``cache``, ``progress``, ``log``, ``budget_usd``, ``allow_over_budget``,
     ``prefix_order``, ``max_workers`` (:class:`~lcrag.runtime.options.RunOptions`): how each reader's sweep runs;
@@ -127,7 +132,9 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     if isinstance(readers, str):
         readers = [readers]
     limit = listlike(limit)
-    controls = {k: v for k, v in (("limit", limit), ("repeats", repeats)) if v is not None}
+    controls = {k: v for k, v in (("limit", limit), ("repeats", repeats), ("seed", seed),
+                                   ("reader_limits", listlike(reader_limits))) if v is not None}
+    controls.update(knob_overrides(data=data, tasks=tasks))
     if controls:
         overrides = {**(overrides or {}), **controls}
     src = spec_or_name_or_path
@@ -158,6 +165,22 @@ def run(spec_or_name_or_path: str | Path | StudySpec | dict, *, overrides: dict[
     return StudyResult(res.frame, out_views, res.run_dir, spec, res.manifest, res.stats, res.seconds)
 
 
+def knob_overrides(*, data: dict[str, Any] | None = None, tasks: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The spec keys ``data.params.<knob>`` / ``tasks.params.<knob>`` of the item-source knobs ``data`` and the
+    task-builder knobs ``tasks`` (what :func:`run` applies; a knob's value None sets the spec's value to null)."""
+    from .spec import listlike
+
+    out: dict[str, Any] = {}
+    for part, knobs in (("data", data), ("tasks", tasks)):
+        knobs = listlike(knobs)
+        if knobs is None:
+            continue
+        if not isinstance(knobs, dict):
+            raise ConfigError(part, f"expected a mapping of knob names to values, got {type(knobs).__name__}")
+        out.update({f"{part}.params.{k}": v for k, v in knobs.items()})
+    return out
+
+
 def compute_views(spec: StudySpec, rows: pd.DataFrame) -> dict[str, Any]:
     """Each of the spec's views over ``rows`` (a view may also take ``spec=``)."""
     return {v.name: call_with(lookup("view", v.name), rows, spec=spec, **v.params) for v in spec.views}
@@ -175,6 +198,7 @@ __all__ = [
     "builtin_names",
     "call_with",
     "compute_views",
+    "knob_overrides",
     "load_spec",
     "lookup",
     "run",

@@ -110,7 +110,7 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             cfg = parse_spec(apply_overrides(doc, overrides), f"{path} (with overrides)")
     if readers:
         cfg = cfg.model_copy(update={"readers": list(readers)})
-    where = path or "<study>"
+    where = path or f"<study {cfg.name}>"  # a built-in study or a mapping: its name
 
     def err(fld, msg):
         return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)

@@ -18,11 +18,11 @@ from lcrag import experiment
 from lcrag.cli import main
 from lcrag.errors import ConfigError
 from lcrag.experiment.spec import parse_spec
-from lcrag.studies.synthetic import study as synthetic_study
 
 from clirun import run_cli
 
-SMALL = dict(lengths=[2000, 3000], trials=2, dense_lengths=[], readers=["extractive", "extractive-single"])
+SMALL = dict(data=dict(lengths=[2000, 3000], trials=2), tasks=dict(dense_lengths=[]),
+             readers=["extractive", "extractive-single"])
 COMPARE = ["run", "item_id", "condition", "reader", "prompt", "outcome", "parse_status", "answer", "lines", "gold_lines",
            "synthetic_ans_star", "synthetic_ans", "synthetic_evid_exact_set", "synthetic_evid_recall", "ans_evid",
            "synthetic_cite_hop1", "synthetic_cite_hop2", "synthetic_ctx_hop1", "synthetic_ctx_hop2", "synthetic_unusable", "length", "reader_label"]
@@ -39,8 +39,7 @@ def _csv(run_dir):
 
 
 def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache):
-    ov = synthetic_study.overrides(**SMALL)
-    res = experiment.run("synthetic-two-hop", out=tmp_path / "nb", overrides=ov, progress=False)
+    res = experiment.run("synthetic-two-hop", out=tmp_path / "nb", progress=False, **SMALL)
     sets = ["--set", "data.params.lengths=[2000, 3000]", "--set", "data.params.trials=2", "--set",
             "tasks.params.dense_lengths=[]"]
     p = _cli(["run", "synthetic-two-hop", "--reader", "extractive", "--reader", "extractive-single", *sets, "--out",
@@ -176,10 +175,10 @@ def test_bad_builder_parameter_names_the_field(tmp_path, tmp_cache):
 
 
 def test_reader_limits_restrict_a_reader(tmp_path, tmp_cache):
-    ov = synthetic_study.overrides(lengths=[2000], trials=3, readers=["extractive", "extractive-single"],
-                                   conditions=["LC", "oracle"], reader_trials={"extractive-single": 1},
-                                   reader_conditions={"extractive-single": ["oracle"]})
-    res = experiment.run("synthetic-two-hop", overrides=ov, out=tmp_path / "r", progress=False)
+    res = experiment.run("synthetic-two-hop", readers=["extractive", "extractive-single"],
+                         reader_limits={"extractive-single": {"trials": 1, "conditions": ["oracle"]}},
+                         data=dict(lengths=[2000], trials=3), tasks=dict(conditions=["LC", "oracle"]),
+                         out=tmp_path / "r", progress=False)
     per = res.rows.groupby("reader").size().to_dict()
     assert per == {"extractive": 3 * 2 * 2, "extractive-single": 1 * 1 * 2}
     single = res.rows[res.rows["reader"] == "extractive-single"]

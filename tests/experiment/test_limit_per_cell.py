@@ -59,12 +59,16 @@ def test_list_parameters_given_as_strings_are_read_as_yaml_lists():
     assert apply_overrides({}, {"a": "[not yaml"})["a"] == "[not yaml"
 
 
-def test_notebook_01_mapping_parameters_as_strings():
-    from lcrag.studies.synthetic.study import overrides
+def test_notebook_mapping_parameters_as_strings():
+    """``papermill -p`` hands a notebook a mapping parameter as its YAML text: the knobs of ``lcrag.run(data=...,
+    tasks=...)`` are read as the mapping they spell, each under its spec key."""
+    from lcrag.experiment.engine import knob_overrides, load_spec
+    from lcrag.experiment.spec import apply_overrides
 
-    o = overrides(readers="['extractive']", reader_trials="{smollm2-local: 1}",
-                  reader_conditions="{smollm2-local: [LC]}")
-    assert o["reader_limits"] == {"smollm2-local": {"trials": 1, "conditions": ["LC"]}}
+    o = knob_overrides(data="{lengths: [600], trials: 2}", tasks={"conditions": "[LC, oracle]"})
+    assert o == {"data.params.lengths": [600], "data.params.trials": 2, "tasks.params.conditions": "[LC, oracle]"}
+    doc = apply_overrides(load_spec("synthetic-two-hop").to_doc(), o)
+    assert doc["tasks"]["params"]["conditions"] == ["LC", "oracle"] and doc["data"]["params"]["trials"] == 2
 
 
 def _planned(tasks):

@@ -22,8 +22,8 @@ def _calls(plan, prefix=""):
 
 
 def test_multihop_plans_on_generated_data(empty_data):
-    p = {"n_pilot": 50, "seed": 0, "n_distractors": 20, "readers": ["gpt-5"], "prompts": ["answer_only_json", "ebg"],
-         "ks": [4, 10], "pool_matched": True, "n_stratified": 200, "stratified_ks": [10]}
+    p = {"n": 50, "seed": 0, "n_distractors": 20, "readers": ["gpt-5"], "prompts": ["answer_only_json", "ebg"],
+         "ks": [4, 10], "pool_matched": True, "stratified_n": 200, "stratified_ks": [10]}
     p10 = plan_10(p)
     assert "corpus.json (multihop_rag/corpus)" in p10.note and "`lcrag data download multihop_rag`" in p10.note
     assert "LCRAG_DATA_DIR" in p10.note

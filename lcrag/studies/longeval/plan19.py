@@ -32,7 +32,7 @@ class _Relabelled:
 def _generation(p: dict):
     from . import study as le
 
-    items = le.longeval_items(data_dir=p.get("data_dir_param"), queries=p.get("query_ids") or "fulltext")
+    items = le.longeval_items(data_dir=p.get("data_dir"), queries=p.get("queries") or "fulltext")
     chosen = le.select_variants(p.get("variants"))
     rule = [n for n, v in chosen.items() if v.chunking == "rule"]
     stand_in = {}
@@ -63,11 +63,11 @@ def plan_19(p: dict) -> NotebookPlan:
     from .judging import candidate_docs
 
     items, gen, notes = _generation(p)
-    reader = p.get("reader")
+    readers = list(p.get("readers") or [])
     rows = []
-    if reader:
-        rows += plan_readers([_Relabelled(t, c) for t, c in gen], [reader], "19 LongEval generation")
-    answers = [(t.item, c) for t, c in gen] if reader else []
+    if readers:
+        rows += plan_readers([_Relabelled(t, c) for t, c in gen], readers, "19 LongEval generation")
+    answers = [(t.item, c) for t, c in gen] if readers else []
     gold = {it.id: (it.answers[0] if it.answers else it.question) for it in items}
     if p.get("silver_reader") and answers:
         s = [judge_sketch("longeval_silver", evidence_block(candidate_docs(it.metadata["candidates"])), it.question,
@@ -82,7 +82,7 @@ def plan_19(p: dict) -> NotebookPlan:
         s += [judge_sketch("nugget_grade", block[it.id], it.question, f"nugget grades:{c}", {"answer": gold[it.id]})
               for it, c in answers]
         rows += plan_readers(s, [p["nugget_reader"]], "19 LongEval nuggets")
-    if not reader:
-        return NotebookPlan("19", note="no reader calls: the extractive generator (reader: null); the judge protocol "
+    if not readers:
+        return NotebookPlan("19", note="no reader calls: the extractive generator (readers: null); the judge protocol "
                                        "needs a generator's answers")
     return NotebookPlan("19", rows, note="; ".join(notes) if notes else "")

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
 from ... import measures as _measures
 from ... import registry
@@ -64,6 +65,19 @@ PROMPT_LCRAG, PROMPT_TEAM = "longeval", "longeval-team"
 
 
 # --- item source ----------------------------------------------------------------------------
+
+class ItemParams(BaseModel):
+    """The parameters of the item source ``longeval`` (a study's ``data.params``), declared: the study is checked
+    against them before anything is built (an unknown parameter names the valid ones; a bad value names its field).
+    Fields and defaults are :func:`longeval_items`'s keywords (the engine's ``data_dir``, ``seed``, ``limit``
+    excepted). ``queries``: ``fulltext``, ``all`` or a list of query ids."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: str | list[str | int] = "fulltext"
+    queries_file: str | Path | None = None
+    documents: str | Path | None = None
+
 
 def longeval_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
                    queries: str | Sequence[str] = "fulltext", queries_file: str | Path | None = None,
@@ -158,6 +172,22 @@ def _prior_of(v, prior: Mapping[str, float] | None, edges) -> Mapping[str, float
     from ...retrieval.priors import citation_counts, citation_prior as g_of
 
     return g_of(citation_counts(edges, rule=v.params.get("method_mode", "paper-formula")))
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``longeval`` (a study's ``tasks.params``), declared as :class:`ItemParams`.
+    Fields and defaults are :func:`build_tasks`'s keywords (``embed``: an embedding function, from code only)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    variants: list[str] | None = None
+    variants_file: str | Path | None = None
+    constants: dict[str, Any] | None = None
+    embedding_queries: NonNegativeInt | None = None
+    citation_prior: dict[str, float] | None = None
+    team_id: str = "lcrag"
+    embed: Any = None
+    citation_edges: list[tuple[str, str]] | None = None
 
 
 def build_tasks(items: Sequence[Item], *, seed: int = 0, variants: Sequence[str] | None = None,
@@ -322,6 +352,7 @@ def method_matrix_view(rows: pd.DataFrame | None = None, *, variants_file: str |
 def _register() -> None:
     from . import tables as t
 
+    longeval_items.params_model, build_tasks.params_model = ItemParams, TaskParams
     registry.register("item_source", "longeval", longeval_items)
     registry.register("task_builder", "longeval", build_tasks)
     for name, fn in (("longeval_per_query", per_query_view), ("longeval_summary", summary_view),

@@ -103,14 +103,14 @@ def _profile(name):
 
 def plan_10(p: dict) -> NotebookPlan:
     """Table 2: LC haystacks of the pilot, every prompt (answer-only and EBG)."""
-    return _plan("10", p, [("", {"n": int(p["n_pilot"]), "stratified": False, "ks": [], "pool_matched": False})])
+    return _plan("10", p, [("", {"n": int(p["n"]), "stratified": False, "ks": [], "pool_matched": False})])
 
 
 def plan_12(p: dict) -> NotebookPlan:
     """Table 3 (pilot: LC and RAG@K, open and matched pools) and Table 7 (stratified sample, open pool)."""
     return _plan("12", p, [
-        ("", {"n": int(p["n_pilot"]), "stratified": False, "ks": list(p["ks"]), "pool_matched": bool(p.get("pool_matched", True))}),
-        ("strat-", {"n": int(p["n_stratified"]), "stratified": True, "ks": list(p["stratified_ks"]), "pool_matched": False}),
+        ("", {"n": int(p["n"]), "stratified": False, "ks": list(p["ks"]), "pool_matched": bool(p.get("pool_matched", True))}),
+        ("strat-", {"n": int(p["stratified_n"]), "stratified": True, "ks": list(p["stratified_ks"]), "pool_matched": False}),
     ])
 
 

@@ -35,7 +35,7 @@ def _study_rows(study: str, readers, lengths, label: str, extra: dict | None = N
 
 
 def plan_lc(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
-    """Notebooks 03-05: the recorded tables need no call; ``live_readers`` run the built-in study ``nolima-lc`` (SN,
+    """Notebooks 03-05: the recorded tables need no call; ``readers`` run the built-in study ``nolima-lc`` (SN,
     TN, CTN; EBG and answer-only) at ``live_lengths``, priced in notebook 03 (04 and 05 share its run directories);
     notebook 03 also runs Figure 7's ``cot_readers`` (``nolima-cot``: EBG, CoT and CoT-EBG at ``cot_lengths``)."""
     base = recorded_only(nn, what)
@@ -44,7 +44,7 @@ def plan_lc(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
         if not have_recorded(p.get("data_dir")):
             return base(p)
         rows, notes = [], []
-        live = list(p.get("live_readers") or [])
+        live = list(p.get("readers") or [])
         if live and nn == "03":
             rows += _study_rows("nolima-lc", live, p.get("live_lengths") or [10_000], f"{nn} NoLiMa LC (live readers)")
         elif live:
@@ -60,7 +60,7 @@ def plan_lc(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
 
 
 def plan_06(p: dict) -> NotebookPlan:
-    if not p.get("live_readers"):
+    if not p.get("readers"):
         return NotebookPlan("06", note="no live readers: recorded RAG and LC tables only")
     if not have_recorded(p.get("data_dir")):
         return NotebookPlan("06", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
@@ -68,13 +68,13 @@ def plan_06(p: dict) -> NotebookPlan:
 
     tasks = recorded_rag_vs_lc_tasks(p.get("data_dir"))
     cond = (lambda t: f"{t.condition}-{t.meta.get('context_length', '')}")
-    return NotebookPlan("06", plan_readers(tasks, p["live_readers"], "06 NoLiMa RAG vs LC", condition=cond))
+    return NotebookPlan("06", plan_readers(tasks, p["readers"], "06 NoLiMa RAG vs LC", condition=cond))
 
 
 def plan_07(p: dict) -> NotebookPlan:
     """Table 16: every ordering of the recorded top-k. The re-ranked ordering holds the same chunks as the recorded
     one, so its prompts are counted on the recorded order (the re-ranker does not run for a plan)."""
-    if not p.get("live_readers"):
+    if not p.get("readers"):
         return NotebookPlan("07", note="no live readers: needle positions and recorded Table 16 rows only")
     if not have_recorded(p.get("data_dir")):
         return NotebookPlan("07", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
@@ -92,7 +92,7 @@ def plan_07(p: dict) -> NotebookPlan:
         orders.update({(L, q, "rerank"): hits for (L, q, m), hits in list(orders.items()) if m == "emb" and L in lengths})
     tasks = RR.tasks(records, orders, bmap)
     cond = (lambda t: f"{t.condition}-{t.meta.get('budget', '')}")
-    rows = plan_readers(tasks, p["live_readers"], "07 NoLiMa re-ranking", condition=cond)
+    rows = plan_readers(tasks, p["readers"], "07 NoLiMa re-ranking", condition=cond)
     from ...retrieval.rerank_endpoint import endpoint_profile, plan_row
 
     prof = endpoint_profile(p.get("reranker")) if "rerank" in methods else None

@@ -30,10 +30,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import yaml
+from pydantic import BaseModel, ConfigDict, PositiveInt
 
 from ... import registry
 from .data import GENERATED_CHARACTER, PAPER_NEEDLES, NoLiMaData, load_nolima
@@ -158,6 +159,71 @@ def attribution_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[
                    rag_builder(items, lengths=lengths, retriever=rag_retriever, k=rag_k))
 
 
+# ------------------------------------------------------------------ declared parameters (a study's data.params / tasks.params)
+# Each model's fields and defaults are its function's keywords (the engine's data_dir, seed and limit excepted); the
+# study is checked against them before anything is built: an unknown knob names the valid ones, a bad value its field.
+Setting = Literal["SN", "TN", "CTN"]
+Hop = Literal["onehop", "twohop"]
+ReplyRule = Literal["authors", "lcrag"]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ItemParams(_Params):
+    """``data.params`` of the item source ``nolima`` (:func:`nolima_items`)."""
+
+    generated: bool | None = None
+    lengths: list[PositiveInt] = []
+    recorded: bool = False
+
+
+class LCParams(_Params):
+    """``tasks.params`` of the task builder ``nolima-lc`` (:func:`lc_builder`)."""
+
+    lengths: list[PositiveInt] | None = None
+    settings: list[Setting] = ["SN", "TN", "CTN"]
+    prompts: list[str] = ["ebg"]
+    hops: list[Hop] = list(HOPS)
+    depths: list[float] = list(DEPTHS)
+    reply_rule: ReplyRule = DEFAULT_REPLY_RULE
+
+
+class RAGParams(_Params):
+    """``tasks.params`` of the task builder ``nolima-rag`` (:func:`rag_builder`; ``k``: an int, ``"full"`` or a list)."""
+
+    lengths: list[PositiveInt] | None = None
+    retriever: str = "bm25"
+    k: PositiveInt | Literal["full"] | list[PositiveInt | Literal["full"]] = 10
+    hops: list[Hop] = list(HOPS)
+    reply_rule: ReplyRule = DEFAULT_REPLY_RULE
+
+
+class RAGvsLCParams(_Params):
+    """``tasks.params`` of the task builder ``nolima-rag-vs-lc`` (:func:`rag_vs_lc_builder`)."""
+
+    lengths: list[PositiveInt] | None = None
+    retriever: str = "bm25"
+
+
+class RerankParams(_Params):
+    """``tasks.params`` of the task builder ``nolima-rerank`` (:func:`rerank_builder`)."""
+
+    methods: list[str] = ["rerank", "bm25"]
+    rerank_budgets: list[str] = ["50K"]
+    reranker: str | None = None
+
+
+class AttributionParams(_Params):
+    """``tasks.params`` of the task builder ``nolima-attribution`` (:func:`attribution_builder`)."""
+
+    lengths: list[PositiveInt] | None = None
+    settings: list[Setting] = ["SN", "TN", "CTN"]
+    rag_retriever: str = "bm25"
+    rag_k: PositiveInt = 10
+
+
 def _rows(rows: pd.DataFrame, **_: Any) -> pd.DataFrame:
     return LV.rows_frame(rows)
 
@@ -199,10 +265,19 @@ def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = N
     return LV.rows_frame(res.rows.assign(run_id=res.rows["run"], run=res.spec.name))
 
 
+BUILDERS = {"nolima-lc": lc_builder, "nolima-rag": rag_builder, "nolima-rag-vs-lc": rag_vs_lc_builder,
+            "nolima-rerank": rerank_builder, "nolima-attribution": attribution_builder}
+"""The NoLiMa task builders by registry name."""
+PARAMS = {"nolima-lc": LCParams, "nolima-rag": RAGParams, "nolima-rag-vs-lc": RAGvsLCParams,
+          "nolima-rerank": RerankParams, "nolima-attribution": AttributionParams}
+"""Each builder's declared parameters (its ``params_model``)."""
+
+
 def _register() -> None:
+    nolima_items.params_model = ItemParams
     registry.register("item_source", "nolima", nolima_items, replace=True)
-    for name, fn in (("nolima-lc", lc_builder), ("nolima-rag", rag_builder), ("nolima-rag-vs-lc", rag_vs_lc_builder),
-                     ("nolima-rerank", rerank_builder), ("nolima-attribution", attribution_builder)):
+    for name, fn in BUILDERS.items():
+        fn.params_model = PARAMS[name]
         registry.register("task_builder", name, fn, replace=True)
     for name, fn in VIEWS.items():
         registry.register("view", name, fn, replace=True)

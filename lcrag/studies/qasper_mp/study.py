@@ -36,9 +36,11 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat, NonNegativeInt, PositiveInt
 
 from ... import provenance
 from ...config import cache_dir
@@ -182,6 +184,22 @@ def haystack_sizes(items: QasperItems, *, seed: int = 0) -> pd.DataFrame:
                           "max_chars": int(d["chars"].max()) if len(d) else np.nan} for name, d in parts])
 
 
+class ItemParams(BaseModel):
+    """The parameters of the item source ``qasper-mp`` (a study's ``data.params``), declared: the study is checked
+    against them before anything is built (an unknown parameter names the valid ones; a bad value names its field).
+    Fields and defaults are :func:`pilot_items`'s keywords (the engine's ``data_dir``, ``seed``, ``limit`` excepted)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dev_path: str | Path | None = None
+    authors_path: str | Path | None = None
+    fixture_dir: str | Path | None = None
+    counts: dict[str, NonNegativeInt] | None = None
+    cues: Literal["short", "descriptive"] = "short"
+    cue_reader: str | dict[str, Any] | None = None
+    cue_budget_usd: NonNegativeFloat | None = None
+
+
 def pilot_items(*, data_dir: str | Path | None = None, seed: int = 0, limit: int | None = None,
                 dev_path: str | Path | None = None, authors_path: str | Path | None = None,
                 fixture_dir: str | Path | None = None, counts: dict[str, int] | None = None, cues: str = "short",
@@ -323,6 +341,24 @@ def build_tasks(items: Sequence[Item], data: QasperData, retrievers: dict | None
                 continue
             tasks.append(Task(item=it, context=ctx, prompt=prompt, condition=cond.label, meta={**meta, "condition": cond}))
     return tasks
+
+
+class TaskParams(BaseModel):
+    """The parameters of the task builder ``qasper-mp`` (a study's ``tasks.params``), declared as :class:`ItemParams`.
+    Fields and defaults are :func:`pilot_tasks`'s keywords."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    retriever: str | None = None
+    ks: list[PositiveInt] = [3, 10]
+    layouts: list[Literal["flat", "struct"]] = list(LAYOUTS)
+    scopes: list[Literal["pool11", "full"]] = list(SCOPES)
+    meta_in_chunk: bool = False
+    include_lc: bool = True
+    keep: list[str] | None = None
+    prompt: str | None = None
+    judge: str | dict[str, Any] | None = None
+    protocol: Literal["final", "first-iteration"] = "final"
 
 
 def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = None, ks: Sequence[int] = (3, 10),
@@ -549,6 +585,7 @@ what ``lcrag studies spec qasper-mp`` prints)."""
 def _register() -> None:
     from ...registry import register
 
+    pilot_items.params_model, pilot_tasks.params_model = ItemParams, TaskParams
     register("item_source", "qasper-mp", pilot_items, replace=True)
     register("task_builder", "qasper-mp", pilot_tasks, replace=True)
     register("view", "qasper_aggregate", table_aggregate, replace=True)

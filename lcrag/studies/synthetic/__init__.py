@@ -10,7 +10,6 @@ from ..frontdoor import lazy
 
 #: public name -> "module:attribute" in this folder
 VIEWS: dict[str, str] = {
-    "overrides": "study:overrides",
     "inputs": "study:inputs_of",
     "check_pool": "data:check_pool",
     "difficulty_rows": "study:difficulty_rows",

@@ -15,8 +15,9 @@ def plan_01(p: dict) -> NotebookPlan:
     from ...runner import Task
     from .trials import SyntheticConfig, build_trial
 
+    trials = {name: int(lim["trials"]) for name, lim in dict(p.get("reader_limits") or {}).items() if "trials" in lim}
     cfg = SyntheticConfig(lengths=[int(x) for x in p["lengths"]], trials=int(p["trials"]), seed=int(p["seed"]),
-                          needles=p["needles"], readers=list(p["readers"]), reader_trials=dict(p.get("reader_trials") or {}))
+                          needles=p["needles"], readers=list(p["readers"]), reader_trials=trials)
     cfg.validate()
     pool = default_pool(cfg.pool_size, cfg.seed)
     nds = needle_set(cfg.needles)

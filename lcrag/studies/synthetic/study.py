@@ -197,43 +197,6 @@ def _record_ranking(out: RankedTasks, index, item: Item, ctx: Context, retriever
                           "full_coverage_k": fck, "full_coverage_chars": fchars})
 
 
-def overrides(*, lengths=None, trials=None, readers=None, reader_trials=None, reader_conditions=None, conditions=None,
-              rag_budget=None, dense_lengths=None, dense_trials=None, needles=None, pool=None, seed=None,
-              stopping_rule=None, answer_prompt=None, reply_rule=None, budget_usd=None) -> dict[str, Any]:
-    """Dotted-key overrides of the built-in spec from the parameters of notebook ``01_synthetic_ebg``
-    (``None`` keeps the spec's value). ``reader_trials`` / ``reader_conditions`` (per reader profile)
-    become ``reader_limits``; ``answer_prompt`` is the Ans* prompt beside ``ebg``."""
-    out: dict[str, Any] = {}
-    data = {"lengths": lengths, "trials": trials, "needles": needles, "pool": pool, "stopping_rule": stopping_rule}
-    task = {"conditions": conditions, "rag_budget": rag_budget, "dense_lengths": dense_lengths,
-            "dense_trials": dense_trials, "reply_rule": reply_rule,
-            "prompts": None if answer_prompt is None else [answer_prompt, "ebg"]}
-    out.update({f"data.params.{k}": _plain(v) for k, v in data.items() if v is not None})
-    out.update({f"tasks.params.{k}": _plain(v) for k, v in task.items() if v is not None})
-    for k, v in (("readers", readers), ("seed", seed), ("budget_usd", budget_usd)):
-        if v is not None:
-            out[k] = _plain(v)
-    from ...experiment.spec import listlike  # papermill -p passes a mapping parameter as its YAML text
-
-    reader_trials, reader_conditions = listlike(reader_trials), listlike(reader_conditions)
-    limits: dict[str, dict[str, Any]] = {}
-    for name, n in dict(reader_trials or {}).items():
-        limits.setdefault(name, {})["trials"] = int(n)
-    for name, conds in dict(reader_conditions or {}).items():
-        limits.setdefault(name, {})["conditions"] = list(conds)
-    if limits:
-        out["reader_limits"] = limits
-    return out
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    return v
-
-
 def config_of(spec) -> SyntheticConfig:
     """The :class:`SyntheticConfig` of a spec (data and task params): the sweep the study runs."""
     d, p = dict(spec.data.params), dict(spec.tasks.params)
@@ -290,5 +253,5 @@ registry.register("view", "synthetic_joint", _summary_figure(sv.joint_figure), r
 registry.register("view", "synthetic_conditions_hop2", _summary_figure(sv.conditions_hop2_figure), replace=True)
 SPEC = parse_spec(SPEC_DOC, str(SPEC_PATH))
 
-__all__ = ["NAME", "SPEC", "Trial", "Trials", "items", "tasks", "overrides", "config_of", "difficulty_rows", "difficulty_summary",
+__all__ = ["NAME", "SPEC", "Trial", "Trials", "items", "tasks", "config_of", "difficulty_rows", "difficulty_summary",
            "summary_view", "effective_length_view"]
