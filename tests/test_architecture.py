@@ -665,7 +665,7 @@ def test_notebooks_import_only_the_public_api():
 
 def test_public_api_scan_catches_one(tmp_path):
     nb = tmp_path / "99_x.ipynb"
-    cells = ["from lcrag import save_table, run\nfrom lcrag.report import save_figure",
+    cells = ["from lcrag import save_table, run\nfrom lcrag.outputs.save import save_figure",
              "from lcrag.studies.nolima import report\nfrom lcrag.llm.call import cached_read\nimport lcrag.runner"]
     nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}} for c in cells]}),
                   encoding="utf-8")

@@ -1,4 +1,4 @@
-"""``figures/index.html`` (lcrag.figures_index): every figure and table of a run on one page, grouped by paper
+"""``figures/index.html`` (lcrag.outputs.figures_index): every figure and table of a run on one page, grouped by paper
 and benchmark, with its source class and regenerating command; opened in headless Chromium."""
 
 import json
@@ -16,8 +16,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from lcrag import provenance  # noqa: E402
-from lcrag.figures_index import source_classes, write_index  # noqa: E402
-from lcrag.report import save_figure, save_table  # noqa: E402
+from lcrag.outputs.figures_index import source_classes, write_index  # noqa: E402
+from lcrag.outputs.save import save_figure, save_table  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

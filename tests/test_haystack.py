@@ -3,7 +3,7 @@ import random
 import pytest
 
 from lcrag.studies.synthetic.data import LCRAG_NEEDLES, default_pool
-from lcrag.haystack import SourceLine, fill_to_length, insert_at_depth, render_numbered
+from lcrag.contexts.haystack import SourceLine, fill_to_length, insert_at_depth, render_numbered
 from lcrag.studies.synthetic.trials import build_trial
 
 

@@ -1,4 +1,4 @@
-"""The output checks of ``lcrag reproduce`` (lcrag.outputs_check): an empty table, a figure panel without
+"""The output checks of ``lcrag reproduce`` (lcrag.outputs.checks): an empty table, a figure panel without
 data and a source line naming other readers than the rows hold fail, naming the notebook and the output."""
 
 import time
@@ -12,14 +12,14 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from lcrag import provenance  # noqa: E402
-from lcrag.outputs_check import (  # noqa: E402
+from lcrag.outputs.checks import (  # noqa: E402
     OutputCheckFailed,
     check_notebook_outputs,
     check_outputs,
     png_panels,
 )
-from lcrag.plots import heatmap  # noqa: E402
-from lcrag.report import save_figure, save_table  # noqa: E402
+from lcrag.outputs.plots import heatmap  # noqa: E402
+from lcrag.outputs.save import save_figure, save_table  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -124,8 +124,8 @@ def test_category_values_count_as_data(tmp_path):
 
 # ------------------------------------------------------------------ warnings: panels with no visible mark
 def test_a_panel_of_zero_bars_warns_unless_a_note_explains_it(tmp_path):
-    from lcrag.outputs_check import figure_warnings
-    from lcrag.plots import panel_note
+    from lcrag.outputs.checks import figure_warnings
+    from lcrag.outputs.plots import panel_note
 
     fig, axes = plt.subplots(1, 3, figsize=(9, 3))
     axes[0].bar(["a", "b"], [0.0, 0.0])
@@ -142,7 +142,7 @@ def test_a_panel_of_zero_bars_warns_unless_a_note_explains_it(tmp_path):
 
 
 def test_identical_lines_warn_and_distinct_ones_do_not(tmp_path):
-    from lcrag.outputs_check import figure_warnings
+    from lcrag.outputs.checks import figure_warnings
 
     fig, axes = plt.subplots(1, 2, figsize=(8, 3))
     for _ in range(4):
@@ -158,7 +158,7 @@ def test_identical_lines_warn_and_distinct_ones_do_not(tmp_path):
 
 
 def test_notebook_warnings_name_the_notebook_and_only_new_figures(tmp_path):
-    from lcrag.outputs_check import notebook_warnings
+    from lcrag.outputs.checks import notebook_warnings
 
     t0 = time.time()
     fig, ax = plt.subplots()
@@ -182,7 +182,7 @@ def _code(cid, *outputs):
 def test_noise_in_stderr_and_errors_is_named_by_notebook_and_cell(tmp_path):
     import json
 
-    from lcrag.outputs_check import notebook_noise, notebook_warnings
+    from lcrag.outputs.checks import notebook_noise, notebook_warnings
 
     checkout = tmp_path / "checkout"
     nb = _nb([

@@ -1,4 +1,4 @@
-"""lcrag.plots: the heatmap's own layout pass is skipped where the caller lays the figure out once.
+"""lcrag.outputs.plots: the heatmap's own layout pass is skipped where the caller lays the figure out once.
 
 Only for stacked panels: side by side, each panel's own pass moves the colour bars the next panel is
 placed beside, so the final layout differs a little (panel widths by ~0.005 of the figure)."""
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from lcrag.plots import delta_heatmap, heatmap  # noqa: E402
+from lcrag.outputs.plots import delta_heatmap, heatmap  # noqa: E402
 
 
 def _panels(tight: bool) -> list[tuple[float, ...]]:
@@ -51,7 +51,7 @@ def test_tight_false_leaves_the_layout_to_the_caller():
 
 def test_multihop_panels_are_titled_with_the_papers_headers_not_column_names():
     """The LC-vs-RAG figure (Tables 6–7) titles each panel with its paper header; the table keeps the name."""
-    from lcrag.plots import panel_label
+    from lcrag.outputs.plots import panel_label
     from lcrag.studies.multihop_rag.figures import multihop_lc_vs_rag
 
     curves = pd.DataFrame([
@@ -69,7 +69,7 @@ def test_metric_panels_draw_one_panel_per_measure_and_mark_the_best_run():
     """LongEval tables (notebooks 17–19): a panel per measure, values printed, the best bar dark, n/a printed."""
     from matplotlib.colors import to_hex
 
-    from lcrag.plots import metric_panels
+    from lcrag.outputs.plots import metric_panels
 
     t = pd.DataFrame({"run": ["a", "b", "c"], "ROUGE-L": [0.1, 0.3, 0.2], "TFC1": [-0.5, 0.2, np.nan]})
     fig = metric_panels(t, label="run", metrics=["ROUGE-L", "TFC1"], title="t")
@@ -115,9 +115,9 @@ def _table9(zero_reader: str, other: str) -> pd.DataFrame:
 
 
 def test_qasper_answerability_labels_zero_bars_and_notes_a_reader_at_zero_everywhere(tmp_path):
-    from lcrag.outputs_check import NOTE_GID, figure_warnings
+    from lcrag.outputs.checks import NOTE_GID, figure_warnings
     from lcrag.studies.qasper_mp.figures import qasper_answerability
-    from lcrag.report import save_figure
+    from lcrag.outputs.save import save_figure
 
     fig = qasper_answerability(_table9("zero", "some"), title="t")
     score, refusal = fig.axes
@@ -134,7 +134,7 @@ def test_qasper_answerability_labels_zero_bars_and_notes_a_reader_at_zero_everyw
 
 
 def test_k_sweep_draws_coinciding_lines_once_with_their_labels_joined():
-    from lcrag.experiment.report import k_sweep_figure
+    from lcrag.outputs.report import k_sweep_figure
 
     rows = []
     for row, setup in (("a", "ebg"), ("b", "ebg")):
@@ -179,7 +179,7 @@ def test_attribution_bars_leave_out_n0_rows_and_name_them():
 
 
 def test_metric_panel_axes_stay_within_the_measures_range():
-    from lcrag.plots import measure_range, metric_panels
+    from lcrag.outputs.plots import measure_range, metric_panels
 
     t = pd.DataFrame({"variant": ["x", "y"], "ROUGE-L": [0.15, 0.17], "Precision (low)": [0.975, 0.5],
                       "TFC1": [-0.9, 0.95], "Avg. Grade": [2.0, 3.0]})
@@ -201,7 +201,7 @@ def test_metric_panel_axes_stay_within_the_measures_range():
 def test_heatmap_draws_what_seaborn_drew():
     """Cells (one per value, N/A masked), one annotation per cell (dark text on light cells, white on dark),
     every tick label in table order, a colour bar; a delta map keeps its symmetric limits."""
-    from lcrag.outputs_check import figure_panels
+    from lcrag.outputs.checks import figure_panels
 
     t = pd.DataFrame([[0.05, np.nan, 0.97], [0.5, 0.2, 0.9]], index=["r1", "r2"], columns=["LC", "RAG-k2", "full"])
     fig = heatmap(t, title="x", cbar_label="Ans")

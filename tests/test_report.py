@@ -1,4 +1,4 @@
-"""lcrag.report: figures saved once-measured into the tight box, tables in three formats."""
+"""lcrag.outputs.save: figures saved once-measured into the tight box, tables in three formats."""
 
 import re
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from lcrag.report import save_figure, save_table, tight_box  # noqa: E402
+from lcrag.outputs.save import save_figure, save_table, tight_box  # noqa: E402
 
 
 def _figure(outside: bool, tight: bool = False):

@@ -14,7 +14,7 @@ import sys
 import pandas as pd
 import pytest
 
-from lcrag.reproduce import data_need, missing_data
+from lcrag.reproduction.reproduce import data_need, missing_data
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
         assert (out / f"01_synthetic_ebg.{ext}").stat().st_size > 0
     for ext in ("png", "pdf"):
         assert (out / f"01_synthetic_ebg_heatmaps.{ext}").stat().st_size > 0
-    # the run's page of every figure and table (lcrag.figures_index), with the command that regenerates them
+    # the run's page of every figure and table (lcrag.outputs.figures_index), with the command that regenerates them
     page = (out / "index.html").read_text()
     assert page.count("<img ") == len(list(out.glob("01_*.png"))) >= 4 and "01_synthetic_rag_ctx_hop2" in page
     assert f"lcrag reproduce --params {prof} --only 01" in page
@@ -80,7 +80,7 @@ def test_success_path_writes_notebook_tables_figures_and_results(tmp_path):
 
 
 def test_missing_data_rules(tmp_path):
-    from lcrag.reproduce import notebooks
+    from lcrag.reproduction.reproduce import notebooks
 
     assert {nb.name[:2] for nb in notebooks() if data_need(nb) is not None} == {"07", "15", "17", "18", "19"}
     assert missing_data("02_nolima_retrieval_coverage.ipynb", None) is None  # runs on generated data

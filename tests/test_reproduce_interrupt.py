@@ -80,7 +80,7 @@ def test_sigint_with_two_notebooks_at_once_stops_the_running_one_and_keeps_the_f
 ORPHAN_SCRIPT = """
 import asyncio, gc, sys
 from nbclient.exceptions import DeadKernelError
-from lcrag.runtime.kernels import orphaned_kernel_tasks_to
+from lcrag.reproduction.kernels import orphaned_kernel_tasks_to
 
 orphaned_kernel_tasks_to(sys.argv[1])
 exc = {"dead": DeadKernelError("Kernel died"), "other": ValueError("a real bug")}[sys.argv[2]]

@@ -78,7 +78,7 @@ def test_jobs_must_be_positive(tmp_path):
     ({}, {}, False),
 ])
 def test_which_notebooks_start_a_local_server(params, declared, expected):
-    from lcrag.reproduce import starts_local_server
+    from lcrag.reproduction.reproduce import starts_local_server
 
     assert starts_local_server(params, declared) is expected
 
@@ -86,7 +86,7 @@ def test_which_notebooks_start_a_local_server(params, declared, expected):
 def test_offline_profile_marks_exactly_the_local_model_notebooks(tmp_path):
     """The plan of the offline default: 01 and 09 read with the local SmolLM2, so they never run at once."""
     from lcrag.config import PROJECT_ROOT
-    from lcrag.reproduce import load_profile, notebooks, plan_notebook
+    from lcrag.reproduction.reproduce import load_profile, notebooks, plan_notebook
 
     path = PROJECT_ROOT / "params" / "offline.yaml"
     prof = load_profile(path)
@@ -95,7 +95,7 @@ def test_offline_profile_marks_exactly_the_local_model_notebooks(tmp_path):
 
 
 def test_hand_out_never_starts_a_second_local_server():
-    from lcrag.runtime.jobs import next_notebook
+    from lcrag.reproduction.jobs import next_notebook
 
     a, b, c = ({"notebook": n, "local_model": lm} for n, lm in (("01", True), ("02", False), ("09", True)))
     assert next_notebook([a, b, c], []) is a
@@ -113,7 +113,7 @@ def test_runs_redirects_every_notebook_output_under_runs(tmp_path):
     import papermill as pm
 
     from lcrag.config import PROJECT_ROOT
-    from lcrag.reproduce import RUNS_PREFIX, load_profile, notebooks, plan_notebook
+    from lcrag.reproduction.reproduce import RUNS_PREFIX, load_profile, notebooks, plan_notebook
 
     path = PROJECT_ROOT / "params" / "offline.yaml"
     prof = load_profile(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lcrag.runtime.kernels import kernel_manager_logging_to
+from lcrag.reproduction.kernels import kernel_manager_logging_to
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="ipc transport is POSIX-only; TCP is kept elsewhere")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lcrag.config import PROJECT_ROOT
-from lcrag.reproduce import Profile, plan_notebook, rehearse
+from lcrag.reproduction.reproduce import Profile, plan_notebook, rehearse
 
 
 def test_runs_moves_every_results_path_of_a_parameter_file(tmp_path):

@@ -1,4 +1,4 @@
-"""The reproduction scoreboard (lcrag.scoreboard): papers' values as reference data only, per-cell
+"""The reproduction scoreboard (lcrag.outputs.scoreboard): papers' values as reference data only, per-cell
 classes, effect direction and ratio, and a recorded input change that moves a row."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lcrag import scoreboard as S
+from lcrag.outputs import scoreboard as S
 
 SRC = "recorded outputs: test table"
 
@@ -102,7 +102,7 @@ def _shadow(src: Path, dst: Path, change: str) -> Path:
 @pytest.mark.data
 def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
     from lcrag.config import data_dir
-    from lcrag.report import save_table
+    from lcrag.outputs.save import save_table
     from lcrag.studies.longeval.tables import table5_primary
 
     root = data_dir(None)
@@ -132,7 +132,7 @@ def test_a_changed_recorded_input_moves_the_scoreboard_row(tmp_path):
 
 
 def test_fidelity_page_is_rules_then_generated_scoreboard(tmp_path):
-    from lcrag.fidelity_doc import render, write_fidelity
+    from lcrag.outputs.fidelity_doc import render, write_fidelity
 
     fig = tmp_path / "figures"
     fig.mkdir()
@@ -370,7 +370,7 @@ def test_table1_lc_minus_best_pool_matched_rag(tmp_path):
 def test_gap_kinds_of_not_produced_cells():
     """A rehearsal's gaps: data (a fixture stood in, a notebook skipped for its data, the data named), unpublished
     material, and wiring (everything a configured paid run would fill)."""
-    from lcrag.scoreboard import FIXTURE_REASON, gap_kind
+    from lcrag.outputs.scoreboard import FIXTURE_REASON, gap_kind
 
     missing = "07_nolima_embedding_vs_reranker.csv not in this figures directory (notebook not run, or skipped)"
     assert gap_kind(FIXTURE_REASON) == "data"

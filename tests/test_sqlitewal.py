@@ -1,14 +1,14 @@
 """Stores opened by several processes at once: SQLite's switch of a new file to WAL can answer
 "database is locked" at once (without waiting out the busy timeout) while another process switches
-it; before ``lcrag.sqlitewal`` about one round in forty of four processes failed that way."""
+it; before ``lcrag.files.sqlitewal`` about one round in forty of four processes failed that way."""
 
 import multiprocessing as mp
 import sys
 
 import pytest
 
-from lcrag import sqlitewal
-from lcrag.embeddings import EmbeddingCache
+from lcrag.files import sqlitewal
+from lcrag.embeddings.encoders import EmbeddingCache
 from lcrag.llm.cache import ResponseCache
 
 

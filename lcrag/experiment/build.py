@@ -4,14 +4,14 @@ Condition names (columns of every view):
 
 * ``no-context`` (the question alone, empty context block) and ``oracle`` (exactly the gold
   lines of the item's full natural-order haystack, numbered as there) — the ``controls`` of
-  the study (:mod:`lcrag.controls`; both on by default), kinds ``none`` and ``oracle``;
+  the study (:mod:`lcrag.contexts.controls`; both on by default), kinds ``none`` and ``oracle``;
 * ``LC-<budget>`` (``LC-full`` for all documents), ``LC-<budget>-d<depth>`` under ``depth``
   placement;
 * ``RAG-<retriever>-<chunker>-k<k>`` (top-k chunks) and ``RAG-<retriever>-<chunker>-c<chars>``
   (the most top-ranked chunks whose texts fit ``chars`` characters; ``match_lc`` adds one per
   integer LC budget — the matched-budget control of EBG App. G.4).
 
-Layouts (:mod:`.layouts`): an LC filler other than ``coherent`` appends ``-shuffled`` /
+Layouts (:mod:`lcrag.contexts.layouts`): an LC filler other than ``coherent`` appends ``-shuffled`` /
 ``-masked`` to the LC name (field ``filler``); a RAG chunk order other than ``score`` appends
 ``-doc`` / ``-rev`` / ``-ends`` (field ``order``). ``route`` adds ``ROUTE-<rag name without
 RAG->-LC-<budget>`` per RAG condition (kind ``ROUTE``, fields ``rag_condition`` and
@@ -29,16 +29,16 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..controls import NO_CONTEXT, ORACLE, no_context, oracle_context
+from ..contexts.controls import NO_CONTEXT, ORACLE, no_context, oracle_context
 from ..runner import Task
 from ..types import Condition
 from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
 from .config import StudyConfig
-from .contexts import lc_context, overlaps, rag_context, take_budget
-from .layouts import FILLER_SUFFIX, ORDER_SUFFIX
+from ..contexts.render import lc_context, overlaps, rag_context, take_budget
+from ..contexts.layouts import FILLER_SUFFIX, ORDER_SUFFIX
 from .schema import ItemSet
 from .stores import Stores
-from .trec_export import ranking_record
+from ..formats.trec_run import ranking_record
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Built:
     conditions: list[dict[str, Any]] = field(default_factory=list)
     routes: list[dict[str, Any]] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
-    rankings: list[dict[str, Any]] = field(default_factory=list)  # per item x chunker x retriever (.trec_export)
+    rankings: list[dict[str, Any]] = field(default_factory=list)  # per item x chunker x retriever (lcrag.formats.trec_run)
 
 
 def _fmt_budget(b) -> str:
@@ -201,7 +201,7 @@ def build(cfg: StudyConfig, items: ItemSet) -> Built:
             md = ctx.metadata
             c = record(cond)
             meta = {k: v for k, v in c.items() if k != "condition"}
-            if c["kind"] in ("LC", "oracle"):  # positions for the depth / distance views (lcrag.position)
+            if c["kind"] in ("LC", "oracle"):  # positions for the depth / distance views (lcrag.outputs.position)
                 units = md.get("unit_lines", [])
                 meta.update(n_lines=md.get("haystack_lines", len(ctx.lines)),
                             unit_first_lines=[min(u) if u else None for u in units])

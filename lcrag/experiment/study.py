@@ -48,11 +48,11 @@ from .build import build
 from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
-from ..atomicio import write_atomic
-from ..compaction import compact
+from ..files.atomicio import write_atomic
+from ..files.compaction import compact
 from .manifest import write_manifest
 from .repeats import expand as expand_repeats, for_reader
-from .trec_export import write_rankings
+from ..formats.trec_run import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
 from .paramcheck import choice_problem, model_problem
@@ -571,7 +571,7 @@ def _judge(cfg, items: dict, rdir: Path, rows: list, cache: ResponseCache, budge
            log) -> dict:
     """The judge role (:mod:`lcrag.experiment.judging`): judgments of this run's rows, ``judgments.csv`` and the
     manifest's ``judge`` record; a budget stop writes both, then raises."""
-    from ..atomicio import write_atomic
+    from ..files.atomicio import write_atomic
     from ..errors import BudgetExceeded
     from . import judging
 

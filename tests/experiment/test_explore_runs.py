@@ -20,8 +20,8 @@ from scipy.stats import binomtest
 
 from lcrag.cli import main
 from lcrag.errors import BudgetExceeded, InputError
-from lcrag.experiment.report import make_report
-from lcrag.experiment.runview import open_run, page
+from lcrag.outputs.report import make_report
+from lcrag.outputs.runview import open_run, page
 from lcrag.experiment.study import run_study
 from lcrag.stats.kappa import cohen_kappa
 
@@ -126,7 +126,7 @@ def test_run_object_facts_rows_and_display(runs):
 
 
 def test_item_view_marks_gold_and_cited_lines_and_shares_lcrag_show(runs):
-    from lcrag.experiment.show import show
+    from lcrag.outputs.show import show
 
     r = open_run(runs["a"])
     iid = runs["items"][0]["id"]
@@ -257,7 +257,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)")
 def test_run_and_item_html_in_headless_chromium(runs, tmp_path):
-    from lcrag.experiment.runview import open_run as op
+    from lcrag.outputs.runview import open_run as op
 
     # the example run's extractive reader cites lines: gold-and-cited lines appear too
     ex = runs["d"] / "ex"
@@ -350,7 +350,7 @@ def test_partial_run_is_displayed_as_partial(runs, tmp_path):
 
 def test_bad_breakdown_field_and_bad_items_file_are_named(runs, tmp_path):
     from lcrag.errors import ConfigError
-    from lcrag.experiment.breakdowns import item_metadata
+    from lcrag.outputs.breakdowns import item_metadata
 
     d = tmp_path / "run"
     shutil.copytree(runs["a"], d)

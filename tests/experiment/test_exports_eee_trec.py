@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from lcrag.cli import main
-from lcrag.experiment.eee_export import read_eee
-from lcrag.experiment.trec_export import read_qrels, read_run
+from lcrag.outputs.eee_export import read_eee
+from lcrag.formats.trec_run import read_qrels, read_run
 from lcrag.scoring.retrieval import hits_at_k
 from lcrag.studies.multihop_rag.authors import retrieval_metrics
 

@@ -9,8 +9,8 @@ import struct
 import pytest
 
 from lcrag.cli import main
-from lcrag.experiment import report as report_mod
-from lcrag.experiment.report import MAX_PAIRS, make_report
+from lcrag.outputs import report as report_mod
+from lcrag.outputs.report import MAX_PAIRS, make_report
 
 STUDY = """
 name: wide-study
@@ -87,7 +87,7 @@ def test_a_heatmap_of_many_conditions_grows_down_not_across(tmp_path):
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from lcrag.experiment.report import MAX_COLUMNS, _failures, heatmap_figure
+    from lcrag.outputs.report import MAX_COLUMNS, _failures, heatmap_figure
 
     conds = [f"RAG-bm25-k{k}" for k in range(1, 31)]
     man = {"conditions": [{"condition": c, "kind": "RAG"} for c in conds], "study": {"name": "many", "description": "d"},

@@ -1,8 +1,8 @@
-"""The notebook of the conditions study for ``lcrag reproduce`` (:mod:`lcrag.experiment.notebooks`)."""
+"""The notebook of the conditions study for ``lcrag reproduce`` (:mod:`lcrag.reproduction.notebooks`)."""
 
 from __future__ import annotations
 
-from ...experiment.notebooks import Notebook, NotebookPlan, plan_readers
+from ...reproduction.notebooks import Notebook, NotebookPlan, plan_readers
 
 
 def plan_20(p: dict) -> NotebookPlan:
