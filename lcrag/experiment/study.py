@@ -4,7 +4,8 @@ Order of work (nothing is sent before every check has passed):
 
 1. parse the YAML (:mod:`.config`), import ``plugins``, check every named scorer, chunker,
    retriever, prompt and reader profile, then load and validate the items (:mod:`.schema`);
-2. build the LC and RAG contexts and retrieval diagnostics (:mod:`.build`);
+2. build the tasks with the study's task builder (the own study's ``lc-rag``: LC and RAG contexts and retrieval
+   diagnostics, ``lcrag/studies/own_study/build.py``);
 3. start a local llama.cpp server for loopback ``llama.cpp`` profiles that have none running
    (``serve_local``), and run each reader through :func:`lcrag.runner.run_tasks` (response
    cache, resume, retries, context-window N/A guard, ``budget_usd`` guard);
@@ -44,7 +45,6 @@ from ..llm.readers import Reader, make_reader
 from ..results import to_frame
 from ..runtime.runlock import run_lock
 from ..runner import RunStats, Task, read_results, run_tasks
-from .build import build
 from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
@@ -61,7 +61,8 @@ from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
 from .scorers import make_scorer
-from .spec import StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
+from .spec import DEFAULT_BUILDER, StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
+from .tasks import Built
 
 
 @dataclass
@@ -267,13 +268,13 @@ def scoring_kind(cfg: StudyConfig) -> str:
     return "scorers"
 
 
-def build_tasks(prep: Prepared):
-    """The study's tasks: the default ``lc-rag`` builder (:func:`.build.build`, with retrieval
-    diagnostics and route conditions) or the registered task builder of ``tasks.builder``."""
+def build_tasks(prep: Prepared) -> Built:
+    """The study's tasks from the registered task builder of ``tasks.builder``; the own-study form (the default
+    ``lc-rag`` builder over JSONL items or the example corpus) asks it for its whole :class:`~.tasks.Built`
+    (``full=True``: retrieval diagnostics and route conditions as well)."""
     cfg = prep.cfg
     if getattr(cfg, "own_study", True) and cfg.data.source is None:
-        return build(cfg, prep.items)
-    from .build import Built
+        return lookup("task_builder", DEFAULT_BUILDER)(prep.items, seed=cfg.seed, spec=cfg, full=True)
     items = prep.source_items if prep.source_items is not None else prep.items
     try:
         tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)

@@ -28,9 +28,9 @@ from ..llm.cache import ResponseCache, cache_key
 from ..llm.call import cache_request
 from ..runner import Task, read_results
 from ..types import ResultRow
-from ..experiment.build import build
+from ..experiment.components import lookup
 from ..experiment.config import resolve
-from ..experiment.spec import parse_spec as parse_config
+from ..experiment.spec import DEFAULT_BUILDER, parse_spec as parse_config
 from ..experiment.schema import ItemSet, load_items
 from ..experiment.manifest import read_manifest
 
@@ -93,7 +93,8 @@ def collect(run_dir: str | Path, item: str, condition: str | None = None) -> lis
     if man["data"].get("items"):  # an own study: its items file, the default lc-rag builder
         cfg, base, items = _study(man, rd)
         sub = ItemSet([si for si in items.items if si.item.id == item], items.documents, items.paths)
-        tasks = {(t.condition, t.prompt): t for t in build(cfg, sub).tasks} if sub.items else {}
+        build = lookup("task_builder", DEFAULT_BUILDER)
+        tasks = {(t.condition, t.prompt): t for t in build(sub, seed=cfg.seed, spec=cfg)} if sub.items else {}
     else:  # a study with an item source and its own task builder (every built-in study)
         cfg, base, tasks = _source_study_tasks(man, rd, item)
     cache = ResponseCache(resolve(base, cfg.cache) if cfg.cache else None)

@@ -8,7 +8,7 @@ from lcrag.chunking import chunk_documents
 from lcrag.experiment.config import parse_config
 from lcrag.experiment.example import generate
 from lcrag.experiment.schema import load_items, write_jsonl
-from lcrag.experiment.stores import Stores
+from lcrag.studies.own_study.stores import Stores
 from lcrag.retrieval import BM25Retriever
 
 

@@ -1,4 +1,4 @@
-"""Build the tasks of a custom study: LC and RAG conditions and retrieval diagnostics.
+"""The ``lc-rag`` task builder of an own study: LC and RAG conditions and retrieval diagnostics.
 
 Condition names (columns of every view):
 
@@ -16,7 +16,7 @@ Layouts (:mod:`lcrag.contexts.layouts`): an LC filler other than ``coherent`` ap
 ``-doc`` / ``-rev`` / ``-ends`` (field ``order``). ``route`` adds ``ROUTE-<rag name without
 RAG->-LC-<budget>`` per RAG condition (kind ``ROUTE``, fields ``rag_condition`` and
 ``lc_condition``); its rows are composed from the two conditions' rows after the calls
-(:mod:`.route`), so it sends no request of its own.
+(:mod:`lcrag.experiment.route`), so it sends no request of its own.
 
 Retrieval diagnostics (EBG App. D.3, G.1; :mod:`lcrag.scoring.retrieval`): for every item ×
 chunker × retriever, the 1-based rank of the first chunk that overlaps each gold evidence
@@ -26,28 +26,21 @@ unit in the full ranking (None = never), the item's full-coverage k and its char
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..contexts.controls import NO_CONTEXT, ORACLE, no_context, oracle_context
-from ..runner import Task
-from ..types import Condition
-from ..scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
-from .config import StudyConfig
-from ..contexts.render import lc_context, overlaps, rag_context, take_budget
-from ..contexts.layouts import FILLER_SUFFIX, ORDER_SUFFIX
-from .schema import ItemSet
+from ...contexts.controls import NO_CONTEXT, ORACLE, no_context, oracle_context
+from ...runner import Task
+from ...types import Condition
+from ...scoring.retrieval import budget_chars, first_hit_ranks, full_coverage_k
+from ...experiment.config import StudyConfig
+from ...contexts.render import lc_context, overlaps, rag_context, take_budget
+from ...contexts.layouts import FILLER_SUFFIX, ORDER_SUFFIX
+from ...experiment.schema import ItemSet
+from ...experiment.tasks import Built
 from .stores import Stores
-from ..formats.trec_run import ranking_record
+from ...formats.trec_run import ranking_record
 
 
-@dataclass
-class Built:
-    tasks: list[Task]
-    conditions: list[dict[str, Any]] = field(default_factory=list)
-    routes: list[dict[str, Any]] = field(default_factory=list)
-    ranks: list[dict[str, Any]] = field(default_factory=list)
-    rankings: list[dict[str, Any]] = field(default_factory=list)  # per item x chunker x retriever (lcrag.formats.trec_run)
 
 
 def _fmt_budget(b) -> str:

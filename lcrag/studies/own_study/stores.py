@@ -16,11 +16,11 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .. import registry
-from ..chunking.title import with_title
-from ..types import Chunk
-from .config import Component, StudyConfig
-from .schema import ItemSet
+from ... import registry
+from ...chunking.title import with_title
+from ...types import Chunk
+from ...experiment.config import Component, StudyConfig
+from ...experiment.schema import ItemSet
 
 
 def _candidates_kw(idx: Any) -> dict | None:
