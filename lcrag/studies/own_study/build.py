@@ -124,7 +124,7 @@ def cluster_of(item) -> str:
 
 def answerable(item) -> bool:
     """False when every accepted answer is an explicit non-answer (NA, unanswerable …)."""
-    from ..scoring.answer import is_refusal
+    from ...scoring.answer import is_refusal
 
     return not all(is_refusal(a) for a in item.answers)
 

@@ -31,7 +31,7 @@ def _candidates_kw(idx: Any) -> dict | None:
         return None
     if "candidates" not in params:
         return None
-    from ..retrieval.bm25 import BM25Retriever
+    from ...retrieval.bm25 import BM25Retriever
 
     return {"idf_from": "subset"} if isinstance(idx, BM25Retriever) else {}
 
