@@ -9,10 +9,10 @@ hits all alike):
 
 * **floor** — a bare ``SentenceTransformer.encode`` of the block (``--batch``, default 64): what the model
   itself costs, no hashing, no cache;
-* **lcrag torch** — ``lcrag.embeddings.embed_texts`` on the block through a fresh SQLite cache
+* **lcrag torch** — ``lcrag.embeddings.encoders.embed_texts`` on the block through a fresh SQLite cache
   (hash, look-up, sort, encode, store): the embedding stage of every notebook. It encodes the
   floor's own batches ``--threads`` at a time, one torch thread each
-  (``lcrag.embeddings.encode_data_parallel``, vectors bit-identical to the floor's batches), where
+  (``lcrag.embeddings.encoders.encode_data_parallel``, vectors bit-identical to the floor's batches), where
   the floor runs one batch at a time on ``--threads`` torch threads;
 * **floor, best batch** — the same bare loop at ``--best-batch`` (default 8): on a 2-core
   AVX-512 machine the fp32 model itself is much faster at 8–16 texts per batch than at 64;
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(a.threads)
     os.environ["LCRAG_ONNX_THREADS"] = str(a.threads)
     os.environ["LCRAG_EMBED_THREADS"] = str(a.threads)  # lcrag's torch path: that many batches at once
-    from lcrag.embeddings import ONNX_INT8, EmbeddingCache, embed_texts, load_minilm, minilm_path
+    from lcrag.embeddings.encoders import ONNX_INT8, EmbeddingCache, embed_texts, load_minilm, minilm_path
 
     texts, qs, source = texts_and_questions()
     if a.lines:
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     onnx_ok, export_s, fp32_onnx = not a.skip_onnx, float("nan"), None
     if onnx_ok:
         try:
-            from lcrag.embeddings_onnx import OnnxMiniLM, export_paths, load_onnx_minilm
+            from lcrag.embeddings.onnx_backend import OnnxMiniLM, export_paths, load_onnx_minilm
 
             t0 = time.perf_counter()
             load_onnx_minilm().encode(texts[:64])  # export + quantize (first use only) + warm-up

@@ -7,7 +7,7 @@ give the same output:
 * ``results_writer``: 3,000 result rows appended, a ``filelock.FileLock`` per row against ``ResultsWriter``'s
   ``flock`` on a kept descriptor;
 * ``save_figure``: 6 figures (annotated heatmaps, line plots with ``tight_layout``), ``savefig(bbox_inches=
-  "tight")`` for PNG and PDF against :func:`lcrag.report.save_figure` (PNGs byte-identical);
+  "tight")`` for PNG and PDF against :func:`lcrag.outputs.save.save_figure` (PNGs byte-identical);
 * ``haystacks``: the synthetic haystacks of 7 lengths (10K-1M characters) x ``--trials``, ``SourceLine`` objects
   through ``insert_at_random`` and ``render_numbered`` against the one-pass builder (equal contexts);
 * ``extractive_reads``: both extractive baselines on those haystacks, a line index with every token's postings
@@ -74,7 +74,7 @@ def _figures():
     import numpy as np
     import pandas as pd
 
-    from lcrag.plots import heatmap
+    from lcrag.outputs.plots import heatmap
 
     rng = np.random.default_rng(0)
     figs = []
@@ -98,7 +98,7 @@ def _figures():
 
 
 def save_figures(repeat: int):
-    from lcrag.report import save_figure
+    from lcrag.outputs.save import save_figure
 
     figs = _figures()
     d = Path(tempfile.mkdtemp(prefix="lcrag-bench-own-"))
@@ -122,7 +122,7 @@ LENGTHS = [10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000]
 
 
 def _reference_trial(length, trial, seed, pool, needles, rule):
-    from lcrag.haystack import SourceLine, fill_to_length, insert_at_random, make_source_line, render_numbered
+    from lcrag.contexts.haystack import SourceLine, fill_to_length, insert_at_random, make_source_line, render_numbered
 
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)

@@ -40,7 +40,7 @@ def bench_coverage(rows):
 
     data = load_nolima()
     lengths = list(data.lengths)
-    from lcrag.embeddings import MINILM, EmbeddingCache, canonical_model, text_key
+    from lcrag.embeddings.encoders import MINILM, EmbeddingCache, canonical_model, text_key
 
     qs0 = questions(data)
     texts = sorted({s.text for L in lengths for s in store(data, L, dict(zip(qs0.needle_id, qs0.needle)))} | set(qs0.question))

@@ -2,7 +2,7 @@
 
 The sweep: one haystack of ``--chars`` characters (default 6,000: about 2,100 SmolLM2 tokens with the prompt)
 built from the synthetic fact pool, a needle placed at each of ``--depths`` (default 0.1, 0.5, 0.9; NoLiMa's depth
-rule, :func:`lcrag.haystack.insert_at_depth`), and ``--questions`` questions (default 3) asked over each placement
+rule, :func:`lcrag.contexts.haystack.insert_at_depth`), and ``--questions`` questions (default 3) asked over each placement
 with the EBG prompt (haystack first, question last) — 9 calls. Both runs go through :func:`lcrag.runner.run_tasks`
 with the SmolLM2 profile (``max_tokens`` 16, one call at a time, no retries, response cache off), on one server
 (``lcrag.llm.server.LocalServer``) started for the benchmark:
@@ -42,7 +42,7 @@ NEEDLE = "Lorenzo Vittori lives in the city of Castelbruno."
 
 def build_tasks(chars: int, depths: list[float], n_questions: int):
     from lcrag.studies.synthetic.data import default_pool
-    from lcrag.haystack import SourceLine, fill_to_length, insert_at_depth, render_numbered
+    from lcrag.contexts.haystack import SourceLine, fill_to_length, insert_at_depth, render_numbered
     from lcrag.runner import Task
     from lcrag.types import Item
 

@@ -36,7 +36,7 @@ from _common import write  # noqa: E402
 
 
 def tasks(n: int):
-    from lcrag.haystack import SourceLine, render_numbered
+    from lcrag.contexts.haystack import SourceLine, render_numbered
     from lcrag.runner import Task
     from lcrag.types import Item
 

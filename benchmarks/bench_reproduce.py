@@ -193,7 +193,7 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
 
 def embed_counts(cache: Path) -> tuple[int, int]:
     """(texts sent through a model, distinct stored (model, backend, line) rows) of the embedding store in ``cache``."""
-    from lcrag.embeddings import EmbeddingCache
+    from lcrag.embeddings.encoders import EmbeddingCache
 
     p = cache / "embeddings.sqlite"
     if not p.exists():
@@ -215,7 +215,7 @@ def main(argv=None) -> int:
                     help="start from a copy of this embedding store (e.g. one a cold --keep run left) instead of an "
                          "empty cache directory: for warm states without a cold run first")
     a = ap.parse_args(argv)
-    from lcrag.runtime.jobs import default_jobs
+    from lcrag.reproduction.jobs import default_jobs
 
     jobs = a.jobs or default_jobs()
     tmp = Path(tempfile.mkdtemp(prefix="lcrag-bench-reproduce-"))

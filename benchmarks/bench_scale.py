@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the
 
 from _common import write  # noqa: E402
 
-from lcrag.haystack import SourceLine, render_numbered  # noqa: E402
+from lcrag.contexts.haystack import SourceLine, render_numbered  # noqa: E402
 from lcrag.llm.cache import ResponseCache  # noqa: E402
 from lcrag.llm.client import CallResult  # noqa: E402
 from lcrag.llm.readers import Reader, make_reader  # noqa: E402

@@ -410,7 +410,7 @@ def fault_full_cache(c: Case, fs: FaultServer, rows: Counter) -> tuple[str, str]
 def fault_full_report(c: Case) -> tuple[str, str]:
     r = c.lcrag("run", str(c.study()), "--out", str(c.d / "run"), "--quiet")
     assert r.returncode == 0, r.stderr[-2000:]
-    pre = ("import errno, os, lcrag.atomicio as A; _w = os.write\n"
+    pre = ("import errno, os, lcrag.files.atomicio as A; _w = os.write\n"
            "def w(fd, b):\n    raise OSError(errno.ENOSPC, 'No space left on device')\n"
            "A.os = type('O', (), {k: getattr(os, k) for k in dir(os) if not k.startswith('__')})(); A.os.write = w\n")
     r = c.lcrag("report", str(c.d / "run"), "--html", pre=pre)

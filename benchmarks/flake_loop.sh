@@ -2,13 +2,13 @@
 # Run some tests N times in a row under a parallel CPU load and count the passes (flake hunting).
 #   benchmarks/flake_loop.sh [N] [LOAD] [pytest args...]
 # N (default 30) runs; LOAD (default 2) busy-looping processes at nice 19 beside the tests; the default tests are the
-# SIGINT tests of `lcrag reproduce` (tests/test_reproduce_interrupt.py -k sigint). Before the loop, notebook 00 is
+# SIGINT tests of `lcrag reproduce` (tests/reproduction/test_reproduce_interrupt.py -k sigint). Before the loop, notebook 00 is
 # reproduced into a temporary directory, as in a `make reproduce` -> `make test` sequence. Logs of failed runs are
 # kept in $LOGDIR (default: a temporary directory, printed). Prints "passed P/N".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-30}; LOAD=${2:-2}; shift $(( $# > 2 ? 2 : $# ))
-ARGS=("$@"); [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/test_reproduce_interrupt.py -k sigint)
+ARGS=("$@"); [ ${#ARGS[@]} -eq 0 ] && ARGS=(tests/reproduction/test_reproduce_interrupt.py -k sigint)
 PY=${PY:-.venv/bin/python}
 LOGDIR=${LOGDIR:-$(mktemp -d)}
 work=$(mktemp -d)

@@ -3,7 +3,7 @@
 Runs the package functions the notebooks call, with the offline profile's parameters
 (``params/offline.yaml``) and model-free readers only (live SmolLM2 calls are the model's time,
 not lcrag's), into a temporary results/cache directory, and prints each one's wall time and
-top functions by own time. Embedding time is reported apart (``lcrag.embeddings.encode``), so
+top functions by own time. Embedding time is reported apart (``lcrag.embeddings.encoders.encode``), so
 what is left is lcrag's own work.
 
     .venv/bin/python benchmarks/profile_offline.py [01 09 11 19] [--top 12] [--warm-embeddings] [--resume]
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if not a.warm_embeddings:
         os.environ["LCRAG_CACHE_DIR"] = str(TMP / "cache")
-    from lcrag import embeddings as E
+    from lcrag.embeddings import encoders as E
 
     for nb in a.notebooks:
         if a.resume:
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
         prof.disable()
         wall = time.perf_counter() - t0
         st = pstats.Stats(prof)
-        enc = sum(v[3] for k, v in st.stats.items() if k[2] == "encode" and k[0].endswith("lcrag/embeddings.py"))
+        enc = sum(v[3] for k, v in st.stats.items() if k[2] == "encode" and k[0].endswith("lcrag/embeddings/encoders.py"))
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(a.top)
         lines = [x for x in buf.getvalue().splitlines() if x.strip()]

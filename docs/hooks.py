@@ -65,7 +65,7 @@ def gallery_page(fig: Path) -> str:
     notebooks = sorted(fig.glob("[0-9][0-9]_*.ipynb")) if fig.is_dir() else []
     board = fig / "scoreboard.csv"
     if board.is_file():
-        from lcrag.scoreboard import counts_of_combined
+        from lcrag.outputs.scoreboard import counts_of_combined
 
         counts = counts_of_combined(pd.read_csv(board))
         out += ["## Scoreboard: the papers' stated values beside ours", "",

@@ -72,22 +72,22 @@ _API: dict[str, str] = {
     "data_dir": "lcrag.config:data_dir",
     # what the notebooks use besides their study folder's front door (``from lcrag.studies import nolima`` then
     # ``nolima.fig11_table(...)``; lcrag.studies.frontdoor): saving, reports, plots, usage
-    "save_figure": "lcrag.report:save_figure",
-    "save_table": "lcrag.report:save_table",
-    "usage_table": "lcrag.usage:usage_table",
-    "make_report": "lcrag.experiment.report:make_report",
+    "save_figure": "lcrag.outputs.save:save_figure",
+    "save_table": "lcrag.outputs.save:save_table",
+    "usage_table": "lcrag.outputs.usage:usage_table",
+    "make_report": "lcrag.outputs.report:make_report",
     # a run in a notebook: the run object, its item views, breakdowns and comparisons
-    "open_run": "lcrag.experiment.runview:open_run",
-    "Run": "lcrag.experiment.runview:Run",
-    "compare_runs": "lcrag.experiment.runview:compare_runs",
-    "file_names": "lcrag.experiment.report:file_names",
-    "heatmap_figure": "lcrag.experiment.report:heatmap_figure",
+    "open_run": "lcrag.outputs.runview:open_run",
+    "Run": "lcrag.outputs.runview:Run",
+    "compare_runs": "lcrag.outputs.runview:compare_runs",
+    "file_names": "lcrag.outputs.report:file_names",
+    "heatmap_figure": "lcrag.outputs.report:heatmap_figure",
     "write_example": "lcrag.experiment.example:write_example",
     "EXAMPLE_LABEL": "lcrag.experiment.example:EXAMPLE_LABEL",
     # public modules (a name without ":" is the module itself)
     "experiment": "lcrag.experiment",
-    "plots": "lcrag.plots",
-    "views": "lcrag.experiment.views",
+    "plots": "lcrag.outputs.plots",
+    "views": "lcrag.outputs.views",
 }
 
 __all__ = [

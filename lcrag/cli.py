@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"lcrag {args.command}: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # a full disk met outside lcrag's own writers (a lock file, a table): one message
-        from .atomicio import disk_full, is_no_space
+        from .files.atomicio import disk_full, is_no_space
 
         if not is_no_space(e):
             raise

@@ -17,7 +17,7 @@ Kinds of source, as the tables name them:
   and, where a table has its own ``source`` column, each such row's.
 
 Studies record what they used with :func:`note` (data) and :func:`note_reader` (readers) as
-they load and run; ``lcrag.report.save_table`` writes, in order of precedence, its explicit
+they load and run; ``lcrag.outputs.save.save_table`` writes, in order of precedence, its explicit
 ``source`` argument, the frame's ``df.attrs["source"]``, or the sources recorded so far in the
 process (a notebook kernel is one process per notebook).
 """

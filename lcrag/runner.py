@@ -46,7 +46,7 @@ except ImportError:  # pragma: no cover - Windows: FileLock per row
 from .runtime import interrupts
 from .runtime.progress import Progress
 from .llm.keyscan import scrub
-from .atomicio import append_whole
+from .files.atomicio import append_whole
 from .errors import BudgetExceeded, CacheDamaged, CacheReadOnly, DiskFull, InputError
 from .runtime.interrupts import DaemonPool
 from .llm.cache import ResponseCache, cache_key
@@ -65,7 +65,7 @@ from .runtime.resume import REUSE, ResumeCounts, decide, scorer_version
 from .runtime.options import RunOptions
 from .runtime.runlock import run_lock
 from .runtime.inflight import InFlight
-from .textio import iter_lines
+from .files.textio import iter_lines
 from .types import Context, Item, Outcome, ParseStatus, Response, ResultRow, task_id
 
 Scorer = Callable[["Task", Response], dict[str, float]]
@@ -207,7 +207,7 @@ class ResultsWriter:
         # key-shaped substrings (a reply quoting a document's key …) are written as "[key removed]" (lcrag.llm.keyscan)
         data = (scrub(json.dumps(row.to_dict(), ensure_ascii=False)) + "\n").encode("utf-8", "backslashreplace")
         with self._locked():
-            append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.atomicio)
+            append_whole(self._fd, data, self.path)  # one write; a short or failed write is cut back (lcrag.files.atomicio)
         now = time.monotonic()
         if now - self._last_sync >= self.fsync_every_s:
             os.fsync(self._fd)

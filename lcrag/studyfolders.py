@@ -33,6 +33,9 @@ BUILTIN_PACKAGE = "lcrag.studies"
 PLUGIN_PREFIX = "lcrag_studies_"
 #: a folder's declaration of what it is (module doc); not a study spec
 DECLARATION_FILE = "benchmark.yaml"
+#: the file of a benchmark folder holding the values its paper states (read by the scoreboard; not a study spec:
+#: study discovery skips it)
+PAPER_VALUES_FILE = "paper.yaml"
 
 
 @dataclass(frozen=True)

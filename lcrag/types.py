@@ -421,7 +421,7 @@ def positional_maker(cls: type) -> Any:
 
     The object is equal (``==``, ``hash``, ``repr``) to ``cls(*values)``; the per-field
     ``object.__setattr__`` calls of a frozen dataclass's ``__init__`` are skipped — for haystack
-    builders that number hundreds of thousands of lines (:func:`lcrag.haystack.render_numbered`;
+    builders that number hundreds of thousands of lines (:func:`lcrag.contexts.haystack.render_numbered`;
     ``benchmarks/bench_synthetic.py``'s ``synthetic_line_records`` row: 1.5x ``Line(*values)``). Only for plain frozen dataclasses: every field in
     ``__init__``, no ``__post_init__`` and no ``__slots__`` (a ``TypeError`` otherwise).
     """

@@ -126,7 +126,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 #: ONNX export, the MiniLM model in child processes): marked ``slow``, so the fast tier (``make check``:
 #: ``-m "not slow"``) leaves them out; ``make test`` runs them. Files that mark their own tests are not listed.
 HEAVY_FILES = frozenset({
-    "test_reproduce_kernel_transport.py", "test_profile_reproduce.py", "scale/test_scale_ray.py",
+    "reproduction/test_reproduce_kernel_transport.py", "test_profile_reproduce.py", "scale/test_scale_ray.py",
     "retrieval/test_embeddings_onnx.py", "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py",
     "experiment/test_custom_analysis.py", "test_packaging.py", "test_wheel_install.py",
 })
@@ -140,7 +140,7 @@ HEAVY_FILES = frozenset({
 #: goes to whichever worker is free; a new test file needs nothing here unless it is one of these kinds (or
 #: marks itself ``@pytest.mark.xdist_group("name")``).
 XDIST_GROUPS = {
-    "test_reproduce_interrupt.py": "signals", "test_run_interrupts_kernel.py": "signals",
+    "reproduction/test_reproduce_interrupt.py": "signals", "test_run_interrupts_kernel.py": "signals",
     "test_run_lifecycle.py": "signals", "test_runlock_interrupts.py": "signals",
 }
 

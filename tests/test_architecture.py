@@ -24,30 +24,40 @@ Three rules:
 The layer order the code follows today (each layer imports only layers above it in this list; computed from the
 graph as the longest import chain below each unit):
 
-    errors, types, config, textio, yamlpos, weights,     records, positions in text/YAML, paths, small helpers;
-    rayinit, registry, version, provenance, stats, ...   the registry is a plain table (imports nothing of lcrag)
+    errors, types, registry, stats, suggest, version     records and small helpers; the registry is a plain table
+                                                         (imports nothing of lcrag)
+    config, files, studyfolders                          paths, file helpers (atomic writes, text/YAML reading,
+                                                         SQLite WAL, key scrubbing), where the study folders are
       ↓ used by
-    resources, llm, haystack, measures, formats, ...     prompt templates and package data, readers, the one
-                                                         cached reader call (lcrag.llm.call), haystacks, measures
+    data, formats, provenance, resources, runtime        loaders' shared machinery, shared file formats (TREC-RAG,
+                                                         TREC runs), package data, interrupts / run lock / resume
       ↓
-    runner, scoring, embeddings, plan                    the task runner (cache, resume, budget, window guard),
-                                                         reply parsing and scores of responses (scoring never
-                                                         imports llm), encoders, cost plans
+    llm, scoring                                         readers and the one cached reader call; reply parsing and
+                                                         scores of responses (scoring never imports llm)
       ↓
-    chunking, data, retrieval, executors, results        chunkers, loaders (recorded runs are loaded, not
-                                                         scored), retrievers, run executors, result tables
+    embeddings, measures, runner                         encoders, the measure registry, the task runner (cache,
+                                                         resume, budget, window guard)
       ↓
-    experiment                                           the engine (spec -> conditions -> contexts -> rows)
+    chunking, executors, results, contexts, retrieval    chunkers, run executors, result tables, what a reader is
+                                                         shown (haystacks, controls, layouts, rendering), retrievers
       ↓
-    studies, reproduce                                   the paper studies' pieces (registered with the engine),
-                                                         the reproduction driver
+    experiment                                           the engine (spec -> items -> tasks -> one cached run -> rows)
       ↓
-    lcrag (lcrag/__init__.py), commands, cli             the public API (resolved lazily by name, and the loader
-                                                         that fills the registry with the built-ins), the CLI
+    outputs                                              reports, exports, views, plots, scoreboard, figures index,
+                                                         output checks (read run directories; the engine never
+                                                         imports them)
+      ↓
+    reproduction                                         ``lcrag reproduce``: plans, notebook kernels and workers
+      ↓
+    studies, lcrag (lcrag/__init__.py), commands, cli    the study folders (registered with the engine; the own
+                                                         study's ``lc-rag`` builder is one of them), the public API
+                                                         (resolved lazily by name, and the loader that fills the
+                                                         registry with the built-ins), the CLI
 
 ``studies`` sit above ``experiment``: paper studies register their pieces with the engine, and the engine
 finds them by walking the study folders ``lcrag/studies/*/`` (``lcrag.experiment.discover``; a name held in data,
-like entry points, not an import edge). The rules, not the picture, are what the tests enforce.
+like entry points, not an import edge). The rules, not the picture, are what the tests enforce: beyond (a)-(c),
+:data:`FORBIDDEN` and :data:`ROLES` name units that must not import others.
 """
 from __future__ import annotations
 
@@ -373,6 +383,24 @@ def forbidden_imports(graph: Graph, package: str = PACKAGE, rules: dict | None =
     return bad
 
 
+# the split of roles: the engine runs studies and records rows; it reads no report, exports nothing and drives no
+# reproduction. Outputs read run directories; they do not run notebooks. Shared file helpers and the context
+# renderers know nothing of the engine.
+ROLES = {
+    "experiment": ("outputs", "reproduction", "commands", "cli"),
+    "outputs": ("reproduction", "commands", "cli"),
+    "files": ("experiment", "outputs", "reproduction", "runner", "llm"),
+    "contexts": ("experiment", "outputs", "reproduction", "retrieval"),
+}
+
+
+def test_each_package_keeps_to_its_role(graph):
+    """``lcrag.experiment`` (the engine) imports no output or reproduction module, ``lcrag.outputs`` no reproduction
+    module, and the file helpers and context renderers nothing of the engine (:data:`ROLES`)."""
+    bad = forbidden_imports(graph, rules=ROLES)
+    assert not bad, "imports across roles:\n" + "\n".join(bad)
+
+
 def test_scoring_imports_nothing_of_the_reader_layer(graph):
     """Reply parsing (``lcrag.scoring.parse``), reply filters and prompt-template look-ups
     (``lcrag.resources.templates``) sit at or below the scoring layer: ``scoring`` never imports ``llm``."""
@@ -665,7 +693,7 @@ def test_notebooks_import_only_the_public_api():
 
 def test_public_api_scan_catches_one(tmp_path):
     nb = tmp_path / "99_x.ipynb"
-    cells = ["from lcrag import save_table, run\nfrom lcrag.report import save_figure",
+    cells = ["from lcrag import save_table, run\nfrom lcrag.outputs.save import save_figure",
              "from lcrag.studies.nolima import report\nfrom lcrag.llm.call import cached_read\nimport lcrag.runner"]
     nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": c, "metadata": {}} for c in cells]}),
                   encoding="utf-8")

@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from lcrag.cli import main
-from lcrag.reproduce import load_profile
+from lcrag.reproduction.reproduce import load_profile
 from lcrag.errors import ConfigError
 
 

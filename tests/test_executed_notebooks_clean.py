@@ -1,8 +1,8 @@
 """Executed notebooks carry no noise: notebooks executed exactly as ``make reproduce`` executes them (the
 offline profile's plan, ``execute_notebook`` with its output checks), into tmp_path, with a cold cache (so
-embedding models load), and their executed copies scanned by :func:`lcrag.outputs_check.notebook_noise`:
+embedding models load), and their executed copies scanned by :func:`lcrag.outputs.checks.notebook_noise`:
 no warning (``Warning:``), progress bar (``%|``) or machine path (site-packages, /root, /home, the checkout)
-in any cell's stderr or error output; and no warning of the run (:func:`lcrag.outputs_check.notebook_warnings`:
+in any cell's stderr or error output; and no warning of the run (:func:`lcrag.outputs.checks.notebook_warnings`:
 no figure panel without a visible mark).
 
 13 (QASPER-MP: embeds its corpus, every bar of one figure at 0 under the offline readers) and 20 (the
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("number", ["13", "20"])
 def test_an_executed_notebook_has_no_warnings_progress_bars_or_machine_paths(number, tmp_path, monkeypatch):
-    from lcrag.outputs_check import notebook_noise
-    from lcrag.reproduce import execute_notebook, load_profile, notebooks, plan_notebook
+    from lcrag.outputs.checks import notebook_noise
+    from lcrag.reproduction.reproduce import execute_notebook, load_profile, notebooks, plan_notebook
 
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))  # cold: models load, as on a first run
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -47,7 +47,7 @@ def test_execute_notebook_reports_noise_and_a_panel_without_marks_naming_noteboo
     runs to the end (warnings, not failures), and its record lists both, naming the notebook, cell and panel."""
     import nbformat
 
-    from lcrag.reproduce import execute_notebook
+    from lcrag.reproduction.reproduce import execute_notebook
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -55,7 +55,7 @@ def test_execute_notebook_reports_noise_and_a_panel_without_marks_naming_noteboo
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params,
                 nbformat.v4.new_code_cell('import sys\nprint("x.py:3: UserWarning: something", file=sys.stderr)'),
-                nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nfrom lcrag.report import save_figure\n"
+                nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nfrom lcrag.outputs.save import save_figure\n"
                                           "fig, ax = plt.subplots()\nax.bar(['a', 'b'], [0.0, 0.0])\n"
                                           "ax.set_title('zeros')\n_ = save_figure(fig, '98_zero', out_dir)")]
     src = tmp_path / "nb" / "98_noisy.ipynb"

@@ -14,7 +14,7 @@ import papermill as pm
 import pytest
 from papermill.inspection import _infer_parameters
 
-from lcrag.reproduce import notebooks
+from lcrag.reproduction.reproduce import notebooks
 
 NOTEBOOKS = notebooks()
 

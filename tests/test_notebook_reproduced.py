@@ -45,7 +45,7 @@ def _texts(outputs: list[dict]) -> list[str]:
 
 
 def test_notebook_01_as_reproduced_shows_its_rag_tables_and_conditions_figure(tmp_path, monkeypatch):
-    from lcrag.reproduce import execute_notebook, load_profile, notebooks, plan_notebook
+    from lcrag.reproduction.reproduce import execute_notebook, load_profile, notebooks, plan_notebook
 
     monkeypatch.setenv("LCRAG_CACHE_DIR", os.environ.get("LCRAG_CACHE_DIR") or str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -72,7 +72,7 @@ def test_notebook_01_as_reproduced_shows_its_rag_tables_and_conditions_figure(tm
 
     import pandas as pd
 
-    from lcrag.outputs_check import png_panels
+    from lcrag.outputs.checks import png_panels
 
     lengths = pd.read_csv(out / "01_synthetic_ebg.csv")["length"].nunique()
     for name in ("01_synthetic_rag_ctx_hop2", "01_synthetic_rag_evid_strict"):

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 import yaml
 
-from lcrag.reproduce import notebooks
+from lcrag.reproduction.reproduce import notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebooks()

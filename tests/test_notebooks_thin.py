@@ -123,7 +123,7 @@ def test_notebook_is_a_short_document(path):
 
 
 def test_the_document_check_catches_each_rule(tmp_path):
-    cells = ["import pandas as pd", "from lcrag.report import save_table", "x = lcrag.not_public(1)",
+    cells = ["import pandas as pd", "from lcrag.outputs.save import save_table", "x = lcrag.not_public(1)",
              "print(t.to_string())", "plt.close(fig)", "from lcrag import run, save_table\nres = run('x')",
              "from lcrag.studies.multihop_rag import study as mh",
              "from lcrag.studies.longeval import study\nimport lcrag.studies.longeval.tables",
@@ -134,7 +134,7 @@ def test_the_document_check_catches_each_rule(tmp_path):
     p.write_text(json.dumps(nb))
     got = document_violations(p)
     assert got == ["t.ipynb cell 1: imports pandas (import from lcrag only)",
-                   "t.ipynb cell 2: from lcrag.report import save_table (names of lcrag.__all__ only)",
+                   "t.ipynb cell 2: from lcrag.outputs.save import save_table (names of lcrag.__all__ only)",
                    "t.ipynb cell 3: lcrag.not_public is not in lcrag.__all__",
                    "t.ipynb cell 4: to_string (show the DataFrame)",
                    "t.ipynb cell 5: plt.close (show the figure inline)",

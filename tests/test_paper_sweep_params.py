@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lcrag import scoreboard as S
+from lcrag.outputs import scoreboard as S
 from lcrag.llm.profiles import load_profile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,9 +27,9 @@ RECORDED_TABLES = ("03_nolima_ebg_vs_answer_only", "03_nolima_fig5", "04_", "05_
 
 def _params() -> dict[str, dict]:
     """Each notebook's parameters under params/paper.yaml, resolved as ``lcrag reproduce`` resolves them."""
-    from lcrag.reproduce import load_profile as load_params
-    from lcrag.reproduce import notebook_parameters, notebooks
-    from lcrag.reproduce_plan import _defaults
+    from lcrag.reproduction.reproduce import load_profile as load_params
+    from lcrag.reproduction.reproduce import notebook_parameters, notebooks
+    from lcrag.reproduction.plan import _defaults
 
     path = ROOT / "params" / "paper.yaml"
     prof = load_params(path)

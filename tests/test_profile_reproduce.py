@@ -13,14 +13,14 @@ spec = importlib.util.spec_from_file_location("profile_reproduce", BENCH / "prof
 prof = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(prof)
 
-PARENT = 'process 10:"python lcrag reproduce";process 11:"python -m lcrag.runtime.worker out"'
+PARENT = 'process 10:"python lcrag reproduce";process 11:"python -m lcrag.reproduction.worker out"'
 K1 = PARENT + ';process 20:"python -m ipykernel_launcher -f a.json"'
 K2 = PARENT + ';process 30:"python -m ipykernel_launcher -f b.json"'
 MAIN = "_run_module_as_main (runpy.py:198);<module> (ipykernel_launcher.py:18)"
 CELL = MAIN + ";InteractiveShell.run_cell (IPython/core/interactiveshell.py:3248);<module> (123.py:1)"
 RAW = "\n".join([
     f"{K1};{CELL};_find_and_load (<frozen importlib._bootstrap>:1176);<module> (seaborn/__init__.py:2) 30",
-    f"{K1};{CELL};save_figure (lcrag/report.py:46);FigureCanvasBase.print_figure (matplotlib/backend_bases.py:2249) 20",
+    f"{K1};{CELL};save_figure (lcrag/outputs/save.py:46);FigureCanvasBase.print_figure (matplotlib/backend_bases.py:2249) 20",
     f"{K1};{CELL};run (lcrag/experiment/engine.py:120) 10",
     f"{K1};Thread._bootstrap (threading.py:1002);OutStream._watch_pipe_fd (ipykernel/iostream.py:478) 500",
     f'{K1};process 40:"python -m lcrag.llm.server_child";{MAIN};LlamaContext.decode (llama_cpp/_internals.py:329) 400',

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from lcrag.config import PROJECT_ROOT
-from lcrag.reproduce import load_profile, notebooks
+from lcrag.reproduction.reproduce import load_profile, notebooks
 
 PARAMS = PROJECT_ROOT / "params"
 

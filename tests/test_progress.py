@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from fakes.scripted_chat_server import ScriptedChatServer
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.readers import make_reader
 from lcrag.runner import Task, run_tasks
@@ -80,7 +80,7 @@ def test_mode_is_lines_without_a_terminal_and_bar_on_one(monkeypatch):
 
 @pytest.mark.slow
 def test_loading_minilm_prints_no_weight_loading_bar():
-    code = "from lcrag.embeddings import load_minilm; load_minilm(); print('loaded')"
+    code = "from lcrag.embeddings.encoders import load_minilm; load_minilm(); print('loaded')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "loaded" in out.stdout, out.stderr[-2000:]
     assert "Loading weights" not in out.stderr and "%|" not in out.stderr, out.stderr[-2000:]

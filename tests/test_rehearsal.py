@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from lcrag.config import ENV_CACHE_DIR, PROJECT_ROOT, data_dir
-from lcrag.scoreboard import paper_values, studies
+from lcrag.outputs.scoreboard import paper_values, studies
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rehearsal")]  # one worker: the rehearsal runs once
 
@@ -80,7 +80,7 @@ def test_rehearsal_writes_apart_from_the_users_outputs_and_cache(rehearsal):
 
 def test_ebg_not_produced_only_for_data_or_unpublished_material(rehearsal):
     """The Must-show: the EBG "not produced" count falls to the cells whose gap is the data or unpublished material
-    (lcrag.scoreboard.gap_kind; listed on stderr); every other cell is "produced (rehearsal)" or compared. A cell
+    (lcrag.outputs.scoreboard.gap_kind; listed on stderr); every other cell is "produced (rehearsal)" or compared. A cell
     left for missing wiring fails the test with its id, table and reason."""
     assert (rehearsal["out"] / "rehearsal_gaps.csv").is_file(), _log(rehearsal)
     cells = pd.read_csv(rehearsal["out"] / "scoreboard.csv")

@@ -94,7 +94,7 @@ def test_off_mode_and_model_free_reads_never_open_the_cache(tmp_path):
     off.put("k", "m", {}, {"text": "x"})  # neither raises: the file is never opened
     from lcrag.llm.readers import make_reader
     from lcrag.runner import Task, run_tasks
-    from lcrag.haystack import SourceLine, render_numbered
+    from lcrag.contexts.haystack import SourceLine, render_numbered
     from lcrag.types import Item
 
     ctx = render_numbered([SourceLine("Alpha is red."), SourceLine("Beta is blue.")], base=0)

@@ -1,6 +1,6 @@
 """A full disk is a clear stop naming the file and the space needed, and leaves no torn file: rows are appended
 whole (a failed write is cut back), manifests, reports and tables are replaced atomically, and a re-run after
-freeing space resumes with no row lost or duplicated (:mod:`lcrag.atomicio`). ENOSPC is injected, and — where
+freeing space resumes with no row lost or duplicated (:mod:`lcrag.files.atomicio`). ENOSPC is injected, and — where
 the test may mount one (root) — a real 256 KiB tmpfs fills up under a sweep."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from lcrag import atomicio
-from lcrag.atomicio import write_atomic
+from lcrag.files import atomicio
+from lcrag.files.atomicio import write_atomic
 from lcrag.errors import DiskFull
 from lcrag.runner import ResultsWriter, read_results
 from lcrag.types import ResultRow
@@ -25,7 +25,7 @@ def _row(i: int) -> ResultRow:
 
 
 def _enospc_after(monkeypatch, n_ok: int, partial: bool):
-    """os.write as seen by lcrag.atomicio: ``n_ok`` writes succeed, then half a write lands and ENOSPC follows."""
+    """os.write as seen by lcrag.files.atomicio: ``n_ok`` writes succeed, then half a write lands and ENOSPC follows."""
     real, calls = os.write, {"n": 0}
 
     def write(fd, data):

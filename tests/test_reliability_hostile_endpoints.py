@@ -17,7 +17,7 @@ import time
 import pytest
 
 from fakes.faultserver import FaultServer
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.client import reply_problem
 from lcrag.llm.readers import make_reader

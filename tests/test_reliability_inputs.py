@@ -270,7 +270,7 @@ case("reader-utf16", {"r.yaml": utf16(PROFILE)},
      lambda t: load_reader_profile(t / "r.yaml"), "r.yaml", 1, None, "UTF-16")
 
 # --------------------------------------------------------------------------------- reproduce profiles
-from lcrag.reproduce import load_profile as load_run_profile  # noqa: E402
+from lcrag.reproduction.reproduce import load_profile as load_run_profile  # noqa: E402
 
 case("reproduce-unknown-cache-mode", {"p.yaml": "description: d\ncache_mode: sometimes\n"},
      lambda t: load_run_profile(t / "p.yaml"), "p.yaml", 2, "cache_mode", "unknown cache mode", ConfigError)
@@ -474,7 +474,7 @@ def test_missing_candidate_is_a_warning_with_file_line_field(tmp_path):
 # --------------------------------------------------------------------------------- impossible parameters (ValueError contract)
 from lcrag.chunking import chunk_rule_windows, chunk_token_windows  # noqa: E402
 from lcrag.studies.nolima.data import generate_haystack  # noqa: E402
-from lcrag.haystack import SourceLine, fill_to_length, insert_at_depth  # noqa: E402
+from lcrag.contexts.haystack import SourceLine, fill_to_length, insert_at_depth  # noqa: E402
 from lcrag.studies.synthetic.trials import SyntheticConfig  # noqa: E402
 from lcrag.types import Document  # noqa: E402
 
@@ -535,7 +535,7 @@ def test_batch_collect_with_a_bad_line_stores_nothing(tmp_path):
 
 
 def test_corrupt_results_file_stops_the_sweep_before_any_call(tmp_path):
-    from lcrag.haystack import render_numbered
+    from lcrag.contexts.haystack import render_numbered
     from fakes.faultserver import FaultServer
     from lcrag.runner import Task, run_tasks
     from lcrag.types import Item

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from lcrag.cli import main
-from lcrag.compaction import compact
+from lcrag.files.compaction import compact
 from lcrag.errors import InputError
 from lcrag.resources import builtin_dir
 
@@ -89,7 +89,7 @@ def test_dry_run_header_counts_and_pluralises(tmp_path, tmp_cache, capsys):
 
 
 def test_progress_bar_writes_no_carriage_returns_into_a_log(tmp_path, capsys):
-    from lcrag.haystack import SourceLine, render_numbered
+    from lcrag.contexts.haystack import SourceLine, render_numbered
     from lcrag.llm.cache import ResponseCache
     from lcrag.llm.readers import make_reader
     from lcrag.runner import Task, run_tasks

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache, cache_key
 from fakes.faultserver import FaultServer
 from lcrag.scoring.parse import MAX_LINES

@@ -82,7 +82,7 @@ def _loaders():
     from lcrag.llm.batch import collect
     from lcrag.llm.cache import ResponseCache
     from lcrag.llm.profiles import load_profile
-    from lcrag.reproduce import load_profile as load_run_profile
+    from lcrag.reproduction.reproduce import load_profile as load_run_profile
     from lcrag.runner import read_results
     from lcrag.studies.longeval.variants import load_variants
     from lcrag.formats.trec_rag import read_run
@@ -346,7 +346,7 @@ def test_a_reply_cut_anywhere_never_crashes(lines, answer, data):
 
 
 # ------------------------------------------------------------------------------- runner: citation validation
-from lcrag.haystack import SourceLine, render_numbered  # noqa: E402
+from lcrag.contexts.haystack import SourceLine, render_numbered  # noqa: E402
 from lcrag.runner import _response_from_call  # noqa: E402
 
 

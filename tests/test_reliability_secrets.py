@@ -161,7 +161,7 @@ def test_key_in_api_key_env_of_a_profile_file_names_that_file(tmp_path):
 
 
 def test_scrub_patterns():
-    from lcrag.keyshapes import scrub
+    from lcrag.files.keyshapes import scrub
 
     assert scrub(f"a {PLANTED} b Bearer abcdefghijklmnopqrstuv AKIAABCDEFGHIJKLMNOP hf_abcdefghijklmnopqrstuvwx") == \
         "a [key removed] b [key removed] [key removed] [key removed]"
@@ -171,7 +171,7 @@ def test_scrub_patterns():
 def test_a_key_quoted_by_the_model_reaches_no_file_of_a_run(tmp_path, capfd, monkeypatch):
     """Every reply quotes a key (as a model may, from a document): a whole ``lcrag run --report`` then ``lcrag
     export`` writes it to no file — results.jsonl, results.csv, manifest, report, export, the cache — nor to its
-    stdout or stderr; the rows carry ``[key removed]`` (one scrubber, lcrag.keyshapes.scrub, in every writer)."""
+    stdout or stderr; the rows carry ``[key removed]`` (one scrubber, lcrag.files.keyshapes.scrub, in every writer)."""
     with FaultServer() as fs:
         fs.state.default_reply = json.dumps({"lines": [0], "answer": f"the key is {PLANTED}"})
         r, leaked, study = _run_and_scan(tmp_path, _study_doc(fs.base_url), capfd, monkeypatch)

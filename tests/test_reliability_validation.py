@@ -1,6 +1,6 @@
 """Every configuration value is validated before any work, and each error names the file holding the value, its
 line and field: component parameters against the component's own signature (:mod:`lcrag.experiment.paramcheck`),
-reader profiles against the profile file, YAML limits (:mod:`lcrag.yamlsafe`)."""
+reader profiles against the profile file, YAML limits (:mod:`lcrag.files.yamlsafe`)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import pytest
 
 from lcrag.resources import builtin_dir
 from lcrag.config import PROJECT_ROOT
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
 from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader

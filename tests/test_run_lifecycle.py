@@ -215,7 +215,7 @@ def test_all_error_run_exits_nonzero_with_reasons(tmp_path):
 def test_error_share_threshold():
     import pandas as pd
 
-    from lcrag.runsummary import summarize
+    from lcrag.outputs.runsummary import summarize
 
     df = pd.DataFrame({"outcome": ["ok"] * 4 + ["error"] * 5 + ["na"], "error": [""] * 4 + ["HTTP 500"] * 3 + ["timeout"] * 2 + [""]})
     s = summarize(df, {"r": {"done": 4, "cached": 1, "failed": 5, "skipped": 0, "spend_usd": 0.25}}, 3.0)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from lcrag.errors import BudgetExceeded
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.cache import ResponseCache
 from fakes.faultserver import FaultServer
 from lcrag.llm.readers import make_reader

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from lcrag import provenance
-from lcrag.report import save_table
+from lcrag.outputs.save import save_table
 
 
 @pytest.fixture(autouse=True)

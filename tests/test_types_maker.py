@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from lcrag.haystack import SourceLine, make_source_line
+from lcrag.contexts.haystack import SourceLine, make_source_line
 from lcrag.types import Chunk, Line, make_line, positional_maker
 
 

@@ -14,12 +14,12 @@ from lcrag.llm.cache import ResponseCache
 from fakes.faultserver import FaultServer
 from lcrag.llm.profiles import load_profile
 from lcrag.llm.readers import make_reader
-from lcrag.plan import format_plan, plan_frame, plan_tasks
+from lcrag.llm.plan import format_plan, plan_frame, plan_tasks
 from lcrag.results import to_frame
 from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.effective_length import effective_length, effective_length_table
 from lcrag.types import Context, Item, Line, ResultRow
-from lcrag.usage import usage_table
+from lcrag.outputs.usage import usage_table
 from tests.conftest import needs_data
 
 
@@ -183,7 +183,7 @@ def test_reproduce_paper_dry_run_prints_the_sweep_plan(capsys):
 
 def test_study_report_has_usage_and_no_cost_plot_for_a_free_reader(tmp_path, tmp_cache, capsys):
     from lcrag.experiment.example import write_example
-    from lcrag.experiment.report import make_report
+    from lcrag.outputs.report import make_report
 
     study = write_example(tmp_path / "ex")["study"]
     assert main(["run", str(study), "--quiet"]) == 0

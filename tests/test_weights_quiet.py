@@ -1,9 +1,9 @@
-"""lcrag.weights.quiet_loading: transformers' weight-loading progress bar is off inside the block only, and
+"""lcrag.resources.weights.quiet_loading: transformers' weight-loading progress bar is off inside the block only, and
 the caller's setting is restored (on or off) even when loading fails."""
 
 import pytest
 
-from lcrag.weights import quiet_loading
+from lcrag.resources.weights import quiet_loading
 
 
 def test_quiet_loading_switches_the_bar_off_inside_and_restores_the_callers_setting():

@@ -129,7 +129,7 @@ def test_the_installed_wheel_finds_its_study_folders_by_walking_them(installed):
     """The scoreboard, the figures index and the measure registry find the built-in folders of the installed package
     (their ``benchmark.yaml`` and ``paper.yaml`` are package data), not the checkout's."""
     py, _, env, work = installed
-    code = ("import json; from lcrag import scoreboard, figures_index, measures; "
+    code = ("import json; from lcrag import measures; from lcrag.outputs import scoreboard, figures_index; "
             "print(json.dumps([list(scoreboard.studies()), [scoreboard.paper_label(s) for s in scoreboard.studies()], "
             "sorted(figures_index.benchmarks()), len(scoreboard.paper_values('longeval')['cells']), "
             "measures.get('synthetic_evid_exact_set').label]))")

@@ -1,7 +1,7 @@
 """Embedding-based chunkers: semantic merging and topic shift (LongEval-RAG paper §3.2).
 
 Both embed each sentence (from the shared splitter) with all-MiniLM-L6-v2 by default
-(``lcrag.embeddings``, cached on disk) and keep the shared 140-word budget (words =
+(``lcrag.embeddings.encoders``, cached on disk) and keep the shared 140-word budget (words =
 whitespace tokens). Minimum one sentence per chunk; no sentence-count cap; no overlap.
 
 * Semantic merging: the chunk embedding is the mean of its sentence embeddings; sentence
@@ -78,7 +78,7 @@ def _prepare(doc: Document, embed: Embed | None):
     texts = [doc.text[s:e] for s, e in sents]
     words = [word_count(t) for t in texts]
     if embed is None:
-        from ..embeddings import embed_texts
+        from ..embeddings.encoders import embed_texts
 
         embed = embed_texts
     emb = np.asarray(embed(texts)) if texts else np.zeros((0, 1))
@@ -87,11 +87,11 @@ def _prepare(doc: Document, embed: Embed | None):
 
 def embedder_for(docs: Sequence[Document]) -> Embed:
     """The default sentence embedder for chunking several documents: every sentence of ``docs``
-    embedded in one cached :func:`lcrag.embeddings.embed_texts` call (one length-sorted run of full
+    embedded in one cached :func:`lcrag.embeddings.encoders.embed_texts` call (one length-sorted run of full
     batches instead of a short run per document, each looked up once), then served from memory.
 
     Asking it for a text that is not a sentence of ``docs`` raises ``KeyError``."""
-    from ..embeddings import embed_texts
+    from ..embeddings.encoders import embed_texts
 
     texts = list(dict.fromkeys(d.text[s:e] for d in docs for s, e in split_sentences(d.text)))
     table = dict(zip(texts, embed_texts(texts))) if texts else {}

@@ -1,4 +1,4 @@
-"""``lcrag compare RUN_A RUN_B [--html OUT]`` — two runs side by side (:mod:`lcrag.experiment.compare`)."""
+"""``lcrag compare RUN_A RUN_B [--html OUT]`` — two runs side by side (:mod:`lcrag.outputs.compare`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..experiment.runview import compare_runs
+    from ..outputs.runview import compare_runs
 
     c = compare_runs(args.run_a, args.run_b, reader_a=args.reader_a, reader_b=args.reader_b, measures=args.measure,
                      seed=args.seed)

@@ -1,6 +1,6 @@
 """``lcrag export RUN [--format bundle|eee|trec]`` — lcrag's bundle (predictions, scores, manifest, leaderboard
-row), Every Eval Ever records (:mod:`lcrag.experiment.eee_export`) or TREC run/qrels files of the retrieval stage
-(:mod:`lcrag.experiment.trec_export`)."""
+row), Every Eval Ever records (:mod:`lcrag.outputs.eee_export`) or TREC run/qrels files of the retrieval stage
+(:mod:`lcrag.formats.trec_run`)."""
 
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ def run(args) -> int:
     if args.format == "eee":
         import functools
 
-        from ..experiment.eee_export import export_eee
+        from ..outputs.eee_export import export_eee
 
         fn = functools.partial(export_eee, organization=args.organization)
     elif args.format == "trec":
-        from ..experiment.trec_export import export_trec as fn
+        from ..formats.trec_run import export_trec as fn
     else:
-        from ..experiment.export import export
+        from ..outputs.export import export
 
         fn = None
     if fn is not None:

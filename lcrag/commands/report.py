@@ -27,7 +27,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..experiment.report import make_report
+    from ..outputs.report import make_report
 
     files = make_report(args.run_dir, args.out, seed=args.seed, html=args.html, pdf=args.pdf,
                         sufficient=True if args.sufficient_only else None,

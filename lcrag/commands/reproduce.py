@@ -40,7 +40,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..config import PROJECT_ROOT
-    from ..reproduce import run as run_all
+    from ..reproduction.reproduce import run as run_all
 
     if getattr(args, "no_prefix_order", False):  # read by the runner and the dry run, inherited by the kernels
         import os
@@ -54,7 +54,7 @@ def run(args) -> int:
         params = PROJECT_ROOT / params
     if getattr(args, "dry_run", False):
         return dry_run(params, args.only)
-    from ..runtime.jobs import default_jobs
+    from ..reproduction.jobs import default_jobs
 
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
@@ -63,7 +63,7 @@ def run(args) -> int:
 
     t0 = time.perf_counter()
     if getattr(args, "rehearse", False):
-        from ..reproduce import REHEARSAL_LIMIT, rehearse
+        from ..reproduction.reproduce import REHEARSAL_LIMIT, rehearse
 
         recs = rehearse(params, only=args.only, out=args.out, kernel=args.kernel, runs=args.runs, jobs=jobs,
                         limit=args.limit if args.limit is not None else REHEARSAL_LIMIT)
@@ -76,8 +76,8 @@ def run(args) -> int:
 
 
 def dry_run(params: Path, only) -> int:
-    from ..plan import format_plan
-    from ..reproduce_plan import format_per_notebook, missing_keys, per_notebook, plan_reproduction
+    from ..llm.plan import format_plan
+    from ..reproduction.plan import format_per_notebook, missing_keys, per_notebook, plan_reproduction
 
     df, plans = plan_reproduction(params, only=only)
     print(f"[lcrag] dry run of {params.name}: no notebook is executed, no reader is called")

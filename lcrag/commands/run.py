@@ -153,7 +153,7 @@ def profile_of_flags(base_url: str | None, model: str | None, api_key_env: str |
 def _save_profile(doc: dict, run_dir) -> None:
     import yaml
 
-    from ..atomicio import write_atomic
+    from ..files.atomicio import write_atomic
 
     path = run_dir / f"reader-{doc['name']}.yaml"
     write_atomic(path, "# made by `lcrag run --base-url ... --model ...`; run again with --reader " + str(path) + "\n"
@@ -197,7 +197,7 @@ def run(args) -> int:
     overrides = {**overrides_of(args.overrides), **control_overrides(args)}
     if args.dry_run:
         from ..experiment.plan import plan_study
-        from ..plan import format_plan
+        from ..llm.plan import format_plan
 
         from ..llm.client import planning
 
@@ -216,7 +216,7 @@ def run(args) -> int:
                   f"rows; identical answers to one question share a call) — not in the plan's cost; capped by the "
                   f"budget left after the readers")
         return 0
-    from ..runsummary import summarize
+    from ..outputs.runsummary import summarize
 
     res = run_engine(args.study, overrides=overrides or None, out=args.out, readers=readers, progress=not args.quiet,
                      check_overrides=True,
@@ -228,7 +228,7 @@ def run(args) -> int:
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")
     summ = summarize(df, res.stats, res.seconds)
-    from ..runsummary import headline_table, usage_lines
+    from ..outputs.runsummary import headline_table, usage_lines
 
     head = headline_table(res.manifest, df)
     if head is not None:
@@ -239,7 +239,7 @@ def run(args) -> int:
     if u is not None:
         print(u.round(4).to_string(index=False))
     from ..llm.extractive import scope_warning
-    from ..usage import estimate_vs_reported
+    from ..outputs.usage import estimate_vs_reported
 
     for line in estimate_vs_reported(df):
         print(line)
@@ -256,7 +256,7 @@ def run(args) -> int:
     if cap:
         print(f"[lcrag] {cap}")
     if args.report:
-        from ..experiment.report import make_report
+        from ..outputs.report import make_report
 
         files = make_report(res.run_dir)
         print(f"[lcrag] report: {len(files)} views in {res.run_dir / 'report'}")

@@ -23,14 +23,14 @@ def run(args) -> int:
     from pathlib import Path
 
     from ..config import PROJECT_ROOT
-    from ..scoreboard import summary_line, write
+    from ..outputs.scoreboard import summary_line, write
 
     figures = Path(args.figures) if args.figures else PROJECT_ROOT / "figures"
     paths = write(figures, args.out)
     print(f"[lcrag] scoreboard: {paths['md']} and {paths['csv']}")
     print(summary_line(figures))
     if args.fidelity:
-        from ..fidelity_doc import write_fidelity
+        from ..outputs.fidelity_doc import write_fidelity
 
         print(f"[lcrag] fidelity page: {write_fidelity(figures, args.fidelity)}")
     return 0

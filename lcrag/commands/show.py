@@ -18,7 +18,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..experiment.show import show
+    from ..outputs.show import show
 
     color = None if args.color == "auto" else args.color == "always"
     print(show(args.run_dir, args.item, args.condition, color=color))

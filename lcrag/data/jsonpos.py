@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..textio import read_text
+from ..files.textio import read_text
 
 _WS = " \t\r\n"
 
@@ -49,7 +49,7 @@ def read_json_positions(path: str | Path, kind: str, text: str | None = None) ->
     try:
         s = read_text(p) if text is None else text
     except FileNotFoundError:
-        from ..textio import file_problem
+        from ..files.textio import file_problem
 
         raise InputError(p, file_problem(p) or "file not found") from None
     dec = json.JSONDecoder()

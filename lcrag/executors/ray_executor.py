@@ -37,7 +37,7 @@ from ..llm.aimd import run_workers
 from ..llm.cache import ResponseCache
 from ..llm.readers import ChatReader, Reader
 from ..llm.tokens import count_messages
-from ..rayinit import init_ray, require_ray  # noqa: F401  (init_ray re-exported)
+from .rayinit import init_ray, require_ray  # noqa: F401  (init_ray re-exported)
 from ..runner import RunStats, Scorer, Task, read_results, run_tasks
 from ..runtime.options import RunOptions
 from ..types import task_id

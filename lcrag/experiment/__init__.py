@@ -8,11 +8,11 @@
 * :mod:`.convert` — the built-in benchmarks expressed in that schema;
 * :mod:`.example` — a small generated example corpus with two-hop questions;
 * :mod:`.config` — the own-study fields of the spec;
-* :mod:`.contexts` — LC haystacks and RAG contexts with gold lines from evidence spans;
-* :mod:`.layouts` — RAG chunk orders (score, document, reverse, both ends) and LC fillers (shuffled, masked);
+* :mod:`lcrag.contexts.render` — LC haystacks and RAG contexts with gold lines from evidence spans;
+* :mod:`lcrag.contexts.layouts` — RAG chunk orders (score, document, reverse, both ends) and LC fillers (shuffled, masked);
 * :mod:`.route` — Self-Route rows (RAG, LC on abstention) composed from the two conditions' rows;
 * :mod:`.study` — validation, task building, runs and records (``lcrag run``);
-* :mod:`.report` — the standard views of any run (``lcrag report``).
+* :mod:`lcrag.outputs.report` — the standard views of any run (``lcrag report``).
 
 Extension points are in :mod:`lcrag.registry`; the flow is drawn in ``docs/architecture.md``.
 """

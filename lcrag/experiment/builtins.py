@@ -6,7 +6,7 @@ Retrievers (``factory(chunks, **params)``; all rank with ties broken by chunk or
 
 * ``bm25`` — BM25 Okapi (rank-bm25 formula, k1=1.5, b=0.75; params ``k1``, ``b``);
 * ``minilm`` — cosine of all-MiniLM-L6-v2 embeddings (offline);
-* ``dense`` — cosine of any :func:`lcrag.embeddings.embed_texts` model (param ``model``,
+* ``dense`` — cosine of any :func:`lcrag.embeddings.encoders.embed_texts` model (param ``model``,
   e.g. ``openai:text-embedding-3-small`` with a key);
 * ``hybrid`` — reciprocal rank fusion (k=60) of ``bm25`` and ``minilm`` full rankings.
 

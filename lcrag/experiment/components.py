@@ -1,7 +1,7 @@
 """The engine's component lookup: registered item sources, task builders, layouts, measures,
-views and studies (:mod:`lcrag.registry`), with the own-study pieces and the built-in study
-study folders (:mod:`.discover`) loaded on first use; and :func:`call_with`, how the engine
-hands a spec's parameters to a registered function."""
+views and studies (:mod:`lcrag.registry`), with the item sources of an own study (``jsonl``, ``example``) and the
+study folders (:mod:`.discover`; the own study's ``lc-rag`` task builder is in ``lcrag/studies/own_study/``) loaded
+on first use; and :func:`call_with`, how the engine hands a spec's parameters to a registered function."""
 
 from __future__ import annotations
 
@@ -38,12 +38,11 @@ _OWN_DONE = False
 
 
 def _register_own() -> None:
-    """The own-study pieces: item sources ``jsonl`` / ``example`` and the ``lc-rag`` task builder."""
+    """The item sources of an own study: ``jsonl`` and ``example``."""
     global _OWN_DONE
     if _OWN_DONE:
         return
     _OWN_DONE = True
-    from .build import build
     from .schema import load_items
 
     def jsonl(*, items: str, corpus: str | None = None, limit: int | None = None, **_):
@@ -58,13 +57,8 @@ def _register_own() -> None:
         paths = write_example(out, seed=seed, study=False, force=True, **params)
         return load_items(paths["items"], paths["corpus"], limit=limit)
 
-    def lc_rag(items, *, seed: int = 0, spec=None, **_):
-        """LC / RAG / control conditions of the ``lc``, ``rag``, ``controls``, ``route`` and ``prompts`` blocks."""
-        return build(spec, items).tasks
-
     registry.register("item_source", "jsonl", jsonl, replace=True)
     registry.register("item_source", "example", example, replace=True)
-    registry.register("task_builder", "lc-rag", lc_rag, replace=True)
 
 
 def lookup(kind: str, name: str) -> Any:

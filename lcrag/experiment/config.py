@@ -17,8 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import ConfigError
-from ..textio import read_yaml
-from ..yamlpos import node_line as _node_line
+from ..files.textio import read_yaml
+from ..files.yamlpos import node_line as _node_line
 from .schema import loc_to_field
 
 
@@ -84,7 +84,7 @@ class LCCfg(BaseModel):
     depths: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
     headers: bool = True
     fillers: list[Literal["coherent", "shuffled", "masked"]] = Field(default_factory=lambda: ["coherent"], min_length=1)
-    mask_token: str | None = None  # masked filler: None = spaces, else e.g. "[MASK]" (lcrag.experiment.layouts)
+    mask_token: str | None = None  # masked filler: None = spaces, else e.g. "[MASK]" (lcrag.contexts.layouts)
 
     @field_validator("budgets")
     @classmethod

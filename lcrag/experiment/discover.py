@@ -11,12 +11,11 @@ so adding a benchmark is adding a folder.
 
 from __future__ import annotations
 
-from ..scoreboard import PAPER_VALUES_FILE
-from ..studyfolders import DECLARATION_FILE, StudyFolder, folders, import_part
+from ..studyfolders import DECLARATION_FILE, PAPER_VALUES_FILE, StudyFolder, folders, import_part
 
 #: the parts a folder's load imports, in this order
 LOAD_PARTS = ("measures", "study")
-#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.scoreboard` only) and the
+#: a folder's YAML that is not a study spec: the paper's values (read by :mod:`lcrag.outputs.scoreboard` only) and the
 #: folder's declaration of what it is
 NOT_SPECS = (PAPER_VALUES_FILE, DECLARATION_FILE)
 

@@ -13,7 +13,7 @@ after the judgments made so far are written.
 The judgments go to ``judgments.csv`` in the run directory (``run, item_id, condition, reader,
 prompt, sample, judge, judge_reason, judge_cached, judge_error, judge_profile``; ``judge`` empty
 when the judgment failed, did not parse or was over the window — never scored as 0), and the
-run's frame (:func:`lcrag.experiment.views.load_run`) gets the column ``judge``.
+run's frame (:func:`lcrag.outputs.views.load_run`) gets the column ``judge``.
 
 :func:`agreement` — how far to trust the judge: per reader row and string measure (exact match,
 containment, the answer metric) over the rows that have both a judgment and the measure,
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..atomicio import write_atomic
+from ..files.atomicio import write_atomic
 from ..errors import BudgetExceeded
 from ..llm.cache import ResponseCache
 from ..types import Outcome

@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..atomicio import write_atomic
+from ..files.atomicio import write_atomic
 from ..version import __version__
 
 KEY_LIBRARIES = ("numpy", "pandas", "scipy", "pydantic", "pyyaml", "openai", "rank-bm25", "sentence-transformers",
@@ -94,7 +94,7 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
     """A run's ``manifest.json``; unreadable or malformed JSON, or a document without the run's ``readers`` and
     ``files``, is an ``InputError`` naming the file (and the line of a JSON error)."""
     from ..errors import InputError
-    from ..textio import read_json
+    from ..files.textio import read_json
 
     man = read_json(path)
     if not isinstance(man, dict):

@@ -108,7 +108,7 @@ def reader_error(e, i: int, study: Any, text: str | None, *, from_cli: bool) -> 
     from pathlib import Path
 
     from ..errors import ConfigError
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     src = Path(getattr(e, "path", "") or "")
     if src.is_file() and str(src) != str(study):

@@ -1,4 +1,4 @@
-"""``lcrag run STUDY --dry-run``: the study's pre-flight plan (``lcrag.plan``) without a reader call.
+"""``lcrag run STUDY --dry-run``: the study's pre-flight plan (``lcrag.llm.plan``) without a reader call.
 
 Validates the study exactly as a run does (``prepare``: items, plugins, reader profiles and their
 key variables), builds its LC and RAG conditions (retrieval runs locally; no reader is called),
@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..llm.cache import ResponseCache
-from ..plan import plan_frame, plan_tasks
+from ..llm.plan import plan_frame, plan_tasks
 from .config import resolve
 from .study import build_tasks, detach_conditions, limited, prepare
 

@@ -122,7 +122,7 @@ def caption(record: dict[str, Any] | None) -> str:
 
 def mark_tables(tables: dict, cap: str) -> None:
     """Append ``cap`` (:func:`caption`) to the ``source`` attribute of every DataFrame in ``tables`` (what
-    :func:`lcrag.report.save_table` prints under a table); nothing for a full run. A table without a ``source``
+    :func:`lcrag.outputs.save.save_table` prints under a table); nothing for a full run. A table without a ``source``
     attribute gets the sources the process recorded (:func:`lcrag.provenance.table_source`) before the caption, so
     a limited table still says what its numbers come from (data, live readers)."""
     if not cap:

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import InputError
-from ..textio import iter_jsonl, iter_lines
+from ..files.textio import iter_jsonl, iter_lines
 from ..types import Document, Evidence, Item
 
 
@@ -125,7 +125,7 @@ def loc_to_field(loc) -> str:
 def _jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """``(line, object)`` of a JSONL file, streamed."""
     if not path.is_file():
-        from ..textio import file_problem
+        from ..files.textio import file_problem
 
         raise InputError(path, file_problem(path) or "file not found")
     yield from iter_jsonl(path)
@@ -196,7 +196,7 @@ def _jsonl_each(path: Path, lines: set[int] | None = None) -> Iterator[tuple[int
     or ``(line, InputError)`` for a line that is no JSON object: the reading goes on, so every bad line is
     reported."""
     if not path.is_file():
-        from ..textio import file_problem
+        from ..files.textio import file_problem
 
         raise InputError(path, file_problem(path) or "file not found")
     last = max(lines, default=0) if lines is not None else None
@@ -285,7 +285,7 @@ def _select_lines(path: Path, limit: int | None, take) -> tuple[set[int] | None,
     import json
     import random
 
-    from ..textio import iter_lines
+    from ..files.textio import iter_lines
     from .runcontrols import DESIGN_KEYS
 
     cap = limit if limit is not None else None

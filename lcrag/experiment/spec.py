@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import registry
 from ..errors import ConfigError
-from ..textio import read_yaml
+from ..files.textio import read_yaml
 from .config import DataCfg, ExampleCfg, StudyConfig, _node_line
 from .runcontrols import LimitSpec
 from .schema import loc_to_field
@@ -131,7 +131,7 @@ class StudySpec(StudyConfig):
     limit: LimitSpec | None = None  # first N items or a seeded sample (lcrag.experiment.runcontrols)
     reader_seed: int | None = None  # the seed sent to every endpoint reader (lcrag.experiment.runcontrols)
     judge: str | dict[str, Any] | None = None  # grader profile of the judged-correctness measure (lcrag.experiment.judging)
-    report: ReportSpec = Field(default_factory=ReportSpec)  # breakdowns of lcrag report (lcrag.experiment.report)
+    report: ReportSpec = Field(default_factory=ReportSpec)  # breakdowns of lcrag report (lcrag.outputs.report)
 
     @model_validator(mode="before")
     @classmethod
@@ -232,7 +232,7 @@ def refuse_keys(doc: Any, path: str | Path, text: str | None) -> None:
     field and showing the value masked: it would otherwise reach the manifest, the results and the cache
     (:mod:`lcrag.llm.keyscan`)."""
     from ..llm.keyscan import ADVICE, find_key, mask
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     leaked = find_key(doc) if isinstance(doc, (dict, list)) else None
     if leaked:
@@ -281,7 +281,7 @@ def listlike(v: Any) -> Any:
 
 def parse_value(text: str) -> Any:
     """A ``--set key=value`` value: YAML (``5``, ``[1, 2]``, ``true``, ``{a: 1}``), else the string."""
-    from ..yamlsafe import YAMLLimitError, load
+    from ..files.yamlsafe import YAMLLimitError, load
 
     try:
         return load(text)

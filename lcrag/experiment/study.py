@@ -4,7 +4,8 @@ Order of work (nothing is sent before every check has passed):
 
 1. parse the YAML (:mod:`.config`), import ``plugins``, check every named scorer, chunker,
    retriever, prompt and reader profile, then load and validate the items (:mod:`.schema`);
-2. build the LC and RAG contexts and retrieval diagnostics (:mod:`.build`);
+2. build the tasks with the study's task builder (the own study's ``lc-rag``: LC and RAG contexts and retrieval
+   diagnostics, ``lcrag/studies/own_study/build.py``);
 3. start a local llama.cpp server for loopback ``llama.cpp`` profiles that have none running
    (``serve_local``), and run each reader through :func:`lcrag.runner.run_tasks` (response
    cache, resume, retries, context-window N/A guard, ``budget_usd`` guard);
@@ -44,15 +45,14 @@ from ..llm.readers import Reader, make_reader
 from ..results import to_frame
 from ..runtime.runlock import run_lock
 from ..runner import RunStats, Task, read_results, run_tasks
-from .build import build
 from .components import call_with, lookup
 from .config import StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
-from ..atomicio import write_atomic
-from ..compaction import compact
+from ..files.atomicio import write_atomic
+from ..files.compaction import compact
 from .manifest import write_manifest
 from .repeats import expand as expand_repeats, for_reader
-from .trec_export import write_rankings
+from ..formats.trec_run import write_rankings
 from .runcontrols import apply_limit, caption, manifest_record, seeded
 from .paramcheck import check as check_params
 from .paramcheck import choice_problem, model_problem
@@ -60,7 +60,8 @@ from ..runtime.options import RunOptions
 from .paramcheck import reader_error
 from .respend import check_cache_file, check_cache_kept
 from .schema import ItemSet, load_items
-from .spec import StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
+from .spec import DEFAULT_BUILDER, StudySpec, apply_overrides, parse_spec, read_spec, refuse_keys
+from .tasks import Built
 
 
 @dataclass
@@ -266,13 +267,13 @@ def row_scorer(cfg: StudyConfig, answer_metric: str | None, evidence_metric: str
     return measures.scorer(list(cfg.scorers), roles=roles, read=read)
 
 
-def build_tasks(prep: Prepared):
-    """The study's tasks: the default ``lc-rag`` builder (:func:`.build.build`, with retrieval
-    diagnostics and route conditions) or the registered task builder of ``tasks.builder``."""
+def build_tasks(prep: Prepared) -> Built:
+    """The study's tasks from the registered task builder of ``tasks.builder``; the own-study form (the default
+    ``lc-rag`` builder over JSONL items or the example corpus) asks it for its whole :class:`~.tasks.Built`
+    (``full=True``: retrieval diagnostics and route conditions as well)."""
     cfg = prep.cfg
     if getattr(cfg, "own_study", True) and cfg.data.source is None:
-        return build(cfg, prep.items)
-    from .build import Built
+        return lookup("task_builder", DEFAULT_BUILDER)(prep.items, seed=cfg.seed, spec=cfg, full=True)
     items = prep.source_items if prep.source_items is not None else prep.items
     try:
         tasks = call_with(lookup("task_builder", cfg.tasks.builder), items, seed=cfg.seed, spec=cfg, **cfg.tasks.params)
@@ -564,7 +565,7 @@ def _judge(cfg, items: dict, rdir: Path, rows: list, cache: ResponseCache, budge
            log) -> dict:
     """The judge role (:mod:`lcrag.experiment.judging`): judgments of this run's rows, ``judgments.csv`` and the
     manifest's ``judge`` record; a budget stop writes both, then raises."""
-    from ..atomicio import write_atomic
+    from ..files.atomicio import write_atomic
     from ..errors import BudgetExceeded
     from . import judging
 

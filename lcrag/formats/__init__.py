@@ -3,5 +3,5 @@
 * :mod:`.trec_rag` — TREC-RAG JSONL runs (the format the LongEval-RAG organisers consume) and their validator.
 
 The TREC run and qrels files of a study's retrieval stage are written by ``lcrag export --format trec``
-(:mod:`lcrag.experiment.trec_export`).
+(:mod:`lcrag.formats.trec_run`).
 """

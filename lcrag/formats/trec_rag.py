@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..textio import iter_jsonl
+from ..files.textio import iter_jsonl
 
 
 @dataclass

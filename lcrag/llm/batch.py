@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..textio import iter_jsonl
+from ..files.textio import iter_jsonl
 from .cache import ResponseCache, cache_key
 from .billing import read_usage
 from .call import needs_call, store, window_reason

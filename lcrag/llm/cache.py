@@ -31,7 +31,7 @@ from typing import Any
 
 from ..config import rehearsal_url, response_cache_path
 from ..errors import CacheMiss, CacheReadOnly, ConfigError, InputError
-from ..textio import iter_jsonl
+from ..files.textio import iter_jsonl
 from .cachecheck import guard, insert_rows, open_checked, row_problem, writable
 
 MODES = ("use", "refresh", "off", "replay")
@@ -161,7 +161,7 @@ class ResponseCache:
         except BaseException as e:  # a full disk, a signal …: no partial .tmp is left beside the target
             size = tmp.stat().st_size if tmp.exists() else None
             tmp.unlink(missing_ok=True)
-            from ..atomicio import disk_full, is_no_space
+            from ..files.atomicio import disk_full, is_no_space
 
             if isinstance(e, OSError) and is_no_space(e):
                 raise disk_full(out, None, f"the export was not written ({size or 0:,} bytes had fitted)") from None

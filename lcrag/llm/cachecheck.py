@@ -37,8 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import sqlitewal
-from ..atomicio import disk_full, free_bytes, is_no_space
+from ..files import sqlitewal
+from ..files.atomicio import disk_full, free_bytes, is_no_space
 from ..errors import CacheDamaged, LcragError
 
 SQLITE_HEADER = b"SQLite format 3\x00"

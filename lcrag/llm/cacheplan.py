@@ -1,6 +1,6 @@
 """Pre-flight estimate of a provider's prompt-cache use, given the order the calls are sent in.
 
-The dry run (:mod:`lcrag.plan`) prices each reader's calls twice: without any prompt caching (every
+The dry run (:mod:`lcrag.llm.plan`) prices each reader's calls twice: without any prompt caching (every
 prompt token at the input price) and with the provider's prefix cache used as the schedule allows.
 The model of the cache, per call ``i`` in send order (prefix order, :mod:`lcrag.llm.prefix`, unless
 it is switched off):

@@ -108,7 +108,7 @@ def resolve_api_key(profile: ReaderProfile) -> str:
         return "sk-dry-run-sends-nothing"
     from pathlib import Path
 
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     src = Path(profile._source)
     line = node_line(src.read_text(encoding="utf-8"), "api_key_env") if src.is_file() else None

@@ -19,7 +19,7 @@ Where each rule applies:
   study file is refused when key-shaped (:func:`find_key`), naming the file the user wrote, the line and the field;
   the message shows the value masked (:func:`mask`). ``api_key_env`` must moreover be a variable *name*
   (letters, digits and ``_``): a pasted key is the commonest way a key reaches a file;
-* :func:`scrub` (:mod:`lcrag.keyshapes`) replaces every key-shaped substring with ``[key removed]``; it is applied
+* :func:`scrub` (:mod:`lcrag.files.keyshapes`) replaces every key-shaped substring with ``[key removed]``; it is applied
   by every writer of run files and logs: ``write_atomic`` (manifests, ``results.csv``, reports), the results
   writer (``results.jsonl``), the stored reply (``text`` and ``reasoning``, :func:`lcrag.llm.call.record_of`, and
   Batch API replies), and lcrag's standard output and error (the CLI wraps both), so a key that reaches lcrag by
@@ -34,7 +34,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
-from ..keyshapes import KEY_SHAPES, REMOVED, looks_like_key, mask, scrub, scrub_bytes, scrub_streams  # noqa: F401  (re-exported)
+from ..files.keyshapes import KEY_SHAPES, REMOVED, looks_like_key, mask, scrub, scrub_bytes, scrub_streams  # noqa: F401  (re-exported)
 
 SECRET_NAMES = re.compile(r"^(x[-_])?(api[-_]?key|key|token|access[-_]?token|auth[-_]?token|secret|client[-_]?secret|"
                           r"password|passwd|authorization|auth|sig|signature|bearer|credential|credentials)$", re.I)

@@ -81,7 +81,7 @@ def record(profile, res: ProbeResult, path=None) -> None:
     import json
     from pathlib import Path
 
-    from ..atomicio import write_atomic
+    from ..files.atomicio import write_atomic
     from ..config import cache_dir
 
     path = Path(path) if path else cache_dir() / PROBES_FILE

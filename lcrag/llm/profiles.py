@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from .. import resources
 from ..errors import ConfigError
-from ..textio import read_yaml
+from ..files.textio import read_yaml
 
 
 class ReaderProfile(BaseModel):
@@ -184,7 +184,7 @@ class ReaderProfile(BaseModel):
 
 def _format_validation(path: str | Path, err: ValidationError, text: str | None = None) -> ConfigError:
     """ConfigError naming the field of the first validation error and, given the YAML ``text``, its line."""
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     e = err.errors()[0]
     fld = ".".join(str(x) for x in e.get("loc", ())) or None
@@ -222,7 +222,7 @@ def base_url_of(profile: Any, url: str | None = None) -> str | None:
 
     The one function that resolves the endpoint of every kind of profile — reader (:class:`ReaderProfile`, the
     chat client and the replica pool), rerank (:mod:`lcrag.retrieval.rerank_endpoint`) and embedding
-    (:mod:`lcrag.embed_endpoint`) — so a change of where profiles point (e.g. every endpoint redirected
+    (:mod:`lcrag.embeddings.endpoint`) — so a change of where profiles point (e.g. every endpoint redirected
     to a loopback stand-in) is made here once."""
     return url if url is not None else getattr(profile, "base_url", None)
 
@@ -235,7 +235,7 @@ def is_loopback(url: str | None) -> bool:
 
 def _check_after_validation(prof: ReaderProfile, source: str | Path, text: str | None) -> None:
     """Checks that need more than one field or the file's location, with the offending field's line."""
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     def err(fld: str, msg: str) -> ConfigError:
         return ConfigError(source, msg, line=node_line(text, fld) if text else None, field=fld)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..textio import read_text
+from ..files.textio import read_text
 from ..types import Context
 from .client import CallResult, ChatClient
 from .extractive import context_index, extract
@@ -139,7 +139,7 @@ def make_reader(spec: str | dict[str, Any] | ReaderProfile, **overrides: Any) ->
     try:
         cls = _REGISTRY[profile.kind]
     except KeyError:
-        from ..yamlpos import node_line
+        from ..files.yamlpos import node_line
 
         src = Path(profile._source)
         line = node_line(read_text(src), "kind") if src.is_file() else None

@@ -86,7 +86,7 @@ def request_shape_error(profile, exc: Exception) -> RequestShapeError | None:
     if param is None:
         return None
     field, fix = FIX[param]
-    from ..yamlpos import node_line
+    from ..files.yamlpos import node_line
 
     src = Path(getattr(profile, "_source", "") or "")
     text = src.read_text(encoding="utf-8") if src.is_file() else None

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import resources
 from ..errors import ConfigError
-from ..textio import read_yaml
+from ..files.textio import read_yaml
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _load_prompt(name: str, directory: str | None, stamp: tuple[int, int] | None
         raise ConfigError(p, "expected a mapping")
 
     def bad(key: str, msg: str) -> ConfigError:
-        from ..yamlpos import node_line
+        from ..files.yamlpos import node_line
 
         return ConfigError(p, msg, line=node_line(text, key), field=key)
 

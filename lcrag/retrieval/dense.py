@@ -1,7 +1,7 @@
 """Dense retrieval by cosine similarity of embeddings (EBG paper §5.1.3, App. D, App. G).
 
 Chunks (``chunk.display_text``, so the title-in-chunk variant embeds ``"title\\n\\ntext"``) and
-queries are embedded with :func:`lcrag.embeddings.embed_texts` — offline MiniLM
+queries are embedded with :func:`lcrag.embeddings.encoders.embed_texts` — offline MiniLM
 (``"minilm"``) or ``"openai:text-embedding-3-small|large"`` when ``OPENAI_API_KEY`` is set —
 through the on-disk cache, and ranked by cosine similarity (vectors L2-normalised here,
 whatever the model returns). ``backend="onnx-int8"`` (opt-in, MiniLM only) uses the approximate
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ..embeddings import APPROXIMATE_BACKENDS, MINILM, canonical_backend, canonical_model, embed_texts
+from ..embeddings.encoders import APPROXIMATE_BACKENDS, MINILM, canonical_backend, canonical_model, embed_texts
 from ..types import Chunk
 from .base import Retriever
 

@@ -17,7 +17,7 @@ Row ids are positions in the order vectors were added (the chunk order). Ties in
 broken by FAISS, not by :func:`lcrag.retrieval.base.stable_order`; for exact tie-stable
 rankings of small corpora use ``DenseRetriever``.
 
-Vectors come from the existing embedding function (:func:`lcrag.embeddings.embed_texts`,
+Vectors come from the existing embedding function (:func:`lcrag.embeddings.encoders.embed_texts`,
 through its on-disk cache) by default: :func:`embed_batches` embeds a corpus batch by batch,
 and :func:`embed_corpus_ray` fills the same embedding cache from parallel Ray workers first
 (each worker embeds one shard), after which the build reads every vector from the cache.
@@ -122,7 +122,7 @@ class FaissIndex:
 def embed_batches(texts: Sequence[str], embed: Embed | None = None, batch: int = 50_000) -> Iterator[np.ndarray]:
     """Vectors of ``texts`` in batches of ``batch``, from ``embed`` (default: cached MiniLM ``embed_texts``)."""
     if embed is None:
-        from ..embeddings import embed_texts
+        from ..embeddings.encoders import embed_texts
 
         embed = embed_texts
     for i in range(0, len(texts), batch):
@@ -133,20 +133,20 @@ def embed_corpus_ray(texts: Sequence[str], model: str, cache_path: str | Path, *
                      batch_size: int = 64, address: str | None = None) -> int:
     """Embed ``texts`` with ``model`` in ``workers`` parallel Ray tasks into one embedding cache file.
 
-    Each task embeds one contiguous shard through :func:`lcrag.embeddings.embed_texts` with an
-    :class:`lcrag.embeddings.EmbeddingCache` on ``cache_path`` (SQLite WAL: safe for concurrent
+    Each task embeds one contiguous shard through :func:`lcrag.embeddings.encoders.embed_texts` with an
+    :class:`lcrag.embeddings.encoders.EmbeddingCache` on ``cache_path`` (SQLite WAL: safe for concurrent
     writers; texts already cached are skipped). Returns the number of texts embedded. Build the
     index afterwards with ``build_index(path, embed_batches(texts, embed))`` where ``embed`` reads
     the same cache — every vector is then a hit.
     """
-    from ..rayinit import init_ray
+    from ..executors.rayinit import init_ray
 
     ray = init_ray(address)
     texts = list(texts)
     step = -(-len(texts) // max(1, workers))
 
     def shard(part: list[str]) -> int:
-        from ..embeddings import EmbeddingCache, embed_texts
+        from ..embeddings.encoders import EmbeddingCache, embed_texts
 
         embed_texts(part, model, cache=EmbeddingCache(cache_path), batch_size=batch_size)
         return len(part)

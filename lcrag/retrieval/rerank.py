@@ -38,12 +38,12 @@ class CrossEncoderReranker(Reranker):
 
     def __init__(self, model: str = CROSS_ENCODER, *, batch_size: int = 32):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from ..embeddings import quiet_hf_loading
+        from ..embeddings.encoders import quiet_hf_loading
 
         quiet_hf_loading()
         from sentence_transformers import CrossEncoder
 
-        from ..weights import quiet_loading
+        from ..resources.weights import quiet_loading
 
         with quiet_loading():
             self.model = CrossEncoder(model, device="cpu", local_files_only=True)
@@ -63,7 +63,7 @@ class BiEncoderReranker(Reranker):
         self.model_name, self.cache = model, cache
 
     def score(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        from ..embeddings import embed_texts
+        from ..embeddings.encoders import embed_texts
         from .dense import normalize_rows
 
         v = normalize_rows(embed_texts([query, *texts], self.model_name, cache=self.cache))

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import ConfigError
 from ..llm.costs import RequestBudget
-from ..textio import read_yaml
+from ..files.textio import read_yaml
 from .base import Reranker
 
 RERANKERS_DIR = "rerankers"
@@ -101,7 +101,7 @@ def load_reranker_profile(spec: str | Path | dict[str, Any] | RerankerProfile, *
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(x) for x in err.get("loc", ()))
-        from ..yamlpos import node_line
+        from ..files.yamlpos import node_line
 
         line = node_line(text, field) if text and field else None
         raise ConfigError(source, f"{err.get('msg')}", line=line, field=field) from None
@@ -139,10 +139,10 @@ def pair_tokens(profile: RerankerProfile, query: str, documents: Sequence[str]) 
 
 def plan_row(profile: str | Path | dict[str, Any] | RerankerProfile, pairs: Sequence[tuple[str, Sequence[str]]], *,
              study: str, condition: str = "rerank"):
-    """A dry-run plan row (:class:`lcrag.plan.PlanRow`) for scoring each ``(query, documents)`` of ``pairs``: requests
+    """A dry-run plan row (:class:`lcrag.llm.plan.PlanRow`) for scoring each ``(query, documents)`` of ``pairs``: requests
     (``batch_size`` documents each), billed input tokens (:func:`pair_tokens`) and their price (no output tokens)."""
     from ..llm.tokens import get_tokenizer
-    from ..plan import PlanRow
+    from ..llm.plan import PlanRow
 
     prof = load_reranker_profile(profile)
     calls = sum(-(-len(docs) // prof.batch_size) for _, docs in pairs)

@@ -49,7 +49,7 @@ class InFlight:
         self.stale = open_keys(self.path)  # in flight when the previous run of this folder stopped
         self._fd: int | None = None
         try:
-            from ..atomicio import write_atomic
+            from ..files.atomicio import write_atomic
 
             if self.stale or self.path.exists():
                 write_atomic(self.path, "".join(f"+{k}\n" for k in sorted(self.stale)))

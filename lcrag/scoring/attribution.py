@@ -12,7 +12,7 @@ Each scored item falls in exactly one class, checked in this order:
 Evidence follows the condition's own rule (NoLiMa SN: the needle line among the cited
 lines; TN/CTN: *both* needles cited). Error / N/A rows are ``excluded`` and never counted.
 
-With the oracle-evidence control (:mod:`lcrag.controls`) a fifth class comes first:
+With the oracle-evidence control (:mod:`lcrag.contexts.controls`) a fifth class comes first:
 
 0. ``evidence_miss`` — the row misses (Ans+Evid = 0) *and* the same reader with the same
    prompt also misses the item when given exactly the gold lines (the item is not

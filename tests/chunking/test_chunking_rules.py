@@ -192,7 +192,7 @@ def test_title_in_chunk_renders_title_blank_line_text():
 def test_several_documents_share_one_embedding_call_with_the_same_chunks(tmp_path, monkeypatch):
     """embedder_for embeds every sentence of the documents in one cached call; the chunks are those of
     one call per document."""
-    from lcrag import embeddings as E
+    from lcrag.embeddings import encoders as E
     from lcrag.chunking.semantic import embedder_for
 
     monkeypatch.setattr(E, "default_cache", lambda: E.EmbeddingCache(tmp_path / "emb.sqlite"))

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from lcrag.cli import main
-from lcrag.experiment.report import make_report
-from lcrag.experiment.show import show
+from lcrag.outputs.report import make_report
+from lcrag.outputs.show import show
 from lcrag.stats import holm, mcnemar_exact
 
 CONDS = ["no-context", "oracle", "LC-2000", "LC-full", "RAG-bm25-sentences-k2", "RAG-bm25-sentences-k5",

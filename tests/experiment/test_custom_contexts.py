@@ -4,7 +4,7 @@ import pytest
 
 from lcrag.chunking import chunk_documents
 from lcrag.experiment.scorers import make_scorer
-from lcrag.experiment.contexts import doc_lines, lc_context, rag_context, take_budget
+from lcrag.contexts.render import doc_lines, lc_context, rag_context, take_budget
 from lcrag.experiment.example import write_example
 from lcrag.experiment.schema import load_items
 from lcrag.runner import Task

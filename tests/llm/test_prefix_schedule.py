@@ -4,7 +4,7 @@ import json
 import random
 import threading
 
-from lcrag.haystack import SourceLine, insert_at_depth, render_numbered
+from lcrag.contexts.haystack import SourceLine, insert_at_depth, render_numbered
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.client import CallResult
 from lcrag.llm.prefix import affinity_key, common_prefix_len, prefix_order, prompt_text

@@ -6,14 +6,14 @@ import json
 import pytest
 from loopback_usage import UsageServer
 
-from lcrag.haystack import SourceLine, insert_at_depth, render_numbered
+from lcrag.contexts.haystack import SourceLine, insert_at_depth, render_numbered
 from lcrag.llm.billing import read_usage
 from lcrag.llm.breakpoints import mark_context
 from lcrag.llm.cache import ResponseCache
 from lcrag.llm.costs import price
 from lcrag.llm.profiles import load_profile
 from lcrag.llm.readers import make_reader
-from lcrag.plan import plan_tasks
+from lcrag.llm.plan import plan_tasks
 from lcrag.runner import RunStats, Task, run_tasks
 from lcrag.types import Item
 
@@ -101,7 +101,7 @@ def test_recorded_cost_uses_reported_cached_tokens(tmp_path, tmp_cache):
     full = sum(price(reader.profile, r.prompt_tokens, r.completion_tokens) for r in rows)
     assert st.spend_usd == pytest.approx(sum(r.cost_usd for r in rows)) and st.spend_usd < 0.6 * full
     from lcrag.results import to_frame
-    from lcrag.usage import usage_table
+    from lcrag.outputs.usage import usage_table
 
     table = usage_table(to_frame(rows), ["reader"])
     assert int(table["prompt_cached_tokens"].sum()) == sum(r.prompt_cached_tokens for r in rows)

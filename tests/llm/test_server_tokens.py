@@ -10,7 +10,7 @@ from lcrag.llm.tokens import count_messages, get_tokenizer, profile_prompt_token
 from lcrag.results import to_frame
 from lcrag.runner import run_tasks
 from lcrag.studies.synthetic.trials import SyntheticConfig, build_tasks, score
-from lcrag.usage import estimate_vs_reported
+from lcrag.outputs.usage import estimate_vs_reported
 
 
 def test_endpoint_without_tokenize_route_gets_labelled_approximation_and_warning(tmp_path, capsys):

@@ -252,7 +252,7 @@ def test_override_points_every_model_profile_and_keeps_prices(rehearsal):
 
 
 def test_override_points_reranker_and_embedding_endpoint(rehearsal, monkeypatch):
-    from lcrag.embeddings import embed_texts
+    from lcrag.embeddings.encoders import embed_texts
     from lcrag.retrieval.rerank_endpoint import load_reranker_profile
 
     assert load_reranker_profile("qwen3-reranker-8b").base_url == rehearsal.url
@@ -301,8 +301,8 @@ def test_override_must_be_loopback(monkeypatch, bad):
 
 
 def test_tables_of_live_models_say_rehearsal(rehearsal, tmp_path):
-    from lcrag.report import save_table
-    from lcrag.scoreboard import source_class
+    from lcrag.outputs.save import save_table
+    from lcrag.outputs.scoreboard import source_class
 
     live = pd.DataFrame({"reader": ["GPT-5"], "ans": [0.5]})
     save_table(live, "live", tmp_path, source="NoLiMa real data; readers: GPT-5, Sonnet-4.5")

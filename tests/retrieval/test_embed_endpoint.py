@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from fakes.faultserver import FaultServer, fake_embedding
 
-from lcrag.embeddings import EmbeddingCache, canonical_model, embed_texts
+from lcrag.embeddings.encoders import EmbeddingCache, canonical_model, embed_texts
 from lcrag.errors import BudgetExceeded, ConfigError
 from lcrag.llm.retry import RetriesExhausted
-from lcrag import embed_endpoint as EE
+from lcrag.embeddings import endpoint as EE
 from lcrag.retrieval.named import retriever_by_name
 from lcrag.types import Chunk
 

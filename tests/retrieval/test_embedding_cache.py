@@ -11,8 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from lcrag import embeddings as E
-from lcrag.embeddings import EmbeddingCache, canonical_backend, embed_texts, text_key
+from lcrag.embeddings import encoders as E
+from lcrag.embeddings.encoders import EmbeddingCache, canonical_backend, embed_texts, text_key
 
 DOCS = [
     "The river flooded the valley in spring.",
@@ -76,7 +76,7 @@ def test_store_from_before_backends_is_migrated(tmp_path):
     assert embed_texts(["old"], cache=EmbeddingCache(path))[0].tolist() == vec.tolist()  # served, not re-embedded
 
 
-# --- the fp32 torch path's batches side by side (lcrag.embeddings.encode_data_parallel) ---
+# --- the fp32 torch path's batches side by side (lcrag.embeddings.encoders.encode_data_parallel) ---
 
 # lengths repeat (ties in sentence-transformers' length order) and vary (padding differs per batch)
 VARIED = [f"{i:03d} " + " ".join(["the ferry crossed the estuary at dawn", "copper", "yeast and bread"][i % 3] for _ in range(i % 11))

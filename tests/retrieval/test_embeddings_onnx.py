@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-from lcrag.embeddings import EmbeddingCache, embed_texts, minilm_path, store_backend  # noqa: E402
-from lcrag.embeddings_onnx import RECIPE, OnnxMiniLM, export_int8, export_paths  # noqa: E402
+from lcrag.embeddings.encoders import EmbeddingCache, embed_texts, minilm_path, store_backend  # noqa: E402
+from lcrag.embeddings.onnx_backend import RECIPE, OnnxMiniLM, export_int8, export_paths  # noqa: E402
 from lcrag.retrieval import DenseRetriever  # noqa: E402
 from lcrag.types import Chunk  # noqa: E402
 
@@ -42,7 +42,7 @@ def test_int8_vectors_are_close_to_fp32_but_not_equal(onnx_model):
 
 
 def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache, monkeypatch):
-    import lcrag.embeddings_onnx as O
+    import lcrag.embeddings.onnx_backend as O
 
     monkeypatch.setattr(O, "load_onnx_minilm", lambda: onnx_model)
     store = EmbeddingCache(tmp_cache / "e.sqlite")
@@ -60,7 +60,7 @@ def test_backend_is_opt_in_cached_separately_and_labelled(onnx_model, tmp_cache,
 
 
 def test_workers_follow_the_argument_then_the_environment_one_thread_per_session_run(onnx_model, monkeypatch):
-    from lcrag.embeddings_onnx import THREADS_ENV
+    from lcrag.embeddings.onnx_backend import THREADS_ENV
 
     monkeypatch.setenv(THREADS_ENV, "1")
     assert OnnxMiniLM(onnx_model.path, minilm_path()).workers == 1
@@ -80,7 +80,7 @@ def test_vectors_do_not_depend_on_the_number_of_workers(onnx_model):
 
 
 def test_batches_are_capped_at_max_batch(onnx_model):
-    from lcrag.embeddings_onnx import MAX_BATCH
+    from lcrag.embeddings.onnx_backend import MAX_BATCH
 
     texts = [f"line {i}: " + "word " * (i % 7) for i in range(2 * MAX_BATCH + 3)]
     capped = onnx_model.encode(texts, batch_size=MAX_BATCH)

@@ -1,6 +1,6 @@
 """Dense retrieval, the embedding cache and the reranker fallback with the offline MiniLM.
 
-MiniLM is loaded once per process (``lcrag.embeddings.load_minilm`` is an lru_cache).
+MiniLM is loaded once per process (``lcrag.embeddings.encoders.load_minilm`` is an lru_cache).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lcrag.chunking import chunk_semantic, chunk_topic_shift
-from lcrag.embeddings import EmbeddingCache, canonical_model, embed_texts, load_minilm, text_key
+from lcrag.embeddings.encoders import EmbeddingCache, canonical_model, embed_texts, load_minilm, text_key
 from lcrag.retrieval import DenseRetriever
 from lcrag.retrieval.rerank import FALLBACK_NAME, BiEncoderReranker, CrossEncoderReranker, cross_encoder_on_disk, make_reranker
 from lcrag.types import Chunk, Document

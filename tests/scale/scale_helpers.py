@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from fakes.faultserver import pool_endpoint
 from lcrag.llm.readers import make_reader
 from lcrag.runner import Task

@@ -165,7 +165,7 @@ def test_parallel_workers_embed_into_one_cache_then_index(local_ray, tmp_path, m
     pytest.importorskip("faiss", reason="the on-disk vector index needs the optional extra lcrag[faiss]")
     import numpy as np
 
-    import lcrag.embeddings as emb
+    import lcrag.embeddings.encoders as emb
     from lcrag.retrieval.faiss_index import FaissIndex, build_index, embed_batches, embed_corpus_ray
 
     texts = [f"Document {i} is about {w}." for i, w in enumerate(["rivers", "mountains", "trains", "bread"] * 10)]

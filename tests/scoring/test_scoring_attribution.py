@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.scoring.attribution import (
     GROUNDING_MISS,
     OK,

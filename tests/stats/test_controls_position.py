@@ -7,10 +7,10 @@ import math
 import pandas as pd
 import pytest
 
-from lcrag.controls import no_context, oracle_context
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.controls import no_context, oracle_context
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.resources.templates import load_prompt
-from lcrag.position import add_positions, decile, item_depth, item_distance, position_table
+from lcrag.outputs.position import add_positions, decile, item_depth, item_distance, position_table
 from lcrag.scoring.attribution import EVIDENCE_MISS, attribute_with_oracle, attribution_table
 
 

@@ -191,7 +191,8 @@ def test_a_new_benchmark_folder_is_listed_run_scored_reported_and_indexed(tmp_pa
 
     # in this process: the measure registry, the folder's views, the scoreboard and the figures index find it
     monkeypatch.setenv("LCRAG_STUDIES_PATH", str(studies))
-    from lcrag import experiment, figures_index, measures, save_figure, save_table, scoreboard
+    from lcrag import experiment, measures, save_figure, save_table
+    from lcrag.outputs import figures_index, scoreboard
 
     m = measures.get("doors_colour")
     assert (m.label, m.kind, m.origin) == ("Colour", "answer", "lcrag_studies_doors_at_parity.measures")
@@ -226,7 +227,7 @@ def test_a_folder_declaration_with_a_bad_field_names_file_line_and_field(tmp_pat
     decl = studies / NAME / "benchmark.yaml"
     decl.write_text("title: Tiny doors\nfigure_words: tinydoors\n", encoding="utf-8")
     monkeypatch.setenv("LCRAG_STUDIES_PATH", str(studies))
-    from lcrag import figures_index
+    from lcrag.outputs import figures_index
     from lcrag.errors import ConfigError
 
     with pytest.raises(ConfigError) as e:
@@ -241,7 +242,7 @@ def test_two_folders_declaring_one_figure_word_is_an_error_naming_both(tmp_path,
     studies = write_folder(tmp_path)
     (studies / NAME / "benchmark.yaml").write_text("title: Tiny doors\nfigure_words: [nolima]\n", encoding="utf-8")
     monkeypatch.setenv("LCRAG_STUDIES_PATH", str(studies))
-    from lcrag import figures_index
+    from lcrag.outputs import figures_index
     from lcrag.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"doors_at_parity.*benchmark.yaml.*'nolima' is already declared by .*'nolima'"):

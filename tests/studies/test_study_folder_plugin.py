@@ -73,7 +73,7 @@ def studies_dir(tmp_path) -> Path:
     (folder / "study.py").write_text(textwrap.dedent(STUDY_PY), encoding="utf-8")
     (folder / "measures.py").write_text(textwrap.dedent(MEASURES_PY), encoding="utf-8")
     (folder / "tiny-doors.yaml").write_text(SPEC_YAML, encoding="utf-8")
-    # the values the paper states (lcrag.scoreboard) sit beside the spec and are not read as a study
+    # the values the paper states (lcrag.outputs.scoreboard) sit beside the spec and are not read as a study
     (folder / "paper.yaml").write_text("paper: tiny\ntables: {}\n", encoding="utf-8")
     return folder.parent
 

@@ -1,15 +1,15 @@
-"""The notebook of the conditions study for ``lcrag reproduce`` (:mod:`lcrag.experiment.notebooks`)."""
+"""The notebook of the conditions study for ``lcrag reproduce`` (:mod:`lcrag.reproduction.notebooks`)."""
 
 from __future__ import annotations
 
-from ...experiment.notebooks import Notebook, NotebookPlan, plan_readers
+from ...reproduction.notebooks import Notebook, NotebookPlan, plan_readers
 
 
 def plan_20(p: dict) -> NotebookPlan:
     """The conditions study's calls (route composes RAG and LC rows, so it adds none)."""
     import tempfile
 
-    from ...experiment.build import build
+    from ...experiment.components import lookup
     from .study import conditions_study
     from ...experiment.spec import parse_spec as parse_config
     from ...experiment.example import write_example
@@ -19,7 +19,7 @@ def plan_20(p: dict) -> NotebookPlan:
                                         mask_token=p.get("mask_token")))
     with tempfile.TemporaryDirectory() as d:
         paths = write_example(d, study=False, **cfg.data.example.model_dump())
-        tasks = build(cfg, load_items(paths["items"], paths["corpus"])).tasks
+        tasks = lookup("task_builder", "lc-rag")(load_items(paths["items"], paths["corpus"]), spec=cfg)
     return NotebookPlan("20", plan_readers(tasks, p["readers"], "20 conditions"))
 
 

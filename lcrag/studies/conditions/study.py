@@ -3,9 +3,9 @@
 :func:`conditions_study` is a study mapping (the same fields as a study YAML,
 ``params/study_example.yaml``) over lcrag's generated example corpus (:mod:`.example`) with:
 
-* controls ``no-context`` and ``oracle`` (:mod:`lcrag.controls`);
+* controls ``no-context`` and ``oracle`` (:mod:`lcrag.contexts.controls`);
 * LC at each budget with the ``coherent``, ``shuffled`` and ``masked`` fillers
-  (:mod:`.layouts`; "length without distraction", arXiv 2510.05381; haystack structure,
+  (:mod:`lcrag.contexts.layouts`; "length without distraction", arXiv 2510.05381; haystack structure,
   Chroma *Context Rot*);
 * top-k and matched-budget RAG in the ``score``, ``document`` (DOS RAG, arXiv 2506.03989),
   ``reverse`` and ``both_ends`` (arXiv 2410.05983) chunk orders;
@@ -15,7 +15,7 @@
 
 :func:`run_conditions` runs it with :func:`lcrag.experiment.study.run_study` and returns the
 per-condition table (:func:`condition_table`), the k-sweep table
-(:func:`lcrag.experiment.breakdowns.k_curve`) and the route table (:func:`.route.fallback_table`),
+(:func:`lcrag.outputs.breakdowns.k_curve`) and the route table (:func:`.route.fallback_table`),
 saving the table and the k-sweep figure.
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...types import Outcome
-from ...experiment import breakdowns
+from ...outputs import breakdowns
 from ...experiment.route import fallback_table
 
 
@@ -110,10 +110,10 @@ def run_conditions(run_dir: str | Path, readers: list, *, out_dir: str | Path | 
     save ``<name>`` (table) and ``<name>_k_sweep`` (figure) into ``out_dir`` when given."""
     import matplotlib.pyplot as plt
 
-    from ...report import save_figure, save_table
-    from ...experiment.report import data_label, k_sweep_figure
+    from ...outputs.save import save_figure, save_table
+    from ...outputs.report import data_label, k_sweep_figure
     from ...experiment.study import run_study
-    from ...experiment.views import load_run
+    from ...outputs.views import load_run
 
     rd = Path(run_dir)
     run_study(conditions_study(readers, **study), out=rd, base_dir=rd, progress=progress, log=lambda s: None)

@@ -33,7 +33,7 @@ from typing import Any
 
 from ...config import data_dir
 from ...errors import InputError
-from ...textio import iter_jsonl, iter_lines, read_text
+from ...files.textio import iter_jsonl, iter_lines, read_text
 from ...types import Document
 from ...data.jsonpos import read_json_positions
 

@@ -178,7 +178,7 @@ def judge_runs(runs: Sequence[str | Path], *, silver: str, judge: str, nugget_re
     ``silver`` / ``judge`` / ``nugget_reader``; ``human`` a CSV of ``item_id,human``. With ``out_dir`` both are
     written as ``longeval_judge_rows.csv`` and ``longeval_judge_table.csv`` (atomically; a re-run rewrites them
     from the cache)."""
-    from ...atomicio import write_atomic
+    from ...files.atomicio import write_atomic
     from ...llm.readers import make_reader
     from .data import load_corpus, load_recovered
 

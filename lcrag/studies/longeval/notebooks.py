@@ -1,9 +1,9 @@
 """The LongEval-RAG notebooks for ``lcrag reproduce``: the recorded files each needs (they have no generated
-stand-in) and the dry-run plan of notebook 19 (``plan19``) (:mod:`lcrag.experiment.notebooks`)."""
+stand-in) and the dry-run plan of notebook 19 (``plan19``) (:mod:`lcrag.reproduction.notebooks`)."""
 
 from __future__ import annotations
 
-from ...experiment.notebooks import DataNeed, Notebook
+from ...reproduction.notebooks import DataNeed, Notebook
 from .data import GOLD_REL, METADATA_REL, QUERIES_REL, SHARD_REL, STATS_REL
 from .stored import BASE_REL, JUDGE_REL, LLM_RUNS_REL, PAIRS_REL, SILVER_GOLD_REL
 

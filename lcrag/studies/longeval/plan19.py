@@ -15,8 +15,8 @@ one nugget-creation call per query and one grading call per answer. The texts th
 
 from __future__ import annotations
 
-from ...experiment.notebooks import NotebookPlan, plan_readers
-from ...experiment.plan_data import judge_sketch
+from ...reproduction.notebooks import NotebookPlan, plan_readers
+from ...reproduction.plan_data import judge_sketch
 
 
 class _Relabelled:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import ConfigError
-from ...textio import read_yaml
+from ...files.textio import read_yaml
 
 from .resources import VARIANTS_FILE, locate
 CHUNKINGS = ("rule", "semantic", "topic_shift")
@@ -49,7 +49,7 @@ _SWITCHES = {f.name for f in fields(Variant)} - {"name", "params"}
 
 def load_variants(path: str | Path | None = None, **overrides: Any) -> dict[str, Variant]:
     """Variants by name, in file order; ``overrides`` replace constants of every variant."""
-    from ...yamlpos import node_line as _node_line
+    from ...files.yamlpos import node_line as _node_line
 
     path = Path(path) if path else locate(VARIANTS_FILE)
     from ... import provenance

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from ...chunking.sentences import split_sentences
 from .data import Fact, Query
-from ...haystack import SourceLine, render_numbered
+from ...contexts.haystack import SourceLine, render_numbered
 from ...types import Chunk, Context, Document, Line
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -51,7 +51,7 @@ def norm(text: str) -> str:
 
 def Row(text: str, doc_id: str = "", start: int = -1, end: int = -1, source_line: int = -1, *,
         citable: bool = True, role: str = "sentence") -> SourceLine:
-    """A line before numbering (``lcrag.haystack.SourceLine`` with role "sentence" by default)."""
+    """A line before numbering (``lcrag.contexts.haystack.SourceLine`` with role "sentence" by default)."""
     return SourceLine(text, doc_id, start, end, source_line, role=role, citable=citable)
 
 

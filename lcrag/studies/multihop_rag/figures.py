@@ -1,5 +1,5 @@
 """The MultiHop-RAG figures of notebooks 10-12 (EBG paper App. D, Tables 3-7), drawn in lcrag's house style
-(:mod:`lcrag.plots`): answer-only vs EBG bars, retrieval hits and needle coverage, LC vs RAG curves."""
+(:mod:`lcrag.outputs.plots`): answer-only vs EBG bars, retrieval hits and needle coverage, LC vs RAG curves."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...measures import label
-from ...plots import bar_values, figure_legend
+from ...outputs.plots import bar_values, figure_legend
 
 
 # ------------------------------------------------------------------ MultiHop-RAG and QASPER-MP (EBG App. D, E)

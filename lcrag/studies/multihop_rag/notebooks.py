@@ -1,20 +1,20 @@
-"""The MultiHop-RAG notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.experiment.notebooks`).
+"""The MultiHop-RAG notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.reproduction.notebooks`).
 
 Notebooks 10 (Table 2: answer-only vs EBG, LC) and 12 (Tables 3 and 7: LC vs RAG@K, the pilot and the
 stratified n=200 sample) are planned from the same item source and task builder the notebooks run
 (:func:`lcrag.studies.multihop_rag.study.pilot_items` / ``pilot_tasks``). Without the official corpus and
 queries the tasks are built on generated fixture data and scaled to the requested sample
-(:mod:`lcrag.experiment.plan_data`, which says so in the plan). RAG contexts are counted on BM25 hits over
+(:mod:`lcrag.reproduction.plan_data`, which says so in the plan). RAG contexts are counted on BM25 hits over
 the same 256-token chunk index: a RAG@K prompt holds K chunks whichever retriever ranked them, so its size is
-that of K chunks. An embedding-endpoint retriever (``text-embedding-3-large``, :mod:`lcrag.embed_endpoint`)
+that of K chunks. An embedding-endpoint retriever (``text-embedding-3-large``, :mod:`lcrag.embeddings.endpoint`)
 adds its embedding calls (notebooks 11 and 12: the corpus chunks and the queries), priced per 1M input tokens."""
 
 from __future__ import annotations
 
 import tempfile
 
-from ...experiment.notebooks import Notebook, NotebookPlan, plan_readers
-from ...experiment.plan_data import generated_note, missing_files, sample_weight
+from ...reproduction.notebooks import Notebook, NotebookPlan, plan_readers
+from ...reproduction.plan_data import generated_note, missing_files, sample_weight
 
 _KEYS = ("multihop_rag/corpus", "multihop_rag/queries")
 
@@ -37,9 +37,9 @@ generated fixture is scaled to them."""
 
 def embed_rows(nn: str, data, retriever: str | None, chunkers, queries) -> list:
     """Plan rows of the embedding-endpoint calls of ``retriever`` (none for bm25 / minilm): every chunk of the corpus
-    per chunker and the ``queries`` (:mod:`lcrag.embed_endpoint`); on the fixture scaled to the official
+    per chunker and the ``queries`` (:mod:`lcrag.embeddings.endpoint`); on the fixture scaled to the official
     release's 609 articles (chunks) and 2,255 usable queries."""
-    from ...embed_endpoint import plan_row, profile_of_retriever
+    from ...embeddings.endpoint import plan_row, profile_of_retriever
     from .data import usable_queries
     from .study import corpus_chunks
 
@@ -96,7 +96,7 @@ def plan_11(p: dict) -> NotebookPlan:
 
 
 def _profile(name):
-    from ...embed_endpoint import profile_of_retriever
+    from ...embeddings.endpoint import profile_of_retriever
 
     return profile_of_retriever(name)
 

@@ -465,7 +465,7 @@ def pilot_tasks(items: MultihopItems, *, seed: int = 0, prompts: Sequence[str] =
     registry retriever ``retriever`` (None: LC only) over the corpus chunks of ``chunker``, under the
     rule set the items were built with (``items.params["rules"]``, the study's ``data.params.rules``).
     ``seed`` is unused (the sample's seed drew the haystacks)."""
-    from ...experiment.trec_export import RankedTasks
+    from ...formats.trec_run import RankedTasks
 
     params = getattr(items, "params", None) or {}
     with _MC.using_rules(_MC.check_rules(params.get("rules", "authors"))):
@@ -481,12 +481,12 @@ def pilot_tasks(items: MultihopItems, *, seed: int = 0, prompts: Sequence[str] =
 
 def rankings(pilot: Sequence[LCRecord], retriever, retriever_name: str, chunker: str, *, pool_matched: bool = True) -> list[dict]:
     """The stored rankings of the RAG conditions (``lcrag export RUN --format trec``,
-    :func:`lcrag.experiment.trec_export.ranking_of`): per query, the ranking of the whole corpus the ``RAG@K``
+    :func:`lcrag.formats.trec_run.ranking_of`): per query, the ranking of the whole corpus the ``RAG@K``
     contexts are cut from (retriever ``<name>``) and, with ``pool_matched``, the ranking restricted to the query's
     own haystack articles the ``RAGpool@K`` contexts are cut from (retriever ``<name>-pool``); relevant chunks are
     every fact's gold chunks (:func:`lcrag.studies.multihop_rag.contexts.chunk_fact_sets`, the chunks
     :func:`fact_ranks` ranks)."""
-    from ...experiment.trec_export import chunk_id, ranking_of
+    from ...formats.trec_run import chunk_id, ranking_of
 
     chunks = retriever.chunks
     by_doc, cache = chunks_by_doc(chunks), {}

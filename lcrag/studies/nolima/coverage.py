@@ -27,7 +27,7 @@ import pandas as pd
 
 from .data import NoLiMaData
 from .rankings import coverage_table, load_haystack_index, load_questions, load_rankings, rag_root
-from ...haystack import SourceLine
+from ...contexts.haystack import SourceLine
 from .rag import build_store, store_chunks, store_positions
 
 RETRIEVER_LABELS = {
@@ -255,7 +255,7 @@ def figure8(rank_tables: dict[str, pd.DataFrame], *, source_note: str, tied: dic
     lines is marked ``k*`` (its rank is only defined up to the tie interval)."""
     import matplotlib.pyplot as plt
 
-    from ...plots import fmt_length, heatmap
+    from ...outputs.plots import fmt_length, heatmap
 
     names = [n for n, t in rank_tables.items() if not t.empty]
     fig, axes = plt.subplots(len(names), 1, figsize=(13, 3.2 * len(names)), squeeze=False)

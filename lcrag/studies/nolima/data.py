@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ...config import data_dir as _data_dir
 from ...errors import InputError
-from ...textio import read_text
+from ...files.textio import read_text
 from ...data.jsonpos import read_json_positions
 
 LICENSE_FILE = "lc-ebg/LICENSE-NoLiMa-AdobeResearch.md"

@@ -1,7 +1,7 @@
 """Tables behind the NoLiMa figures of the EBG paper, computed from recorded runs (and live ones).
 
 Every function takes tidy frames (``lcrag.studies.nolima.recorded``) and returns a DataFrame in
-percentage points, ready for ``lcrag.report.save_table`` and the figures at the end of this module:
+percentage points, ready for ``lcrag.outputs.save.save_table`` and the figures at the end of this module:
 
 * :func:`fig1_table` / :func:`fig1_heat` — Figure 1: Δ = Ans (EBG prompt) − Ans* (answer-only)
   per model x length (x hop); the heat averages the two hops with equal weight.
@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...plots import fmt_length
+from ...outputs.plots import fmt_length
 from ...stats.bootstrap import paired_bootstrap_ci
 from ...stats import approximate_randomization, holm, mcnemar_exact
 from .lc import HOPS
@@ -360,7 +360,7 @@ def fig7_heat(f7: pd.DataFrame, col: str) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- the figures of notebooks 07-09 (EBG §5.3, App. G.5)
-# (drawn in lcrag's house style: lcrag.plots)
+# (drawn in lcrag's house style: lcrag.outputs.plots)
 
 
 # ---------------------------------------------------------------- NoLiMa figures (EBG App. G.2, G.5, §5.3)

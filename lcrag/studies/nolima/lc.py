@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .data import DEFAULT_TEST, NeedleGroup, NoLiMaData, TwoNeedle
-from ...haystack import SourceLine, render_numbered
+from ...contexts.haystack import SourceLine, render_numbered
 from ...types import Context, Evidence, Item
 
 DEPTHS = (0.0, 1 / 3, 2 / 3, 1.0)

@@ -117,10 +117,10 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
     ``k="full"`` uses the full-coverage rule per length: the largest two-hop needle rank
     (App. G.1; as the recorded runs, the same k for all questions of that length).
 
-    Returns a :class:`lcrag.experiment.trec_export.RankedTasks` whose ``rankings`` hold each item's ranking of
+    Returns a :class:`lcrag.formats.trec_run.RankedTasks` whose ``rankings`` hold each item's ranking of
     the store (chunker ``store``, docid ``store:<line>``, the store's 1-based line; relevant: the needle's line)
     for ``lcrag export RUN --format trec``."""
-    from ...experiment.trec_export import RankedTasks, ranking_of
+    from ...formats.trec_run import RankedTasks, ranking_of
     from ...types import Evidence, Item
 
     ids = PAPER_NEEDLES if data.source == "data" else tuple(GENERATED_CHARACTER)

@@ -7,7 +7,7 @@ and one re-execution of the notebook::
     # notebook 03/04/05 parameter: live_runs = ["../runs/nolima-lc-glm"]
 
 :func:`load_live_runs` reads such run directories (manifest + ``results.jsonl``,
-:func:`lcrag.experiment.views.load_run`, only the rows of the manifest's configuration) and keeps
+:func:`lcrag.outputs.views.load_run`, only the rows of the manifest's configuration) and keeps
 their LC rows in the layout of :func:`lcrag.studies.nolima.live.rows_frame`, so the live
 aggregates (:func:`~.live.answer_frame`, :func:`~.live.two_needle_frame`, per-item rows) stack
 with the recorded frames of :mod:`.recorded`.
@@ -30,7 +30,7 @@ import pandas as pd
 
 from ... import provenance
 from ...errors import InputError
-from ...experiment.views import load_run, status_note
+from ...outputs.views import load_run, status_note
 from .live import rows_frame
 
 LIVE_MARK = " · live"

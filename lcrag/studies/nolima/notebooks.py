@@ -1,10 +1,10 @@
-"""The NoLiMa notebooks for ``lcrag reproduce``: data needs and dry-run plans (:mod:`lcrag.experiment.notebooks`)."""
+"""The NoLiMa notebooks for ``lcrag reproduce``: data needs and dry-run plans (:mod:`lcrag.reproduction.notebooks`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...experiment.notebooks import DataNeed, Notebook, NotebookPlan, plan_readers
+from ...reproduction.notebooks import DataNeed, Notebook, NotebookPlan, plan_readers
 from .recorded import RAG_DIR
 from .report import have_recorded
 
@@ -25,7 +25,7 @@ def _study_rows(study: str, readers, lengths, label: str, extra: dict | None = N
 
     from ...experiment.plan import plan_study
     from ...llm.client import planning
-    from ...plan import PlanRow
+    from ...llm.plan import PlanRow
 
     with planning():  # nothing is sent: no API key needed
         df, _ = plan_study(study, readers=list(readers), overrides={"data.params.lengths": [int(x) for x in lengths],

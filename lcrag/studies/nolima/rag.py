@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from .rankings import LC_LENGTHS
 from ...errors import InputError
 from ...scoring.retrieval import full_coverage_k, matched_budget_table  # noqa: F401  (re-exported)
-from ...haystack import SourceLine, render_numbered
+from ...contexts.haystack import SourceLine, render_numbered
 from ...types import Chunk, Context
 
 
@@ -85,7 +85,7 @@ def matched_budgets(topk_table, lengths=LC_LENGTHS):
     """Table 15 from ``topk_character_budget_twohop.csv``: haystack length, full-coverage k
     (``max_rank``), characters of that top-k, the closest LC length and its label
     (``lcrag.scoring.retrieval.matched_budget_table``)."""
-    from ...plots import fmt_length
+    from ...outputs.plots import fmt_length
 
     t = matched_budget_table(topk_table, lengths, k_col="max_rank")
     t = t.rename(columns={"max_rank": "topk", "chars": "topk_chars", "matched_lc_length": "matched_lc"})

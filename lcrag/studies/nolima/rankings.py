@@ -32,7 +32,7 @@ import pandas as pd
 
 from ...config import data_path
 from ...errors import InputError
-from ...textio import read_json
+from ...files.textio import read_json
 from ...scoring.retrieval import min_full_coverage
 
 RAG_ROOT = "lc-ebg/NoLiMa_based_RAG"

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...config import data_dir as _data_dir
 from ...errors import InputError
-from ...textio import read_json
+from ...files.textio import read_json
 
 RECORDED_RUN = "recorded:LC-EBG"
 RAG_DIR = "lc-ebg/NoLiMa_based_RAG/rag_experiment_results"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...config import data_dir as _data_dir
 from .data import GENERATED_NOTE, LICENSE_NOTE, load_nolima
-from ...plots import heatmap
+from ...outputs.plots import heatmap
 from .live import generated_budgets, recorded_rag_vs_lc_tasks, task_meta_frame  # noqa: F401  (re-exported)
 
 RECORDED = "recorded results (LC-EBG repo)"

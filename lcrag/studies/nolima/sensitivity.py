@@ -4,7 +4,7 @@ The paper embeds the 0405 needle ("Then {CHAR} mentioned that he has been vegan 
 instantiated with the 10 NoLiMa characters and its gender-neutral rephrasing 0405-R ("Then
 {CHAR} mentioned being vegan for years.", Table 2) with text-embedding-3-small and compares the
 cosine similarity to the question. Offline, lcrag uses the local **all-MiniLM-L6-v2**
-(``lcrag.embeddings``); the numbers are MiniLM's, not OpenAI's, and every output says so.
+(``lcrag.embeddings.encoders``); the numbers are MiniLM's, not OpenAI's, and every output says so.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ GENERATED_REPHRASED = {"G01": "{CHAR} mentioned a peanut allergy since childhood
 
 def cosine_to_queries(texts: Sequence[str], queries: Sequence[str], model: str = "minilm") -> np.ndarray:
     """``(len(texts), len(queries))`` cosine similarities (L2-normalised embeddings)."""
-    from ...embeddings import embed_texts
+    from ...embeddings.encoders import embed_texts
     from ...retrieval.dense import normalize_rows
 
     v = normalize_rows(embed_texts([*texts, *queries], model))
@@ -53,8 +53,8 @@ PAPER_MODEL = "openai:text-embedding-3-small"
 
 def model_label(model: str) -> str:
     """Label of the embedding model the cosines come from, as the configured ``model`` names it
-    (``lcrag.embeddings.canonical_model``), and whether it is the paper's (text-embedding-3-small)."""
-    from ...embeddings import MINILM, canonical_model
+    (``lcrag.embeddings.encoders.canonical_model``), and whether it is the paper's (text-embedding-3-small)."""
+    from ...embeddings.encoders import MINILM, canonical_model
 
     m = canonical_model(model)
     if m == PAPER_MODEL:

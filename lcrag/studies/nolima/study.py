@@ -112,7 +112,7 @@ def rag_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | N
 def _joined(*parts) -> list:
     """The tasks of ``parts`` in order, with their recorded rankings (one per item x chunker x retriever:
     the same store ranking serves every k)."""
-    from ...experiment.trec_export import RankedTasks
+    from ...formats.trec_run import RankedTasks
 
     out = RankedTasks(t for p in parts for t in p)
     seen = set()

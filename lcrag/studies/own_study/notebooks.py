@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...experiment.notebooks import Notebook, NotebookPlan
+from ...reproduction.notebooks import Notebook, NotebookPlan
 
 
 def plan_00(p: dict) -> NotebookPlan:

@@ -49,13 +49,13 @@ import re
 from collections.abc import Sequence
 
 from .data import Paper, Question
-from ...haystack import SourceLine, render_numbered
+from ...contexts.haystack import SourceLine, render_numbered
 from ...types import Chunk, Context
 
 
 def Row(text: str, doc_id: str = "", start: int = -1, end: int = -1, source_line: int = -1, *,
         citable: bool = True, role: str = "sentence") -> SourceLine:
-    """A line before numbering (``lcrag.haystack.SourceLine``)."""
+    """A line before numbering (``lcrag.contexts.haystack.SourceLine``)."""
     return SourceLine(text, doc_id, start, end, source_line, role=role, citable=citable)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import InputError
-from ...textio import iter_jsonl, read_text
+from ...files.textio import iter_jsonl, read_text
 from ...data.jsonpos import read_json_positions
 
 

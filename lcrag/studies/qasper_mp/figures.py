@@ -1,5 +1,5 @@
 """The QASPER-MP figures of notebooks 13-14 (EBG paper App. E, Tables 9-11), drawn in lcrag's house style
-(:mod:`lcrag.plots`): answerability and refusal bars, metadata-in-chunk coverage."""
+(:mod:`lcrag.outputs.plots`): answerability and refusal bars, metadata-in-chunk coverage."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ...plots import bar_values, figure_legend, panel_note
+from ...outputs.plots import bar_values, figure_legend, panel_note
 
 
 def header(name: str) -> str:

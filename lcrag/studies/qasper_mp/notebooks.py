@@ -1,12 +1,12 @@
-"""The QASPER-MP notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.experiment.notebooks`).
+"""The QASPER-MP notebooks for ``lcrag reproduce --dry-run`` (:mod:`lcrag.reproduction.notebooks`).
 
 Notebooks 13 (Table 8: LC and flat/struct RAG@{3,10}) and 14 (Tables 9-11: the answerable/unanswerable sample
 and metadata-in-chunk) are planned from the item source and task builder the notebooks run
 (:func:`lcrag.studies.qasper_mp.study.pilot_items` / ``pilot_tasks``). Without the official dev file the tasks
-are built on generated fixture data and scaled to the requested sample (:mod:`lcrag.experiment.plan_data`, said
+are built on generated fixture data and scaled to the requested sample (:mod:`lcrag.reproduction.plan_data`, said
 in the plan). RAG contexts are counted on BM25 hits over the same paragraph index (a RAG@K prompt holds K
 paragraphs whichever retriever ranked them). An embedding-endpoint retriever (``text-embedding-3-large``,
-:mod:`lcrag.embed_endpoint`) adds its embedding calls: every dev paragraph and the sampled questions. With
+:mod:`lcrag.embeddings.endpoint`) adds its embedding calls: every dev paragraph and the sampled questions. With
 ``judge`` set (App. E.5) one judge call per reader answer is planned too (``judge`` prompt: question, every gold answer and the prediction, the
 first gold answer standing for the prediction), rows labelled ``judge:<condition>``.
 """
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import tempfile
 
-from ...experiment.notebooks import Notebook, NotebookPlan, plan_readers
-from ...experiment.plan_data import generated_note, judge_sketch, missing_files, sample_weight
+from ...reproduction.notebooks import Notebook, NotebookPlan, plan_readers
+from ...reproduction.plan_data import generated_note, judge_sketch, missing_files, sample_weight
 
 
 def _plan(nn: str, p: dict, **task_kw) -> NotebookPlan:
@@ -47,7 +47,7 @@ def embed_rows(nn: str, items, retriever: str | None, *, meta: bool = False) -> 
     """Plan rows of the embedding-endpoint calls of ``retriever`` (none for bm25 / minilm): every dev paragraph (and,
     with ``meta``, every title-in-chunk paragraph) and the sampled questions; on the fixture the paragraphs are scaled
     to the official 281 papers."""
-    from ...embed_endpoint import plan_row, profile_of_retriever
+    from ...embeddings.endpoint import plan_row, profile_of_retriever
     from .contexts import paragraph_chunks
 
     prof = profile_of_retriever(retriever)

@@ -391,7 +391,7 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
         unknown = [c for c in keep if c not in made]
         if unknown:
             raise ValueError(f"conditions {unknown} are not built by these parameters (built: {sorted(made, key=SCHEME.order)})")
-    from ...experiment.trec_export import RankedTasks
+    from ...formats.trec_run import RankedTasks
 
     out = RankedTasks(tasks)
     if rets and kw["ks"]:
@@ -402,12 +402,12 @@ def pilot_tasks(items: QasperItems, *, seed: int = 0, retriever: str | None = No
 def rankings(items: Sequence[Item], data: QasperData, retrievers: dict, retriever_name: str, *,
              scopes: Sequence[str] = SCOPES, seed: int = 0) -> list[dict]:
     """The stored rankings the RAG contexts are cut from (``lcrag export RUN --format trec``,
-    :func:`lcrag.experiment.trec_export.ranking_of`): per question, index (chunker ``paragraph``, or
+    :func:`lcrag.formats.trec_run.ranking_of`): per question, index (chunker ``paragraph``, or
     ``paragraph+title`` for the title-in-chunk index) and scope, the ranking of every dev paragraph (retriever
     ``<name>``, scope ``full``) or of the paragraphs of the question's 11-paper pool (retriever ``<name>-pool11``).
     Relevant: the question's own paper's paragraphs whose text equals an annotator's evidence paragraph
     (evidence that is no body paragraph, such as a table caption, has no chunk)."""
-    from ...experiment.trec_export import chunk_id, ranking_of
+    from ...formats.trec_run import chunk_id, ranking_of
 
     out = []
     for it in items:

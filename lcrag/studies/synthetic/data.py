@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ...config import data_path
 from ...errors import InputError
-from ...textio import iter_jsonl, iter_lines, read_json
+from ...files.textio import iter_jsonl, iter_lines, read_json
 from .needles import LCRAG_NEEDLES, PAPER_NEEDLE_NAMES, TwoHopNeedle
 from .pool import generate_genre_pool
 from .safety import assert_safe, check_pool, reserved_words

@@ -1,13 +1,13 @@
-"""The notebook of the synthetic two-hop study for ``lcrag reproduce`` (:mod:`lcrag.experiment.notebooks`).
+"""The notebook of the synthetic two-hop study for ``lcrag reproduce`` (:mod:`lcrag.reproduction.notebooks`).
 
 Dry run of notebook 01: one haystack per length is built and counted; it stands for the ``trials``
 haystacks of that length (same character target, different shuffles)."""
 
 from __future__ import annotations
 
-from ...experiment.notebooks import Notebook, NotebookPlan
+from ...reproduction.notebooks import Notebook, NotebookPlan
 from ...llm.profiles import load_profile
-from ...plan import plan_tasks
+from ...llm.plan import plan_tasks
 
 
 def plan_01(p: dict) -> NotebookPlan:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...haystack import SourceLine, render_numbered
+from ...contexts.haystack import SourceLine, render_numbered
 from ...llm.extractive import entities, tokens as content_tokens
 from ...retrieval.base import stable_order
 from ...retrieval.bm25 import BM25Matrix
@@ -71,7 +71,7 @@ class SyntheticIndex:
 
     def embeddings(self, rows: np.ndarray) -> np.ndarray:
         """Unit-norm MiniLM vectors of ``rows``; each fact is embedded once (and cached on disk)."""
-        from ...embeddings import embed_texts
+        from ...embeddings.encoders import embed_texts
 
         todo = [int(r) for r in dict.fromkeys(rows.tolist()) if int(r) not in self._emb]
         if todo:
@@ -95,7 +95,7 @@ class SyntheticIndex:
         if retriever == "bm25":
             return self.bm25.get_scores_batch([tokenize(q) for q in queries], rows=rows, idf_from="subset")
         if retriever == "minilm":
-            from ...embeddings import embed_texts
+            from ...embeddings.encoders import embed_texts
 
             q = embed_texts(list(queries)).astype(np.float32)
             q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)

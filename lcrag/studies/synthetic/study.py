@@ -50,7 +50,7 @@ from .trials import (
 from .difficulty import difficulty, difficulty_summary
 from .retrieval import index_for
 from .trials import RAG_CONDITIONS, trial_contexts
-from ...experiment.trec_export import RankedTasks, ranking_of
+from ...formats.trec_run import RankedTasks, ranking_of
 from ...retrieval.base import stable_order
 from ...scoring.retrieval import budget_chars, full_coverage_k
 from ...runner import Task
@@ -78,7 +78,7 @@ class ItemParams(BaseModel):
     :class:`TaskParams`; defaults are :func:`items`'s. ``lengths``: haystack lengths in characters; ``trials``:
     haystacks per length; ``needles``: the needle set (``lcrag``, ``paper``, ``all``); ``pool``: the distractor pool
     file (None: the generated pool); ``pool_size``: sentences in the generated pool; ``stopping_rule``: how a
-    haystack is filled to its length (``authors`` or ``lcrag``, :mod:`lcrag.haystack`)."""
+    haystack is filled to its length (``authors`` or ``lcrag``, :mod:`lcrag.contexts.haystack`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -151,7 +151,7 @@ def tasks(trials: Trials, *, seed: int = 0, conditions=("LC",), rag_budget: int 
     order; ``task.meta["condition"]`` is the :class:`~lcrag.types.Condition` record and
     ``task.meta["reply_rule"]`` the rule the study's measures read replies with; ``answer_measure`` /
     ``evidence_measure`` name the two measures of the joint ``ans_evid``. Returns a
-    :class:`lcrag.experiment.trec_export.RankedTasks`: with RAG conditions, its ``rankings`` / ``ranks`` hold each
+    :class:`lcrag.formats.trec_run.RankedTasks`: with RAG conditions, its ``rankings`` / ``ranks`` hold each
     haystack's question-alone line ranking per retriever (``lcrag export RUN --format trec``,
     ``retrieval_ranks.csv``). Only the haystacks in ``trials`` are built into tasks."""
     cfg = dataclasses.replace(trials.config, conditions=tuple(conditions), rag_budget=int(rag_budget),

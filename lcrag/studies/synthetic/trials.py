@@ -1,7 +1,7 @@
 """Synthetic two-hop EBG study (EBG paper §4.1, §5.1.2, App. B, App. F.1; Figure 4).
 
 For each length L and trial t, a fresh haystack: the distractor pool shuffled with a
-trial-specific RNG and accumulated up to L characters (``lcrag.haystack.fill_to_length``,
+trial-specific RNG and accumulated up to L characters (``lcrag.contexts.haystack.fill_to_length``,
 ``SyntheticConfig.stopping_rule``: ``"authors"`` = LC-EBG ``add_random_facts``, the default;
 ``"lcrag"`` = joined text within L), one needle drawn uniformly, its two facts inserted at
 independent random positions, lines rendered ``i: fact`` from 0, the two fact lines recorded
@@ -9,7 +9,7 @@ as gold. Every reader answers the same haystack under the answer-only prompt (->
 default ``answer_only_json_synthetic``, the authors' JSON answer-only prompt; ``answer_only``
 is lcrag's earlier free-text one) and the EBG prompt (-> Ans, Evid, Ans+Evid), in the
 long-context condition and, beyond the paper, with no context, with the oracle evidence
-(``lcrag.controls``) and in four RAG conditions (``lcrag.studies.synthetic.retrieval``).
+(``lcrag.contexts.controls``) and in four RAG conditions (``lcrag.studies.synthetic.retrieval``).
 
 Replies are read under ``SyntheticConfig.reply_rule`` (``lcrag.scoring.filters.read_reply``):
 ``"authors"`` (default) reads the first JSON object by the synthetic runner's rule
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ...controls import NO_CONTEXT, ORACLE, no_context, oracle_context
+from ...contexts.controls import NO_CONTEXT, ORACLE, no_context, oracle_context
 from .data import (
     PAPER_POOL_SIZE,
     TwoHopNeedle,
@@ -45,7 +45,7 @@ from .data import (
     resolve_pool,
 )
 from .data import needles as needle_set
-from ...haystack import STOPPING_RULES, fill_to_length
+from ...contexts.haystack import STOPPING_RULES, fill_to_length
 from ...results import aggregate
 from ...runner import Task
 from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
@@ -101,7 +101,7 @@ class SyntheticConfig:
     characters (``lcrag.studies.synthetic.retrieval``). ``pool``: ``None`` = lcrag's generated
     pool of ``pool_size`` facts, or a pool file (text or JSONL). ``reader_conditions`` limits a
     reader to some conditions (e.g. a slow local model to ``[LC]``). ``stopping_rule``: how
-    a haystack is filled (``lcrag.haystack.fill_to_length``; ``"authors"`` or ``"lcrag"``);
+    a haystack is filled (``lcrag.contexts.haystack.fill_to_length``; ``"authors"`` or ``"lcrag"``);
     ``reply_rule``: how replies are read and whether unusable ones count
     (``lcrag.scoring.filters``; ``"authors"`` or ``"lcrag"``). ``prompts``: the answer-only
     prompt (one of :data:`ANSWER_ONLY_PROMPTS`, scored as Ans*) and ``ebg``."""
@@ -154,7 +154,7 @@ def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needl
                 rule: str = DEFAULT_STOPPING_RULE) -> tuple[Item, Context]:
     """One haystack and its item; deterministic in (length, trial, seed, pool, needles, rule).
 
-    ``rule``: the stopping rule of :func:`lcrag.haystack.fill_to_length`.
+    ``rule``: the stopping rule of :func:`lcrag.contexts.haystack.fill_to_length`.
 
     Memoised (last 512 haystacks, keyed by the pool's and needles' contents), so the
     difficulty report ranks the very haystacks the readers saw without rebuilding them.
@@ -176,8 +176,8 @@ def build_trial(length: int, trial: int, seed: int, pool: tuple[str, ...], needl
 
 def _build_trial(length: int, trial: int, seed: int, pool, needles, rule: str) -> tuple[Item, Context]:
     """The haystack of EBG §4.1: the pool shuffled and accumulated to ``length`` characters
-    (:func:`lcrag.haystack.fill_to_length`), each needle fact inserted at an independently drawn position
-    (:func:`lcrag.haystack.insert_at_random`'s draws), numbered ``i: fact`` from 0.
+    (:func:`lcrag.contexts.haystack.fill_to_length`), each needle fact inserted at an independently drawn position
+    (:func:`lcrag.contexts.haystack.insert_at_random`'s draws), numbered ``i: fact`` from 0.
 
     The same context as ``render_numbered(insert_at_random(distractors, needle_lines, rng), base=0, ...)``
     (a test pins it), built in one pass over the final order without the intermediate ``SourceLine``

@@ -2,7 +2,7 @@
 
 Every function takes the study's summary (:func:`lcrag.studies.synthetic.trials.summary`) or its
 difficulty rows (:func:`lcrag.studies.synthetic.difficulty.difficulty`) and returns a table or a
-matplotlib figure; saving is the caller's (``lcrag.report.save_figure`` / ``save_table``).
+matplotlib figure; saving is the caller's (``lcrag.outputs.save.save_figure`` / ``save_table``).
 Conditions are selected by their :class:`~lcrag.types.Condition` records
 (:data:`lcrag.studies.synthetic.trials.CONDITIONS`), never by parsing labels.
 """
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ...plots import delta_heatmap, fmt_length, heatmap
+from ...outputs.plots import delta_heatmap, fmt_length, heatmap
 from .trials import CONDITIONS
 
 

@@ -7,12 +7,12 @@ import pytest
 
 from lcrag.chunking import chunk_documents
 from lcrag.cli import main
-from lcrag.experiment.contexts import lc_context, rag_context
+from lcrag.contexts.render import lc_context, rag_context
 from lcrag.experiment.example import write_example
-from lcrag.experiment.layouts import both_ends, mask_text, order_chunks
+from lcrag.contexts.layouts import both_ends, mask_text, order_chunks
 from lcrag.experiment.route import compose
 from lcrag.experiment.schema import load_items
-from lcrag.experiment.views import load_run
+from lcrag.outputs.views import load_run
 from lcrag.llm.extractive import tokens
 from lcrag.scoring.parse import parse_response
 from lcrag.resources.templates import load_prompt
@@ -236,7 +236,7 @@ def test_route_config_is_validated(tmp_path):
 
 
 def test_k_sweep_and_condition_tables(tmp_path, tmp_cache):
-    from lcrag.experiment.breakdowns import k_curve
+    from lcrag.outputs.breakdowns import k_curve
     from lcrag.studies.conditions.study import condition_table, headline, run_conditions
 
     res = run_conditions(tmp_path / "run", ["extractive"], out_dir=tmp_path / "fig", n_companies=3, n_towns=2,

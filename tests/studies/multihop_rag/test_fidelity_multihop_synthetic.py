@@ -11,7 +11,7 @@ import random
 import pytest
 
 from lcrag.studies.multihop_rag.data import Fact, Query
-from lcrag.haystack import fill_to_length, n_facts_kept
+from lcrag.contexts.haystack import fill_to_length, n_facts_kept
 from lcrag.resources.templates import load_prompt
 from lcrag.runner import Task
 from lcrag.scoring.answer import multihop_match, normalize_multihop

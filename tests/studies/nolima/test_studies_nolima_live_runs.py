@@ -124,7 +124,7 @@ def _generated_run(tmp_path, name, label):
 
 def test_two_needle_figures_take_live_runs_beside_a_generated_source(tmp_path, tmp_cache):
     """Figures 2, 3 and 6 (TN/CTN) and the label rules, on generated data (no data directory needed)."""
-    from lcrag.experiment.views import load_run
+    from lcrag.outputs.views import load_run
 
     a = _generated_run(tmp_path, "a", "Reader A")
     b = _generated_run(tmp_path, "b", "Reader A")  # the same label in two runs: told apart by directory

@@ -6,7 +6,7 @@ import pytest
 
 from lcrag.config import data_dir
 from lcrag.studies.nolima.data import load_nolima
-from lcrag.haystack import SourceLine
+from lcrag.contexts.haystack import SourceLine
 from lcrag.studies.nolima.rag import build_store, matched_budgets, prompt_chars, rag_context, reorder, store_positions
 
 DATA = data_dir()

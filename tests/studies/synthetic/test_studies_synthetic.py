@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lcrag.studies.synthetic.data import LCRAG_NEEDLES, default_pool
-from lcrag.haystack import SourceLine, render_numbered
+from lcrag.contexts.haystack import SourceLine, render_numbered
 from lcrag.llm.readers import ReadRequest, make_reader
 from lcrag.studies.synthetic import trials as synthetic
 from lcrag.studies.synthetic.difficulty import difficulty, difficulty_summary
@@ -33,7 +33,7 @@ def _conditions(item, ctx, *conds):
 
 
 def test_no_context_and_oracle_keep_haystack_numbers():
-    """The synthetic study's controls come from lcrag.controls; the haystack's gold stays the gold."""
+    """The synthetic study's controls come from lcrag.contexts.controls; the haystack's gold stays the gold."""
     item, ctx = synthetic.build_trial(20_000, 3, 0, default_pool(), LCRAG_NEEDLES)
     c = _conditions(item, ctx, "no-context", "oracle")
     nc, orc = c["no-context"], c["oracle"]
@@ -184,7 +184,7 @@ def _reference_trial(length, trial, seed, pool, needles, rule):
     import random
 
     from lcrag.studies.synthetic.data import hop_order
-    from lcrag.haystack import fill_to_length, insert_at_random
+    from lcrag.contexts.haystack import fill_to_length, insert_at_random
 
     rng = random.Random(f"synthetic|{seed}|{length}|{trial}")
     needle = rng.choice(needles)
