@@ -92,6 +92,12 @@ def xdist_controller(config) -> bool:
     return config.pluginmanager.has_plugin("dsession")
 
 
+def pytest_configure(config):
+    """``xdist_group`` is pytest-xdist's marker; registered here too, so a run without the plugin (``-p no:xdist``,
+    ``JOBS=0``) does not warn about the groups this file sets."""
+    config.addinivalue_line("markers", "xdist_group(name): run this test in the pytest-xdist worker of its group")
+
+
 def pytest_sessionstart(session):
     """Snapshot the checkout (git status, figures/, runs/) before any test or notebook runs (in the pytest-xdist
     controller: before any worker starts)."""
