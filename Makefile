@@ -60,12 +60,18 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 XDIST = $(if $(filter 0,$(JOBS)),-p no:xdist,-n $(JOBS) --dist loadgroup)
 
 # nbval executes copies of the notebooks in a temporary directory, so their default outputs
-# (../figures, ../runs) land there and never overwrite what `make reproduce` wrote.
+# (../figures, ../runs) land there and never overwrite what `make reproduce` wrote. The run's fresh cache starts
+# with the local MiniLM vectors of earlier runs (TEST_EMBEDDINGS, outside the checkout; scripts/embedding_store.py),
+# and its own are kept there at the end: the notebooks' haystacks are not embedded again on every run. A cache of
+# your own (LCRAG_CACHE_DIR set) is used as it is.
+TEST_EMBEDDINGS ?= $(HOME)/.cache/lcrag/test-embeddings.sqlite
 test: install browser
-	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && t0=$$(date +%s) && \
-	LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
+	@tmp=$$(mktemp -d) && cp -R notebooks "$$tmp/notebooks" && cache="$${LCRAG_CACHE_DIR:-$$tmp/cache}" && \
+	{ [ -n "$$LCRAG_CACHE_DIR" ] || $(PY) scripts/embedding_store.py seed "$(TEST_EMBEDDINGS)" "$$cache"; } && t0=$$(date +%s) && \
+	LCRAG_CACHE_DIR="$$cache" $(PY) -m pytest tests "$$tmp/notebooks" --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
 	  --rootdir=. -c pyproject.toml $(XDIST) --durations=30; rc=$$?; \
-	echo "make test: pytest took $$(( $$(date +%s) - t0 )) s ($(JOBS) workers), exit $$rc"; rm -rf "$$tmp"; exit $$rc
+	echo "make test: pytest took $$(( $$(date +%s) - t0 )) s ($(JOBS) workers), exit $$rc"; \
+	[ -n "$$LCRAG_CACHE_DIR" ] || $(PY) scripts/embedding_store.py save "$$cache" "$(TEST_EMBEDDINGS)"; rm -rf "$$tmp"; exit $$rc
 
 # the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); aim: 90 s of pytest on 2 cores
 check: install

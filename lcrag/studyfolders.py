@@ -16,6 +16,7 @@ The scoreboard, the figures index and the measure registry find studies through 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -134,21 +135,28 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {"title": str, "paper": str, "figu
                                                 "figure_words": list, "order": int}
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str, path: str) -> tuple[Any, Any]:
+    """``(yaml.compose(text), yaml.safe_load(text) or {})`` of the file ``path``, once per distinct text: the file is
+    read on every :func:`declaration` call, but PyYAML's pure-Python parse of every folder's file on each call
+    (the scoreboard asks for a study's paper label hundreds of times: 5,432 parses in one test) is done once.
+    Callers only read the result."""
+    import yaml
+
+    try:
+        return yaml.compose(text), (yaml.safe_load(text) or {})
+    except yaml.YAMLError as e:
+        raise ConfigError(path, f"not valid YAML: {e}") from e
+
+
 def declaration(folder: StudyFolder) -> Declaration:
     """The folder's :class:`Declaration`: its ``benchmark.yaml`` when present (every field optional; ``title``
     defaults to the folder name), else the defaults. A field of the wrong type or an unknown field is a
     :class:`ConfigError` naming the file, line and field."""
-    import yaml
-
     path = folder.path / DECLARATION_FILE
     if not path.is_file():
         return Declaration(folder, title=folder.name)
-    text = path.read_text(encoding="utf-8")
-    try:
-        node = yaml.compose(text)
-        doc: Any = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(str(path), f"not valid YAML: {e}") from e
+    node, doc = _parsed(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(doc, dict):
         raise ConfigError(str(path), "must be a mapping of title, paper, figures_section, figure_words, order")
     lines = {k.value: k.start_mark.line + 1 for k, _ in (node.value if node is not None else [])}

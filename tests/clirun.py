@@ -46,3 +46,25 @@ def run_cli(args: Sequence[str], *, env: Mapping[str, str | None] | None = None,
             except SystemExit as e:
                 rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     return subprocess.CompletedProcess(["lcrag", *map(str, args)], int(rc or 0), out.getvalue(), err.getvalue())
+
+
+def record_override_checks(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Replace the no-op override check of ``lcrag run --set`` (:func:`lcrag.experiment.noop.unchanged_by`) with a
+    recorder for the rest of the test: each call's overrides are appended to the returned list and the check
+    reports no unchanged override.
+
+    The check builds the study's tasks twice more, once *without* the overrides: for a built-in study that is its
+    full default size and retriever (MiniLM over the whole MultiHop-RAG corpus: minutes on 2 cores), work a test
+    that compares the rows of ``lcrag run NAME --set ...`` with the engine's never reads (the check only warns; it
+    has its own tests in ``test_reliability_noops.py``). The recorded calls let such a test still assert that the
+    command asked for the check with the overrides it was given."""
+    import lcrag.experiment.noop as noop
+
+    calls: list[dict] = []
+
+    def recorder(source, overrides, **kw):
+        calls.append(dict(overrides or {}))
+        return []
+
+    monkeypatch.setattr(noop, "unchanged_by", recorder)
+    return calls

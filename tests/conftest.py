@@ -92,6 +92,12 @@ def xdist_controller(config) -> bool:
     return config.pluginmanager.has_plugin("dsession")
 
 
+def pytest_configure(config):
+    """``xdist_group`` is pytest-xdist's marker; registered here too, so a run without the plugin (``-p no:xdist``,
+    ``JOBS=0``) does not warn about the groups this file sets."""
+    config.addinivalue_line("markers", "xdist_group(name): run this test in the pytest-xdist worker of its group")
+
+
 def pytest_sessionstart(session):
     """Snapshot the checkout (git status, figures/, runs/) before any test or notebook runs (in the pytest-xdist
     controller: before any worker starts)."""
@@ -145,6 +151,28 @@ XDIST_GROUPS = {
 }
 
 
+def shared_fixture_group(item) -> str | None:
+    """``module-<file>`` when ``item`` uses a module- or session-scoped fixture defined in its own test file (a run,
+    a built index, a corpus: read by several tests), else ``None``.
+
+    pytest-xdist builds such a fixture once in *every* worker that draws one of its tests, and ``--dist loadgroup``
+    deals a file's ungrouped tests out to both workers: the fixture's work was done twice. Its users are grouped
+    so that one worker builds it once; the file's other tests stay free. Fixtures of ``conftest.py`` (the shared
+    server has its own group) and autouse ones are not counted."""
+    info = getattr(item, "_fixtureinfo", None)
+    mod = getattr(getattr(item, "module", None), "__name__", None)
+    if info is None or mod is None:
+        return None
+    for name in item.fixturenames:
+        for fd in info.name2fixturedefs.get(name, ()):
+            if fd.scope in ("module", "session") and getattr(fd.func, "__module__", None) == mod \
+                    and not getattr(fd, "_autouse", False):
+                path = Path(str(item.fspath))
+                tests_dir = Path(__file__).parent
+                return f"module-{path.relative_to(tests_dir).as_posix() if path.is_relative_to(tests_dir) else path.name}"
+    return None
+
+
 def _group_suffix(item) -> None:
     """The ``@group`` suffix pytest-xdist's ``--dist loadgroup`` schedules by, on the node id of an item marked
     ``xdist_group``. pytest-xdist 3.8 writes it into ``item._nodeid``, which pytest 9.2 no longer reads (the node
@@ -180,6 +208,8 @@ def pytest_collection_modifyitems(session, config, items):
             it.add_marker(pytest.mark.xdist_group(XDIST_GROUPS[rel]))
         elif it.get_closest_marker("server") or "local_server" in getattr(it, "fixturenames", ()):
             it.add_marker(pytest.mark.xdist_group("llama-server"))
+        elif not it.get_closest_marker("xdist_group") and (group := shared_fixture_group(it)):
+            it.add_marker(pytest.mark.xdist_group(group))
         if config.getvalue("loadgroup") if hasattr(config.option, "loadgroup") else False:
             _group_suffix(it)
     last = [it for it in items if it.nodeid.endswith(LAST_TEST)]

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+import childproc
 
 from lcrag.config import ENV_CACHE_DIR, PROJECT_ROOT, data_dir
 from lcrag.outputs.scoreboard import paper_values, studies
@@ -46,9 +47,10 @@ def rehearsal(tmp_path_factory):
     out = tmp / "out"
     checkout_runs = sorted(p.name for p in (PROJECT_ROOT / "runs").glob("*")) if (PROJECT_ROOT / "runs").is_dir() else []
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", "params/paper.yaml", "--rehearse",
-                           "--limit", "1", "--jobs", "2", "--out", str(out)],
-                          cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    # childproc.run: a rehearsal that hangs leaves every Python stack of its process tree in the failure message
+    proc = childproc.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", "params/paper.yaml", "--rehearse",
+                          "--limit", "1", "--jobs", "2", "--out", str(out)],
+                         timeout=3600, cwd=PROJECT_ROOT, env=env, text=True)
     wall = time.perf_counter() - t0
     print(f"rehearsal wall time {wall:.0f} s", file=sys.stderr)
     after = sorted(p.name for p in (PROJECT_ROOT / "runs").glob("*")) if (PROJECT_ROOT / "runs").is_dir() else []

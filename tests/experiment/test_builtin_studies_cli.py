@@ -5,7 +5,9 @@ response cache: what is compared is what the command writes, not how an interpre
 ``lcrag.experiment.run(NAME, overrides=...)`` — the call the study's notebook makes — must write the
 same rows: the same items, conditions, prompts, outcomes, answers, cited lines and measure values.
 Each study runs at a small size (a few items, one or two conditions) on the offline default reader;
-studies whose default needs the recorded data skip without the data directory.
+studies whose default needs the recorded data skip without the data directory. The command's no-op override
+check (which builds the study's tasks once more at its full default size, MiniLM included, only to warn) is
+recorded, not run (:func:`clirun.record_override_checks`; the check is tested in ``test_reliability_noops.py``).
 """
 
 import pandas as pd
@@ -14,7 +16,7 @@ import pytest
 from lcrag import experiment
 from lcrag.config import data_dir
 
-from clirun import run_cli
+from clirun import record_override_checks, run_cli
 
 HAVE_DATA = data_dir() is not None and (data_dir() / "README.md").exists()
 
@@ -38,7 +40,7 @@ def _yaml(v):
 
 
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_cli_run_equals_the_engine_call(name, tmp_path, tmp_cache):
+def test_cli_run_equals_the_engine_call(name, tmp_path, tmp_cache, monkeypatch):
     overrides, needs = STUDIES[name]
     if needs and not HAVE_DATA:
         pytest.skip("needs the data directory (LCRAG_DATA_DIR; `lcrag data list` says what is expected)")
@@ -48,9 +50,13 @@ def test_cli_run_equals_the_engine_call(name, tmp_path, tmp_cache):
         overrides = {**overrides, "tasks.params.variants": [next(iter(load_variants()))]}
     res = experiment.run(name, overrides=overrides, out=tmp_path / "api", progress=False)
     sets = [a for k, v in overrides.items() for a in ("--set", f"{k}={_yaml(v)}")]
+    checks = record_override_checks(monkeypatch)
     p = run_cli(["run", name, *sets, "--out", str(tmp_path / "cli"), "--quiet"], cwd=tmp_path,
                 env={"LCRAG_CACHE_DIR": str(tmp_path / "cli_cache")})
     assert p.returncode == 0, p.stderr[-3000:]
+    # the command asked for the no-op override check with exactly its --set values (the check itself, which
+    # builds the study's full default tasks once more, is replaced by a recorder: clirun.record_override_checks)
+    assert checks == [overrides]
     api = pd.read_csv(res.run_dir / "results.csv")
     cli = pd.read_csv(tmp_path / "cli" / "results.csv")
     assert len(api) > 0 and (api["outcome"] == "ok").any()

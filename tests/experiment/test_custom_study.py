@@ -93,19 +93,25 @@ def _stem(view):
     return {"hits_at_k_fig": "hits_at_k", "attribution_fig": "attribution", "failures_fig": "failures", "readme": "README"}.get(view, view)
 
 
-def test_report_writes_pdf_figures_only_on_request(study, tmp_path):
+@pytest.fixture(scope="module")
+def report(study):
+    """``lcrag report RUN`` (no ``--pdf``) into the run's ``report/`` folder, made once and read by the tests below."""
     d, res = study
-    assert main(["report", str(res.run_dir), "--out", str(tmp_path / "png")]) == 0
-    assert list((tmp_path / "png").glob("*.png")) and not list((tmp_path / "png").glob("*.pdf"))
+    assert main(["report", str(res.run_dir)]) == 0
+    return res.run_dir / "report"
+
+
+def test_report_writes_pdf_figures_only_on_request(study, report, tmp_path):
+    d, res = study
+    assert list(report.glob("*.png")) and not list(report.glob("*.pdf"))
     assert main(["report", str(res.run_dir), "--out", str(tmp_path / "pdf"), "--pdf"]) == 0
     figs = [v for v, exts in VIEWS.items() if "pdf" in exts]
     assert all((tmp_path / "pdf" / f"{_stem(v)}.pdf").stat().st_size > 0 for v in figs)
 
 
-def test_report_views_and_consistency(study):
+def test_report_views_and_consistency(study, report):
     d, res = study
-    assert main(["report", str(res.run_dir)]) == 0
-    out = res.run_dir / "report"
+    out = report
     for view, exts in VIEWS.items():
         for e in exts - {"pdf"}:  # PDFs only with --pdf (test_report_writes_pdf_figures_only_on_request)
             assert (out / f"{_stem(view)}.{e}").stat().st_size > 0, (view, e)

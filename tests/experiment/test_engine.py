@@ -19,7 +19,7 @@ from lcrag.cli import main
 from lcrag.errors import ConfigError
 from lcrag.experiment.spec import parse_spec
 
-from clirun import run_cli
+from clirun import record_override_checks, run_cli
 
 SMALL = dict(data=dict(lengths=[2000, 3000], trials=2), tasks=dict(dense_lengths=[]),
              readers=["extractive", "extractive-single"])
@@ -38,13 +38,15 @@ def _csv(run_dir):
         .reset_index(drop=True)
 
 
-def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache):
+def test_cli_run_builtin_equals_engine_as_notebook_calls_it(tmp_path, tmp_cache, monkeypatch):
     res = experiment.run("synthetic-two-hop", out=tmp_path / "nb", progress=False, **SMALL)
     sets = ["--set", "data.params.lengths=[2000, 3000]", "--set", "data.params.trials=2", "--set",
             "tasks.params.dense_lengths=[]"]
+    checks = record_override_checks(monkeypatch)  # the no-op check's full default build (MiniLM) is not compared
     p = _cli(["run", "synthetic-two-hop", "--reader", "extractive", "--reader", "extractive-single", *sets, "--out",
               str(tmp_path / "cli"), "--quiet"], {"LCRAG_CACHE_DIR": str(tmp_path / "cli_cache")}, tmp_path)
     assert p.returncode == 0, p.stderr
+    assert checks == [{"data.params.lengths": [2000, 3000], "data.params.trials": 2, "tasks.params.dense_lengths": []}]
     # 2 lengths x 2 trials x (LC, no-context, oracle, 2 BM25 RAG; MiniLM on no length) x 2 prompts x 2 readers
     assert len(res.rows) == 2 * 2 * 5 * 2 * 2
     assert set(res.rows["condition"]) == {"LC", "no-context", "oracle", "RAG-bm25-single", "RAG-bm25-bridge"}

@@ -4,6 +4,7 @@ previous report as it was and no temporary folder)."""
 
 from __future__ import annotations
 
+import shutil
 import struct
 
 import pytest
@@ -42,8 +43,15 @@ def run(tmp_path_factory):
     mp.undo()
 
 
-def test_deltas_are_paged_at_a_bounded_width(run, tmp_path):
-    files = make_report(run, tmp_path / "rep")
+@pytest.fixture(scope="module")
+def report(run, tmp_path_factory):
+    """The run's report made once into a fresh folder: its files (``make_report``'s answer) and the folder."""
+    out = tmp_path_factory.mktemp("report") / "rep"
+    return make_report(run, out), out
+
+
+def test_deltas_are_paged_at_a_bounded_width(report):
+    files, _ = report
     pages = sorted(k for k in files if k.startswith("deltas_lc_minus_rag"))
     n_pairs = 4 * 6  # 4 LC budgets x 6 RAG conditions (2 chunkers x 3 k)
     assert len(pages) == -(-n_pairs // MAX_PAIRS) == 3
@@ -60,9 +68,9 @@ def test_deltas_are_paged_at_a_bounded_width(run, tmp_path):
     assert "accuracy_vs_cost: no row of this run has a cost" in files["readme"]["md"].read_text()
 
 
-def test_a_failing_view_leaves_the_previous_report_and_no_temporary_folder(run, tmp_path, monkeypatch):
+def test_a_failing_view_leaves_the_previous_report_and_no_temporary_folder(run, report, tmp_path, monkeypatch):
     out = tmp_path / "rep"
-    make_report(run, out)
+    shutil.copytree(report[1], out)  # a finished report (the module's, made by make_report into a fresh folder)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     def boom(*a, **k):
