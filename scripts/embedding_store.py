@@ -5,7 +5,7 @@
 
 ``make test`` starts from a fresh cache directory, so every run embedded the same notebook haystacks and sentences
 again with MiniLM (notebooks 02 and 19 under nbval and the rehearsal spend most of their time there). A stored vector
-is the model's output for that text (``lcrag.embeddings``: key = model, backend, sha256 of the text), so a run that
+is the model's output for that text (``lcrag.embeddings.encoders``: key = model, backend, sha256 of the text), so a run that
 finds it computes the same retrieval and prints the same outputs. Only the local model's exact rows (``minilm``,
 backend ``torch``) are kept: vectors of loopback stand-ins for endpoint embedders and approximate int8 vectors are
 never carried into another run. ``save`` writes a copy and renames it into place, so a run that reads KEPT

@@ -9,7 +9,7 @@ import importlib.util
 import numpy as np
 
 from lcrag.config import PROJECT_ROOT
-from lcrag.embeddings import EmbeddingCache
+from lcrag.embeddings.encoders import EmbeddingCache
 
 spec = importlib.util.spec_from_file_location("embedding_store", PROJECT_ROOT / "scripts" / "embedding_store.py")
 store = importlib.util.module_from_spec(spec)
