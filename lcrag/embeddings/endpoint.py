@@ -45,12 +45,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from ..errors import ConfigError
 from ..llm.costs import RequestBudget
+from ..llm.keyscan import EndpointChecks
 from ..files.textio import read_yaml
 
 EMBEDDERS_DIR = "embedders"
 
 
-class EmbedderProfile(BaseModel):
+class EmbedderProfile(EndpointChecks):
     """An embedding endpoint: where it is, which model, batch size, price and retry policy (module doc)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -73,28 +74,6 @@ class EmbedderProfile(BaseModel):
     retry_after_max_s: float = Field(300.0, ge=0.0)
     stand_in: str = ""  # what the endpoint really serves when it is not the named model (shown in labels)
     _source: str = PrivateAttr("<embedding profile>")
-
-    @field_validator("base_url")
-    @classmethod
-    def _no_key_in_url(cls, v: str | None) -> str | None:
-        from ..llm.keyscan import url_problem
-
-        if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
-            raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
-        bad = url_problem(v)
-        if bad:
-            raise ValueError(bad)
-        return v
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name_not_key(cls, v: str | None) -> str | None:
-        from ..llm.keyscan import env_name_problem
-
-        bad = env_name_problem(v)
-        if bad:
-            raise ValueError(bad)
-        return v
 
     @field_validator("tokenizer")
     @classmethod

@@ -34,6 +34,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlparse
 
+from pydantic import BaseModel, field_validator
+
 from ..files.keyshapes import KEY_SHAPES, REMOVED, looks_like_key, mask, scrub, scrub_bytes, scrub_streams  # noqa: F401  (re-exported)
 
 SECRET_NAMES = re.compile(r"^(x[-_])?(api[-_]?key|key|token|access[-_]?token|auth[-_]?token|secret|client[-_]?secret|"
@@ -105,3 +107,27 @@ def body_problem(body: Any, path: str = "") -> tuple[str, str] | None:
     elif looks_like_key(body):
         return path, f"a key-shaped value in a request field would be written to the manifest and the cache; {ADVICE}"
     return None
+
+
+class EndpointChecks(BaseModel):
+    """The checks every endpoint profile shares (reader, embedding and rerank profiles subclass it): ``base_url``
+    holds no credentials (``user:pass@``) and no key (:func:`url_problem`); ``api_key_env`` is a variable name,
+    not a pasted key (:func:`env_name_problem`)."""
+
+    @field_validator("base_url", check_fields=False)
+    @classmethod
+    def _no_key_in_url(cls, v: str | None) -> str | None:
+        if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
+            raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
+        bad = url_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v
+
+    @field_validator("api_key_env", check_fields=False)
+    @classmethod
+    def _env_name_not_key(cls, v: str | None) -> str | None:
+        bad = env_name_problem(v)
+        if bad:
+            raise ValueError(bad)
+        return v

@@ -35,9 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from .. import resources
 from ..errors import ConfigError
 from ..files.textio import read_yaml
+from .keyscan import EndpointChecks
 
 
-class ReaderProfile(BaseModel):
+class ReaderProfile(EndpointChecks):
     model_config = ConfigDict(extra="forbid")
 
     name: str
@@ -95,33 +96,6 @@ class ReaderProfile(BaseModel):
     template_tokens_reply: int = Field(3, ge=0, le=1000)
     _source: str = PrivateAttr("<reader profile>")  # file (or description) the profile came from, for errors
 
-    @field_validator("base_url")
-    @classmethod
-    def _no_credentials_in_url(cls, v: str | None) -> str | None:
-        if v and "@" in v.split("//", 1)[-1].split("/", 1)[0]:
-            raise ValueError("base_url must not contain credentials; put the key in the environment variable named by api_key_env")
-        return v
-
-    @field_validator("base_url")
-    @classmethod
-    def _no_key_in_url(cls, v: str | None) -> str | None:
-        from .keyscan import url_problem
-
-        bad = url_problem(v)
-        if bad:
-            raise ValueError(bad)
-        return v
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name_not_key(cls, v: str | None) -> str | None:
-        from .keyscan import env_name_problem
-
-        bad = env_name_problem(v)
-        if bad:
-            raise ValueError(bad)
-        return v
-
     @field_validator("name", "label", "model", "family", "kind", "tokenizer", "prices_as_of", "prices_source")
     @classmethod
     def _no_key_in_text(cls, v: str) -> str:
@@ -154,8 +128,7 @@ class ReaderProfile(BaseModel):
     @classmethod
     def _no_credentials_in_urls(cls, v: list[str]) -> list[str]:
         for u in v:
-            cls._no_credentials_in_url(u)
-            cls._no_key_in_url(u)
+            cls._no_key_in_url(u)  # credentials or a key in any of them (EndpointChecks)
         if len(set(v)) != len(v):
             raise ValueError("base_urls lists an endpoint twice")
         return v

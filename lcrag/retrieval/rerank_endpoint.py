@@ -40,13 +40,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import ConfigError
 from ..llm.costs import RequestBudget
+from ..llm.keyscan import EndpointChecks
 from ..files.textio import read_yaml
 from .base import Reranker
 
 RERANKERS_DIR = "rerankers"
 
 
-class RerankerProfile(BaseModel):
+class RerankerProfile(EndpointChecks):
     """A rerank endpoint: where it is, which model, the request shape and its price (module doc)."""
 
     model_config = ConfigDict(extra="forbid")
