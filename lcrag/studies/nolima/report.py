@@ -8,7 +8,9 @@ saved tables (``NOTICE-NoLiMa.md`` in ``out_dir``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,17 +41,30 @@ def title(main: str, source: str) -> str:
 
 
 def write_notice(out_dir: str | Path, names: Sequence[str], source: str) -> Path:
-    """Write/extend ``NOTICE-NoLiMa.md`` in ``out_dir`` listing the outputs derived from NoLiMa."""
+    """Write/extend ``NOTICE-NoLiMa.md`` in ``out_dir`` listing the outputs derived from NoLiMa, one line per output
+    in sorted order, so the file is the same whichever notebook finishes first (``lcrag reproduce --jobs 2``); the
+    read-extend-write holds an exclusive lock on the file, so two notebooks writing at once lose no line."""
     p = Path(out_dir)
     p.mkdir(parents=True, exist_ok=True)
     f = p / "NOTICE-NoLiMa.md"
     head = "# NoLiMa-derived outputs\n\n" + LICENSE_NOTE + "\n\n"
-    body = f.read_text(encoding="utf-8") if f.is_file() else head
-    for n in names:
-        line = f"- `{n}` — {source}\n"
-        if line not in body:
-            body += line
-    f.write_text(body, encoding="utf-8")
+    fd = os.open(f, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        with contextlib.suppress(ImportError):
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd closes
+        with os.fdopen(os.dup(fd), "r+", encoding="utf-8") as fh:
+            old = fh.read()
+            lines = {ln + "\n" for ln in old.splitlines() if ln.startswith("- `")}
+            lines |= {f"- `{n}` — {source}\n" for n in names}
+            body = head + "".join(sorted(lines))
+            if body != old:
+                fh.seek(0)
+                fh.write(body)
+                fh.truncate()
+    finally:
+        os.close(fd)
     return f
 
 
