@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from filelock import FileLock
 
@@ -312,6 +312,18 @@ def run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path: 
         return _run_tasks(tasks, reader, run=run, results_path=results_path, scorer=scorer, options=options, stats=stats)
 
 
+class _Pending(NamedTuple):
+    """One task still to be answered in this sweep: its request, cache key, row id and prompt size."""
+
+    task: Task
+    key: str
+    request: dict[str, Any]
+    messages: list[dict[str, str]]
+    expects_json: bool
+    tid: str
+    ntok: int
+
+
 def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path: str | Path, scorer: Scorer,
                options: RunOptions, stats: RunStats | None = None) -> list[ResultRow]:
     """Run ``tasks`` with ``reader`` under ``options`` and return all rows of this run for these tasks (see
@@ -322,19 +334,38 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
 
     Pass a ``RunStats()`` as ``stats`` to receive the counts (skipped, done, cached, failed, N/A,
     estimated and actual spend) of this call.
+
+    The steps: :func:`_resume_plan` (rows kept from an earlier run, the rest to do), :func:`_window_guard`
+    (N/A rows for prompts over the reader's window), :func:`_preflight` (send order, the calls not in the cache,
+    the estimate and the budget guard), then :func:`_sweep` sends the calls and writes a row per reply.
     """
     log = options.logger()
     cache = options.cache or ResponseCache()
     writer = ResultsWriter(results_path)
-    existing = {r.task_id: r for r in read_results(results_path)}
     stats = stats if stats is not None else RunStats()
     stats.total = len(tasks)
-    ident = reader.identity()
     note_reader(reader.label)
-
-    todo: list[tuple[Task, str, dict[str, Any], list[dict[str, str]], bool, str, int]] = []
-    rows: dict[str, ResultRow] = {}
     sver = scorer_version(scorer)
+    rows, todo = _resume_plan(tasks, reader, run=run, existing={r.task_id: r for r in read_results(results_path)},
+                              sver=sver, stats=stats)
+    sendable = _window_guard(todo, reader, run=run, writer=writer, rows=rows, stats=stats)
+    journal = InFlight(results_path)  # requests in flight at a kill, re-sent now: counted (lcrag.runtime.inflight)
+    sendable = _preflight(sendable, reader, run=run, cache=cache, journal=journal, options=options, stats=stats,
+                          log=log)
+    _sweep(sendable, reader, run=run, results_path=results_path, scorer=scorer, sver=sver, options=options,
+           stats=stats, cache=cache, writer=writer, journal=journal, rows=rows, n_tasks=len(tasks), log=log)
+    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) for t in tasks]
+    return [rows[o] for o in order if o in rows]
+
+
+def _resume_plan(tasks: Sequence[Task], reader: Reader, *, run: str, existing: dict[str, ResultRow], sver: str,
+                 stats: RunStats) -> tuple[dict[str, ResultRow], list[_Pending]]:
+    """Build each task's request, count its prompt tokens and decide, by cache key and scorer version
+    (:func:`lcrag.runtime.resume.decide`), whether the row already in the results file is kept. Returns the kept
+    rows by row id and the tasks still to do, in task order; counts the decisions in ``stats``."""
+    ident = reader.identity()
+    rows: dict[str, ResultRow] = {}
+    todo: list[_Pending] = []
     built = [t.request(ident) for t in tasks]
     # prompt tokens under the reader's own tokenizer (window guard, pricing, and every row), counted on as many
     # threads as there are CPUs: the tokenizers release the GIL, and a sweep's prompts run to millions of tokens
@@ -348,39 +379,52 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
             rows[tid] = existing[tid]
             stats.skipped += 1
             continue
-        todo.append((t, key, request, messages, expects_json, tid, ntok))
+        todo.append(_Pending(t, key, request, messages, expects_json, tid, ntok))
+    return rows, todo
 
 
-    # context-window guard and pre-flight estimate
+def _window_guard(todo: list[_Pending], reader: Reader, *, run: str, writer: ResultsWriter,
+                  rows: dict[str, ResultRow], stats: RunStats) -> list[_Pending]:
+    """The context-window guard: a prompt over the reader's window is not sent; its row is written at once as
+    N/A with the reason. Returns the tasks that fit."""
     sendable = []
     for entry in todo:
-        t, key, request, messages, expects_json, tid, ntok = entry
-        reason = over_window(reader.profile, ntok)
+        reason = over_window(reader.profile, entry.ntok)
         if reason:
-            row = _row(run, t, reader, Outcome.NA, Response(outcome=Outcome.NA, cache_key=key, error=reason,
-                                                            prompt_tokens_own=ntok), {})
+            row = _row(run, entry.task, reader, Outcome.NA, Response(outcome=Outcome.NA, cache_key=entry.key,
+                                                                     error=reason, prompt_tokens_own=entry.ntok), {})
             writer.append(row)
-            rows[tid] = row
+            rows[entry.tid] = row
             stats.na += 1
             continue
         sendable.append(entry)
+    return sendable
+
+
+def _preflight(sendable: list[_Pending], reader: Reader, *, run: str, cache: ResponseCache, journal: InFlight,
+               options: RunOptions, stats: RunStats, log) -> list[_Pending]:
+    """Before anything is sent: put the calls in send order (prompts sharing a prefix back to back, when
+    ``options.prefix_order``), count the calls the response cache cannot serve and the in-flight requests of a
+    killed run re-sent now, log the resume summary and the pre-flight estimate (tokens, cost, with the provider's
+    prefix cache), and stop with ``BudgetExceeded`` when the estimate is over ``options.budget_usd`` (unless
+    ``allow_over_budget``). Returns ``sendable`` in send order."""
     stats.prefix_order = prefix.enabled(options.prefix_order)
     if stats.prefix_order:  # same requests, sent so that shared prefixes are served from caches
-        sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e[3]) for e in sendable])]
-    uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e[1])]
-    journal = InFlight(results_path)  # requests in flight at a kill, re-sent now: counted (lcrag.runtime.inflight)
+        sendable = [sendable[i] for i in prefix.prefix_order([prefix.prompt_text(e.messages) for e in sendable])]
+    uncached = [e for e in sendable if not reader.records_replies or needs_call(cache, e.key)]
     if journal.stale and reader.records_replies:
-        stats.resume.resent_in_flight = sum(1 for e in uncached if e[1] in journal.stale)
-    if stats.resume.new < len(tasks) or stats.resume.resent_in_flight:
+        stats.resume.resent_in_flight = sum(1 for e in uncached if e.key in journal.stale)
+    if stats.resume.new < stats.total or stats.resume.resent_in_flight:
         log(f"[lcrag] resume {run} · {reader.name}: {stats.resume.summary()}")
-    stats.est_tokens = sum(e[6] for e in uncached)
+    stats.est_tokens = sum(e.ntok for e in uncached)
     # per call (a long-context tier depends on each prompt's size); the budget guard assumes no prompt caching
-    stats.est_usd = sum(_price(reader, e[6], reader.profile.max_tokens) for e in uncached)
+    stats.est_usd = sum(_price(reader, e.ntok, reader.profile.max_tokens) for e in uncached)
     if uncached:
         with_cache = ""
         if caches_prefixes(reader.profile):  # the provider's prefix cache in this send order (lcrag.llm.cacheplan)
-            use = cache_use([prefix.prompt_text(e[3]) for e in uncached], [e[6] for e in uncached], reader.profile)
-            est = sum(price(reader.profile, e[6], reader.profile.max_tokens, cached_tokens=r, cache_write_tokens=w)
+            use = cache_use([prefix.prompt_text(e.messages) for e in uncached], [e.ntok for e in uncached],
+                            reader.profile)
+            est = sum(price(reader.profile, e.ntok, reader.profile.max_tokens, cached_tokens=r, cache_write_tokens=w)
                       for e, (r, w) in zip(uncached, use))
             with_cache = f" (~${est:.2f} if the provider's prompt cache serves the shared prefixes)"
         log(f"[lcrag] {reader.label}: {len(sendable)} calls ({len(sendable) - len(uncached)} cached, "
@@ -391,10 +435,17 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
         journal.close()
         raise BudgetExceeded(f"estimated cost ${stats.est_usd:.2f} exceeds the budget ${budget_usd:.2f} "
                              f"({len(uncached)} uncached calls); raise the budget or allow_over_budget=True")
+    return sendable
 
-    refused: list[Exception] = []  # a refused request shape stops the sweep: later tasks are not sent
 
-    def work(entry):
+def _call_worker(reader: Reader, cache: ResponseCache, journal: InFlight):
+    """The function each pool thread runs for one :class:`_Pending`: the one cached reader call
+    (:func:`lcrag.llm.call.cached_read`), journaled in flight while a real call is out, turned into a
+    ``(task, row id, Response)``. A refused request shape or a reply that cannot be stored (full disk, damaged or
+    read-only cache) stops the sweep: every later call raises the same error without being sent."""
+    refused: list[Exception] = []
+
+    def work(entry: _Pending):
         t, key, request, messages, expects_json, tid, ntok = entry
         if refused:
             raise refused[0]
@@ -421,14 +472,45 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
         resp.prompt_tokens_own = ntok
         return t, tid, resp
 
+    return work
+
+
+def _record_reply(t: Task, tid: str, resp: Response, reader: Reader, *, run: str, scorer: Scorer, sver: str,
+                  stats: RunStats, writer: ResultsWriter, rows: dict[str, ResultRow]) -> None:
+    """Score one reply (an error row is not scored), stamp the scorer version, count it (done, cached, failed,
+    spend) and append its row to the results file."""
+    if resp.outcome == Outcome.ERROR:
+        stats.failed += 1
+        row = _row(run, t, reader, Outcome.ERROR, resp, {})
+    else:
+        stats.done += 1
+        stats.cached += int(resp.cached)
+        if not resp.cached:
+            stats.spend_usd += _call_usd(reader, resp)
+        row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
+        row.scorer_version = sver
+    writer.append(row)
+    rows[tid] = row
+
+
+def _sweep(sendable: list[_Pending], reader: Reader, *, run: str, results_path: str | Path, scorer: Scorer, sver: str,
+           options: RunOptions, stats: RunStats, cache: ResponseCache, writer: ResultsWriter, journal: InFlight,
+           rows: dict[str, ResultRow], n_tasks: int, log) -> None:
+    """Send the calls and write a row per reply, with a progress bar.
+
+    At most ``workers`` calls are in flight (lazy submission), so a stop request sends nothing more; in prefix
+    order a prefix's first call goes alone and its others once it is answered (``prefix.LeaderFirst``). Ctrl-C /
+    SIGTERM (:mod:`lcrag.runtime.interrupts`) stop sending, wait for the calls in flight and raise
+    ``RunInterrupted``; a full disk or a damaged cache lets the paid calls in flight land in the cache first
+    (:func:`_let_paid_calls_land`). The pool, the bar, the results file and the journal are closed however it
+    ends, and the throughput of the calls sent goes into ``stats``."""
+    work = _call_worker(reader, cache, journal)
     workers = options.max_workers or run_workers(reader.profile)  # adaptive profiles: their endpoints' gates hold the rest
     counts0, t_send, sent, held = throughput.client_counts(reader), time.perf_counter(), 0, 0
     # a live bar on a terminal, a widget in a notebook, a plain line every ~30 s or N calls elsewhere (log files, CI)
-    bar = Progress(len(tasks), initial=stats.skipped + stats.na, enabled=options.progress and bool(sendable),
+    bar = Progress(n_tasks, initial=stats.skipped + stats.na, enabled=options.progress and bool(sendable),
                    desc=f"{run} · {reader.name}")
-    # lazy submission: at most `workers` calls in flight, so a stop request sends nothing more (lcrag.runtime.interrupts)
-    # prefix order: a prefix's first call goes alone, its others once it is answered (lcrag.llm.prefix.LeaderFirst)
-    keys = [prefix.affinity_key(prefix.prompt_text(e[3])) if stats.prefix_order else e[5] for e in sendable]
+    keys = [prefix.affinity_key(prefix.prompt_text(e.messages)) if stats.prefix_order else e.tid for e in sendable]
     pool, queue, inflight = DaemonPool(workers), prefix.LeaderFirst(sendable, keys), {}
     try:
         try:
@@ -450,18 +532,8 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
                             held += 1
                             continue
                         sent += not resp.cached
-                        if resp.outcome == Outcome.ERROR:
-                            stats.failed += 1
-                            row = _row(run, t, reader, Outcome.ERROR, resp, {})
-                        else:
-                            stats.done += 1
-                            stats.cached += int(resp.cached)
-                            if not resp.cached:
-                                stats.spend_usd += _call_usd(reader, resp)
-                            row = _row(run, t, reader, Outcome.OK, resp, scorer(t, resp))
-                            row.scorer_version = sver
-                        writer.append(row)
-                        rows[tid] = row
+                        _record_reply(t, tid, resp, reader, run=run, scorer=scorer, sver=sver, stats=stats,
+                                      writer=writer, rows=rows)
                         bar.update(1, cached=bool(resp.cached) and resp.outcome != Outcome.ERROR,
                                    failed=resp.outcome == Outcome.ERROR, usd=stats.spend_usd - bar.spend)
                     if stop.requested and not stop.announced:
@@ -471,15 +543,8 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
                     if stop.abort():
                         break
             if stop.requested:
-                for fut in inflight:
-                    fut.cancel()
-                left = len(queue) + held
-                done = stats.done + stats.failed
-                raise interrupts.RunInterrupted(
-                    stop.signum, done=done, cancelled=len(inflight), left=left,
-                    message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
-                            f"flight cancelled, {left} not sent; {len(rows)} finished rows of {len(tasks)} are in "
-                            f"{results_path}; run the same command again to resume")
+                _raise_interrupted(stop, inflight, left=len(queue) + held, stats=stats, rows=rows, n_tasks=n_tasks,
+                                   results_path=results_path)
         except (DiskFull, CacheDamaged, CacheReadOnly):
             _let_paid_calls_land(inflight, reader, log)
             raise
@@ -492,8 +557,20 @@ def _run_tasks(tasks: Sequence[Task], reader: Reader, *, run: str, results_path:
             for k, v in throughput.summary(counts0, throughput.client_counts(reader), sent,
                                            time.perf_counter() - t_send).items():
                 setattr(stats, k, v)
-    order = [task_id(run, t.item.id, t.condition, reader.name, t.prompt, t.meta.get("sample", 0)) for t in tasks]
-    return [rows[o] for o in order if o in rows]
+
+
+def _raise_interrupted(stop, inflight: dict, *, left: int, stats: RunStats, rows: dict[str, ResultRow], n_tasks: int,
+                       results_path: str | Path) -> None:
+    """After a stop request: cancel the calls still in flight and raise ``RunInterrupted`` with what was done,
+    cancelled and not sent, and how to resume."""
+    for fut in inflight:
+        fut.cancel()
+    done = stats.done + stats.failed
+    raise interrupts.RunInterrupted(
+        stop.signum, done=done, cancelled=len(inflight), left=left,
+        message=f"interrupted by {interrupts.signal_name(stop.signum)}: {done} calls done, {len(inflight)} in "
+                f"flight cancelled, {left} not sent; {len(rows)} finished rows of {n_tasks} are in "
+                f"{results_path}; run the same command again to resume")
 
 
 def _let_paid_calls_land(inflight: dict, reader: Reader, log) -> None:

@@ -162,8 +162,29 @@ def _save_profile(doc: dict, run_dir) -> None:
 
 
 def run(args) -> int:
+    """``lcrag run``: set the switches the flags stand for, choose the readers, then either print the dry run's
+    plan or run the study with the engine and print its results (:func:`_print_results`). Exit status 1 when the
+    share of failed calls is above ``--max-error-rate``."""
     from ..experiment.engine import run as run_engine
 
+    _set_switches(args)
+    readers, made = _readers_of(args)
+    overrides = {**overrides_of(args.overrides), **control_overrides(args)}
+    if args.dry_run:
+        return _dry_run(args, readers, overrides)
+    res = run_engine(args.study, overrides=overrides or None, out=args.out, readers=readers, progress=not args.quiet,
+                     check_overrides=True,
+                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
+                     wait=args.wait, executor=_executor(args))
+    if made is not None:
+        _save_profile(made, res.run_dir)
+    return _print_results(args, res)
+
+
+def _set_switches(args) -> None:
+    """The flags that act through the environment of this process (read by the runner, the dry run and Ray
+    workers alike): ``--resend``, ``--cache-recover`` / ``--cache-fresh``, ``--allow-out-outside``,
+    ``--no-prefix-order``."""
     if args.resend:
         import os
 
@@ -189,41 +210,50 @@ def run(args) -> int:
 
         os.environ[ENV] = "0"
 
+
+def _readers_of(args) -> tuple[list | None, dict | None]:
+    """The readers that replace the study's (``--reader``, plus a profile made from ``--base-url`` / ``--model``),
+    None to keep the study's; and that made profile (None when there is none)."""
     readers = list(args.reader or []) or None
     made = profile_of_flags(getattr(args, "base_url", None), getattr(args, "model", None),
                             getattr(args, "api_key_env", None))
     if made is not None:
         readers = (readers or []) + [made]
-    overrides = {**overrides_of(args.overrides), **control_overrides(args)}
-    if args.dry_run:
-        from ..experiment.plan import plan_study
-        from ..llm.plan import format_plan
+    return readers, made
 
-        from ..llm.client import planning
 
-        with planning():  # nothing is sent: no API key needed
-            df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
-        def n(k, word):
-            return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
+def _dry_run(args, readers: list | None, overrides: dict) -> int:
+    """``--dry-run``: validate the study and print its size, run directory and pre-flight plan (calls, tokens,
+    cost) without sending anything (no API key needed); the judge's calls are described, not priced."""
+    from ..experiment.plan import plan_study
+    from ..llm.plan import format_plan
 
-        print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
-              f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
-        print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
-        if info.get("judge") is not None:
-            j = info["judge"]
-            name = j.get("name") or j.get("profile") if isinstance(j, dict) else j
-            print(f"[lcrag] judge {name}: after the readers, at most one call per scored row ({int(df['calls'].sum())} "
-                  f"rows; identical answers to one question share a call) — not in the plan's cost; capped by the "
-                  f"budget left after the readers")
-        return 0
+    from ..llm.client import planning
+
+    with planning():  # nothing is sent: no API key needed
+        df, info = plan_study(args.study, readers=readers, out=args.out, overrides=overrides, check_overrides=True)
+    def n(k, word):
+        return f"{info[k]} {word}{'' if info[k] == 1 else 's'}"
+
+    print(f"[lcrag] {args.study}: valid — {n('items', 'item')}, {n('conditions', 'condition')}, "
+          f"{n('prompts', 'prompt')}, readers {', '.join(info['readers'])}; run directory {info['run_dir']}")
+    print(format_plan(df, "pre-flight plan (dry run: nothing was sent)"))
+    if info.get("judge") is not None:
+        j = info["judge"]
+        name = j.get("name") or j.get("profile") if isinstance(j, dict) else j
+        print(f"[lcrag] judge {name}: after the readers, at most one call per scored row ({int(df['calls'].sum())} "
+              f"rows; identical answers to one question share a call) — not in the plan's cost; capped by the "
+              f"budget left after the readers")
+    return 0
+
+
+def _print_results(args, res) -> int:
+    """Print what a finished run measured: row counts, the headline table of its measures, token usage, the
+    estimate against the reported usage, the extractive reader's scope warning, the repeats table, the limit's
+    caption and (``--report``) the report; then the run's summary paragraph. Returns the exit status (1 when the
+    share of failed calls is above ``--max-error-rate``)."""
     from ..outputs.runsummary import summarize
 
-    res = run_engine(args.study, overrides=overrides or None, out=args.out, readers=readers, progress=not args.quiet,
-                     check_overrides=True,
-                     budget_usd=args.budget_usd, allow_over_budget=True if args.allow_over_budget else None,
-                     wait=args.wait, executor=_executor(args))
-    if made is not None:
-        _save_profile(made, res.run_dir)
     df = res.rows
     counts = df["outcome"].value_counts().to_dict()
     print(f"[lcrag] {len(df)} result rows {counts} -> {res.run_dir}")

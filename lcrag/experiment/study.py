@@ -95,7 +95,41 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
     """Validate a study (path, mapping or :class:`~.spec.StudySpec`) and everything it names; load its items.
 
     ``overrides``: dotted keys applied to the study's fields before validation
-    (``{"rag.k": [5], "readers": ["gpt-4o"]}``)."""
+    (``{"rag.k": [5], "readers": ["gpt-4o"]}``).
+
+    The steps: :func:`_read_study` (the spec with its overrides and ``--reader`` entries), the plugins,
+    :func:`_check_measures` (the measures and the answer/evidence roles), :func:`_check_components` (task builder,
+    item source, views, chunkers, retrievers, prompts), :func:`_make_readers`, then :func:`_load_items`. Every
+    problem is a ``ConfigError`` naming the study file, line and field."""
+    cfg, doc, path, text, base = _read_study(source, base_dir=base_dir, readers=readers, overrides=overrides)
+    where = path or f"<study {cfg.name}>"  # a built-in study or a mapping: its name
+
+    def err(fld, msg):
+        return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)
+
+    if path is None or overrides:  # a file's keys were refused when it was read (spec.refuse_keys)
+        refuse_keys(apply_overrides(doc, overrides) if overrides else doc, where, text)
+
+    try:
+        mods = registry.load_plugins(cfg.plugins, base)
+    except Exception as e:  # a plugin's own error must still name the study file and field
+        raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
+    am, em = _check_measures(cfg, doc, err)
+    _check_components(cfg, err)
+    rs = _make_readers(cfg, where, text, readers, err)
+    prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
+                    [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
+    prep.run_dir = run_dir_of(prep, out)
+    _load_items(prep, data_dir, err)
+    return prep
+
+
+def _read_study(source: str | Path | dict | StudySpec, *, base_dir: str | Path | None, readers: list | None,
+                overrides: dict | None) -> tuple[StudyConfig, dict | None, Path | None, str | None, Path]:
+    """The validated spec of ``source`` (a YAML path, a mapping or a :class:`~.spec.StudySpec`) with
+    ``overrides`` applied before validation and ``readers`` (the command line's ``--reader``) replacing the
+    spec's; with the document it came from, its path and text (a file only) and the folder its relative paths
+    resolve against."""
     if isinstance(source, (dict, StudySpec)):
         doc = source.to_doc() if isinstance(source, StudySpec) else source
         path, text, base = None, None, Path(base_dir or ".").resolve()
@@ -111,18 +145,13 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             cfg = parse_spec(apply_overrides(doc, overrides), f"{path} (with overrides)")
     if readers:
         cfg = cfg.model_copy(update={"readers": list(readers)})
-    where = path or f"<study {cfg.name}>"  # a built-in study or a mapping: its name
+    return cfg, doc, path, text, base
 
-    def err(fld, msg):
-        return ConfigError(where, msg, line=_node_line(text, fld) if text else None, field=fld)
 
-    if path is None or overrides:  # a file's keys were refused when it was read (spec.refuse_keys)
-        refuse_keys(apply_overrides(doc, overrides) if overrides else doc, where, text)
-
-    try:
-        mods = registry.load_plugins(cfg.plugins, base)
-    except Exception as e:  # a plugin's own error must still name the study file and field
-        raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
+def _check_measures(cfg: StudyConfig, doc: dict | None, err) -> tuple[str | None, str | None]:
+    """Check that every measure the spec names is registered (a renamed one says its new name) and return the
+    answer and evidence measures of the roles it declares (:func:`declares_roles`; ``(None, None)`` when it
+    declares none): ``answer_metric`` / ``evidence_metric``, else the first answer / evidence measure."""
     mfield = "measures" if "measures" in (doc or {}) else "scorers"
     from .. import measures
 
@@ -140,17 +169,23 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if n and (msg := measures.renamed_message(n)) and n not in known:
             raise err(fld, msg)
     if not declares_roles(cfg):
-        am = em = None
-    else:
-        kinds = {n: measures.get(n).kind for n in known}
-        am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
-        em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
-        if am is None:
-            raise err(mfield, "needs at least one answer measure (e.g. ans_contains, exact, multihop)")
-        if kinds.get(am) != "answer":
-            raise err("answer_metric", f"{am!r} is not a registered answer measure")
-        if em is not None and kinds.get(em) != "evidence":
-            raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
+        return None, None
+    kinds = {n: measures.get(n).kind for n in known}
+    am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
+    em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
+    if am is None:
+        raise err(mfield, "needs at least one answer measure (e.g. ans_contains, exact, multihop)")
+    if kinds.get(am) != "answer":
+        raise err("answer_metric", f"{am!r} is not a registered answer measure")
+    if em is not None and kinds.get(em) != "evidence":
+        raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
+    return am, em
+
+
+def _check_components(cfg: StudyConfig, err) -> None:
+    """Check every component the spec names by its registry name and its parameters: the task builder and item
+    source (against their declared parameters), the views, the chunkers and retrievers (against their own
+    signatures; labels distinct) and the prompts."""
     if not cfg.own_study or cfg.data.source is not None:
         for fld, kind, name, params in (("tasks.builder", "task_builder", cfg.tasks.builder, cfg.tasks.params),
                                         ("data.source", "item_source", cfg.data.source, cfg.data.params)):
@@ -184,6 +219,11 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
             load_prompt(p)
         except ConfigError as e:
             raise err(f"prompts[{i}]", e.reason) from None
+
+
+def _make_readers(cfg: StudyConfig, where, text: str | None, readers: list | None, err) -> list[Reader]:
+    """One reader per entry of the spec's ``readers`` (names distinct), seeded with ``reader_seed`` (``--seed``)
+    when set; an entry that cannot be made names the field, or ``--reader`` when it came from the command line."""
     rs = []
     for i, entry in enumerate(cfg.readers):
         try:
@@ -196,10 +236,14 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         if r.name in [x.name for x in rs]:
             raise err(f"readers[{i}]", f"duplicate reader name {r.name!r}; give the entry a distinct name")
         rs.append(r)
-    rs = seeded(rs, getattr(cfg, "reader_seed", None))  # --seed: sent to every endpoint reader
-    prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
-                    [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
-    prep.run_dir = run_dir_of(prep, out)
+    return seeded(rs, getattr(cfg, "reader_seed", None))  # --seed: sent to every endpoint reader
+
+
+def _load_items(prep: Prepared, data_dir: str | Path | None, err) -> None:
+    """Load the study's items into ``prep``: from its registered item source (``data.source``), from the example
+    corpus generated inside the run directory (``data.example``), or from the user's JSONL files
+    (``data.items`` / ``data.corpus``)."""
+    cfg, base = prep.cfg, prep.base
     if cfg.data.source is not None:
         from ..config import data_dir as default_data_dir
         try:
@@ -222,7 +266,6 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         provenance.note(f"your data: {Path(resolve(base, cfg.data.items)).name}")
         prep.items = load_items(resolve(base, cfg.data.items), resolve(base, cfg.data.corpus), limit=cfg.data.limit,
                                 take=getattr(cfg, "limit", None))  # --limit/--sample read only what they select
-    return prep
 
 
 def shown_path(path: Path) -> str:
@@ -432,39 +475,21 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     ``executor``: None runs each reader in this process; a dict of keyword arguments of
     :func:`lcrag.executors.ray_executor.run_tasks_ray` (``address``, ``workers``, ``cap_usd`` …)
     shards each reader's calls over Ray workers instead (same rows, same cache).
+
+    The steps: :func:`prepare`, :func:`_run_identity` (config hash and run ids), :func:`_check_judge`,
+    :func:`build_tasks`, :func:`_sweep_tasks` (limit, repeats), :func:`_study_scorer`, :func:`_log_plan`,
+    :func:`_run_readers` (under the run lock: each reader through the runner, the manifest from start to stop),
+    :func:`_write_tables` (``results.csv``, ``repeats.csv``), the manifest, then the judge when the study names one.
     """
-    runner = run_tasks
-    if executor is not None:
-        import functools
-
-        from ..executors.ray_executor import run_tasks_ray
-
-        runner = functools.partial(run_tasks_ray, **executor)
+    runner = _runner_of(executor)
     options = RunOptions.of(options, **option_kw)
     log = options.logger()
     prep = prepare(source, base_dir=base_dir, readers=readers, out=out, overrides=overrides, data_dir=data_dir)
     cfg = prep.cfg
-    hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
-                                    "cache": None, "out": None, "description": "", "hits_ks": [],
-                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None), ("judge", None),
-                                                         ("report", _default(cfg, "report")))
-                                       if k in type(cfg).model_fields}})
-    data = data_hashes(prep)
-    chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
-    ids = run_ids(prep, chash)
-    if getattr(cfg, "judge", None) is not None:  # a judge that cannot be built fails before any reader call
-        from ..llm.readers import make_reader
-
-        try:
-            make_reader(cfg.judge)
-        except LcragError as e:
-            raise ConfigError(prep.source or "<study>", f"judge: {e}", field="judge") from None
+    data, chash, ids = _run_identity(prep)
+    _check_judge(prep)
     built = build_tasks(prep)
-    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
-    repeats = int(getattr(cfg, "repeats", 1) or 1)
-    if repeats > 1 and built.routes:
-        raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")
-    tasks, originals = detach_conditions(expand_repeats(tasks, repeats))
+    tasks, limit_rec, repeats, originals = _sweep_tasks(prep, built)
     rdir = prep.run_dir
     rdir.mkdir(parents=True, exist_ok=True)
     results = Path(results_path).resolve() if results_path is not None else rdir / "results.jsonl"
@@ -473,16 +498,101 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
     budget_usd = options.budget_usd
     options = options.defaults(budget_usd=cfg.budget_usd, allow_over_budget=cfg.allow_over_budget)
     options = RunOptions.of(options, cache=cache, log=log)
+    scorer = _study_scorer(cfg, prep, originals)
+    _log_plan(prep, built, tasks, limit_rec, repeats, log)
+    t0 = time.monotonic()
+    man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
+                  results_file=os.path.relpath(results, rdir),
+                  expected_rows=len(tasks) + len(built.routes) * (limit_rec["items_used"] if limit_rec else len(prep.items.items))
+                  * len(cfg.prompts),
+                  controls=manifest_record(cfg, limit_rec, prep.readers))
+    rows, stats = _run_readers(prep, built, tasks, runner=runner, scorer=scorer, options=options, ids=ids,
+                               results=results, cache=cache, wait=wait, t0=t0, man_kw=man_kw, log=log)
+    if not rows:
+        raise LcragError("the study produced no result rows")
+    df = _write_tables(rdir, rows, built, cfg, repeats)
+    seconds = time.monotonic() - t0
+    manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
+    if getattr(cfg, "judge", None) is not None:
+        manifest = _judge(cfg, {t.item.id: t.item for t in built.tasks}, rdir, rows, cache, budget_usd, manifest, log)
+        from .judging import merge
+
+        df = merge(rdir, df, manifest)
+    return StudyRun(rdir, df, manifest, stats, seconds, cfg)
+
+
+def _runner_of(executor: dict | None):
+    """The function that runs one reader's tasks: :func:`lcrag.runner.run_tasks` in this process, or, with an
+    ``executor`` dict, :func:`lcrag.executors.ray_executor.run_tasks_ray` with those keyword arguments."""
+    if executor is None:
+        return run_tasks
+    import functools
+
+    from ..executors.ray_executor import run_tasks_ray
+
+    return functools.partial(run_tasks_ray, **executor)
+
+
+def _run_identity(prep: Prepared) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """The data files' and plugins' hashes, the config hash (the validated spec without its readers, runtime and
+    cosmetic fields, plus those hashes) and the run id of each reader (:func:`run_ids`)."""
+    cfg = prep.cfg
+    hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
+                                    "cache": None, "out": None, "description": "", "hits_ks": [],
+                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None), ("judge", None),
+                                                         ("report", _default(cfg, "report")))
+                                       if k in type(cfg).model_fields}})
+    data = data_hashes(prep)
+    chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
+    return data, chash, run_ids(prep, chash)
+
+
+def _check_judge(prep: Prepared) -> None:
+    """A judge the study names that cannot be built fails here, before any reader call."""
+    cfg = prep.cfg
+    if getattr(cfg, "judge", None) is not None:
+        from ..llm.readers import make_reader
+
+        try:
+            make_reader(cfg.judge)
+        except LcragError as e:
+            raise ConfigError(prep.source or "<study>", f"judge: {e}", field="judge") from None
+
+
+def _sweep_tasks(prep: Prepared, built: Built) -> tuple[list[Task], dict | None, int, dict[int, Task]]:
+    """The tasks the readers are asked: the built tasks under the study's ``limit``, each repeated ``repeats``
+    times, without their ``Condition`` records; with the limit's record, the number of repeats and the map back to
+    the original tasks (:func:`detach_conditions`)."""
+    cfg = prep.cfg
+    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
+    repeats = int(getattr(cfg, "repeats", 1) or 1)
+    if repeats > 1 and built.routes:
+        raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")
+    tasks, originals = detach_conditions(expand_repeats(tasks, repeats))
+    return tasks, limit_rec, repeats, originals
+
+
+def _study_scorer(cfg: StudyConfig, prep: Prepared, originals: dict[int, Task]):
+    """The study's row scorer (:func:`row_scorer`); when tasks were detached from their ``Condition`` records, it
+    hands the measures the original task, and keeps the inner scorer's version (resume compares it)."""
     scorer = row_scorer(cfg, prep.answer_metric, prep.evidence_metric)
-    if originals:
-        inner = scorer
+    if not originals:
+        return scorer
+    inner = scorer
 
-        def scorer(task, resp):  # measures see the task with its Condition record
-            return inner(originals.get(id(task), task), resp)
+    def scorer(task, resp):  # measures see the task with its Condition record
+        return inner(originals.get(id(task), task), resp)
 
-        from ..runtime.resume import scorer_version
+    from ..runtime.resume import scorer_version
 
-        scorer.scorer_version = scorer_version(inner)
+    scorer.scorer_version = scorer_version(inner)
+    return scorer
+
+
+def _log_plan(prep: Prepared, built: Built, tasks: list[Task], limit_rec: dict | None, repeats: int, log) -> None:
+    """Log what the study will run (items, conditions, tasks, readers, run directory), a warning for each reader
+    whose repeats would measure nothing, and the limit's caption / the samples per task."""
+    cfg, rdir = prep.cfg, prep.run_dir
     if cfg.own_study and cfg.data.source is None:
         log(f"[lcrag] study {cfg.name}: {len(prep.items.items)} items x {len(built.conditions)} conditions x "
             f"{len(cfg.prompts)} prompts x {len(prep.readers)} readers -> {shown_path(rdir)}")
@@ -498,13 +608,17 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
                 log(warn)
     if limit_rec or repeats > 1:
         log(f"[lcrag] {', '.join(x for x in (limit_rec and caption(limit_rec), repeats > 1 and f'{repeats} samples per task') if x)}")
+
+
+def _run_readers(prep: Prepared, built: Built, tasks: list[Task], *, runner, scorer, options: RunOptions,
+                 ids: dict[str, str], results: Path, cache: ResponseCache, wait: bool, t0: float,
+                 man_kw: dict[str, Any], log) -> tuple[list, dict[str, dict[str, Any]]]:
+    """Under the run directory's lock: check the response cache (damaged, lost), write the retrieval files and the
+    ``running`` manifest, run each reader through ``runner`` (local llama.cpp servers started for the run) with its
+    route rows, rewrite the manifest as ``partial`` if anything stops the run, and drop superseded rows from the
+    results file. Returns the rows and each reader's stats."""
+    cfg, rdir = prep.cfg, prep.run_dir
     rows, stats = [], {}
-    t0 = time.monotonic()
-    man_kw = dict(prep=prep, chash=chash, data=data, run_ids=ids, conditions=built.conditions,
-                  results_file=os.path.relpath(results, rdir),
-                  expected_rows=len(tasks) + len(built.routes) * (limit_rec["items_used"] if limit_rec else len(prep.items.items))
-                  * len(cfg.prompts),
-                  controls=manifest_record(cfg, limit_rec, prep.readers))
     with run_lock(results, wait=wait, log=log):
         check_cache_file(cache, prep.readers, log=log, run_dir=rdir)  # a zero-length or unreadable cache: recover, fresh, or stop
         check_cache_kept(rdir, results, cache, prep.readers)  # a lost cache must not re-send paid calls silently
@@ -538,8 +652,12 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
             before = after = 0
         if after < before:
             log(f"[lcrag] {shown_path(results)}: {before - after} superseded rows dropped ({after} kept)")
-    if not rows:
-        raise LcragError("the study produced no result rows")
+    return rows, stats
+
+
+def _write_tables(rdir: Path, rows: list, built: Built, cfg: StudyConfig, repeats: int) -> pd.DataFrame:
+    """The tidy frame of the rows (with ``reader_label`` and the spec's ``tasks.columns``), written as
+    ``results.csv`` (lines as JSON), and ``repeats.csv`` when each task was asked more than once."""
     df = to_frame(rows)
     df["reader_label"] = df["meta.reader_label"]
     add_columns(df, built.tasks, getattr(getattr(cfg, "tasks", None), "columns", []))
@@ -551,14 +669,7 @@ def run_study(source: str | Path | dict, *, out: str | Path | None = None, reade
         from .repeats import measure_columns, summarize
 
         summarize(df, measure_columns(rows)).to_csv(rdir / "repeats.csv", index=False)
-    seconds = time.monotonic() - t0
-    manifest = write_manifest(rdir, rows=rows, stats=stats, status="complete", seconds=seconds, **man_kw)
-    if getattr(cfg, "judge", None) is not None:
-        manifest = _judge(cfg, {t.item.id: t.item for t in built.tasks}, rdir, rows, cache, budget_usd, manifest, log)
-        from .judging import merge
-
-        df = merge(rdir, df, manifest)
-    return StudyRun(rdir, df, manifest, stats, seconds, cfg)
+    return df
 
 
 def _judge(cfg, items: dict, rdir: Path, rows: list, cache: ResponseCache, budget_usd: float | None, manifest: dict,
