@@ -151,6 +151,17 @@ HEAVY_FILES = frozenset({
 })
 
 
+def pytest_ignore_collect(collection_path, config):
+    """The fast tier (``-m "not slow"``) does not import the files of :data:`HEAVY_FILES`: all their tests would be
+    deselected, and every pytest-xdist worker would pay their imports (ONNX, Ray, ...) to collect them."""
+    if (config.getoption("markexpr", "") or "").strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    tests_dir = Path(__file__).parent
+    if collection_path.is_relative_to(tests_dir) and collection_path.relative_to(tests_dir).as_posix() in HEAVY_FILES:
+        return True
+    return None
+
+
 #: pytest-xdist groups (``--dist loadgroup`` runs a group's tests one after another in one worker) for test files
 #: that must not run beside each other: tests that send signals to process trees they start and time their
 #: answer, and the run-lock tests. Tests of the real llama.cpp server (marker ``server`` or the ``local_server``
