@@ -5,9 +5,22 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+# with PYTHONDONTWRITEBYTECODE set (container images and some shells set it) every pytest-xdist worker compiles
+# lcrag and rewrites the asserts of every test module from source on every run, and every Python child of a test
+# compiles lcrag again: about 40 % of the fast tier's collection. The run keeps its bytecode outside the checkout
+# instead, under PYTHONPYCACHEPREFIX (default: the user's cache folder), for itself, its workers and its children;
+# the source tree gets no __pycache__ from it
+if sys.dont_write_bytecode:
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lcrag-tests" / "pycache"))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+    sys.dont_write_bytecode = False
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -136,6 +149,17 @@ HEAVY_FILES = frozenset({
     "retrieval/test_embeddings_onnx.py", "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py",
     "experiment/test_custom_analysis.py", "test_packaging.py", "test_wheel_install.py",
 })
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The fast tier (``-m "not slow"``) does not import the files of :data:`HEAVY_FILES`: all their tests would be
+    deselected, and every pytest-xdist worker would pay their imports (ONNX, Ray, ...) to collect them."""
+    if (config.getoption("markexpr", "") or "").strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    tests_dir = Path(__file__).parent
+    if collection_path.is_relative_to(tests_dir) and collection_path.relative_to(tests_dir).as_posix() in HEAVY_FILES:
+        return True
+    return None
 
 
 #: pytest-xdist groups (``--dist loadgroup`` runs a group's tests one after another in one worker) for test files

@@ -361,14 +361,33 @@ def _route(man, df, out, label, files, tables):
     files["route"] = save_table(t, "route", out, float_format="%.6g", source=label)
 
 
-def _study_breakdowns(man, df, out, label, files, tables, seed):
-    """``breakdown_<field>`` per item field the study file names (``report: {breakdowns: [metadata.type]}``) and,
-    for a run with a judge, ``judge_agreement`` (:func:`lcrag.experiment.judging.agreement`)."""
+def _breakdown_fields(man, df):
+    """The item fields the study file names (``report: {breakdowns: [metadata.type]}``) and the frame with the
+    items' metadata (:func:`lcrag.outputs.breakdowns.add_metadata`), or ``([], None)``. Checked before any view
+    is drawn: a field the run does not have is a :class:`ConfigError` naming the study file and the field."""
     fields = ((man["study"].get("config") or {}).get("report") or {}).get("breakdowns") or []
+    if not fields:
+        return [], None
+    from ..errors import ConfigError, InputError
+
+    d = breakdowns.add_metadata(man, df)
+    for i, f in enumerate(fields):
+        if f not in d.columns:
+            try:
+                breakdowns.by_field(man, d, f, [])  # its error names the fields the run has
+            except InputError as e:  # named in the study file: say where
+                raise ConfigError(man["study"].get("file") or "<study>", e.reason,
+                                  field=f"report.breakdowns[{i}]") from None
+    return fields, d
+
+
+def _study_breakdowns(man, df, out, label, files, tables, seed, checked):
+    """``breakdown_<field>`` per item field the study file names (``checked``: :func:`_breakdown_fields`) and,
+    for a run with a judge, ``judge_agreement`` (:func:`lcrag.experiment.judging.agreement`)."""
+    fields, d = checked
     if fields:
         from ..errors import ConfigError, InputError
 
-        d = breakdowns.add_metadata(man, df)
         for i, f in enumerate(fields):
             name = "breakdown_" + f.replace(".", "_")
             try:
@@ -442,6 +461,7 @@ def _write_views(run_dir, man, df, ranks, out: Path, filt: dict, *, seed: int, h
     files: dict[str, dict] = {}
     tables: dict[str, pd.DataFrame] = {}
     skipped: list[str] = []
+    checked = _breakdown_fields(man, df)  # a bad field fails before any figure is drawn
     summ = views.summary(man, df, seed=seed)
     tables["summary"] = summ
     files["summary"] = save_table(summ, "summary", out, source=label)
@@ -476,7 +496,7 @@ def _write_views(run_dir, man, df, ranks, out: Path, filt: dict, *, seed: int, h
     _failures(tables["failures"], order, out, label, files)
     _usage(man, df, summ, out, label, files, skipped)
     _route(man, df, out, label, files, tables)
-    _study_breakdowns(man, df, out, label, files, tables, seed)
+    _study_breakdowns(man, df, out, label, files, tables, seed, checked)
     note = views.status_note(man, df, run_dir)
     lines = [f"# Report: {label}", "", f"Run directory: `{Path(run_dir)}`; config hash `{man['config_hash'][:12]}`; "
              f"lcrag {man['lcrag_version']}.", *(["", f"**Partial run**: {note}."] if note else []), "", "## Files", ""]
