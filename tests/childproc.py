@@ -46,8 +46,22 @@ def _is_python(pid: int) -> bool:
         return False
 
 
+def _wait_gone(pid: int, timeout: float) -> None:
+    """Wait up to ``timeout`` seconds for ``pid`` to exit (gone from /proc, or a zombie its parent has not reaped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":
+            return
+        time.sleep(0.02)
+
+
 def dump_and_kill(p: subprocess.Popen) -> tuple[str, str]:
-    """SIGABRT to ``p``'s Python descendants (deepest first) and to ``p`` (their faulthandler dumps the stacks),
+    """SIGABRT to ``p``'s Python descendants (deepest first, each given time to write its dump and exit before the
+    next is signalled) and to ``p`` (their faulthandler dumps the stacks),
     up to :data:`DUMP_GRACE` seconds for ``p`` to exit, then SIGKILL to whatever is left; returns ``p``'s
     remaining (stdout, stderr)."""
     below = _tree(p.pid)
@@ -56,7 +70,10 @@ def dump_and_kill(p: subprocess.Popen) -> tuple[str, str]:
             try:
                 os.kill(pid, signal.SIGABRT)
             except OSError:
-                pass
+                continue
+            # one dump at a time: a descendant that shares the child's stderr finishes writing (and dies) before
+            # the next process is signalled, so two dumps never interleave line by line
+            _wait_gone(pid, DUMP_GRACE / 2)
     try:
         p.send_signal(signal.SIGABRT)
     except OSError:

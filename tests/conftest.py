@@ -5,22 +5,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-# with PYTHONDONTWRITEBYTECODE set (container images and some shells set it) every pytest-xdist worker compiles
-# lcrag and rewrites the asserts of every test module from source on every run, and every Python child of a test
-# compiles lcrag again: about 40 % of the fast tier's collection. The run keeps its bytecode outside the checkout
-# instead, under PYTHONPYCACHEPREFIX (default: the user's cache folder), for itself, its workers and its children;
-# the source tree gets no __pycache__ from it
-if sys.dont_write_bytecode:
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lcrag-tests" / "pycache"))
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
-    sys.dont_write_bytecode = False
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
