@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -354,3 +355,25 @@ def no_leftover_processes_or_ports(request):
             except OSError:
                 pass
         pytest.fail(f"{request.module.__name__} left behind: " + "; ".join(msgs), pytrace=False)
+
+
+#: the xdist group of the tests that read :func:`paper_dry_run` (one worker plans the sweep once)
+PAPER_DRY_RUN = "paper-dry-run"
+
+
+@pytest.fixture(scope="session")
+def paper_dry_run(tmp_path_factory) -> subprocess.CompletedProcess:
+    """``lcrag reproduce --params params/paper.yaml --dry-run`` of the whole paper sweep, run once per session in a
+    fresh interpreter with the data directory and a fresh response cache (a cached reply would price as free).
+
+    Planning the sweep takes a minute or more on 2 cores (every prompt of Figure 7's CoT runs is counted in
+    tokens, LongEval's evidence is selected with MiniLM), and two test files read its output: the docs' cost tables
+    (``test_docs_numbers.py``) and the calls it prices (``test_usage_plan.py``). Their tests share the xdist group
+    :data:`PAPER_DRY_RUN`, so one worker runs it."""
+    if DATA is None:
+        pytest.skip("no data directory (LCRAG_DATA_DIR; see `lcrag data list`): the paper sweep is planned on its files")
+    tmp = tmp_path_factory.mktemp("paper-dry-run")
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "LCRAG_DATA_DIR": str(DATA), "LCRAG_CACHE_DIR": str(tmp / "cache"),
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(PROJECT_ROOT / "params" / "paper.yaml"),
+                           "--dry-run"], cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)

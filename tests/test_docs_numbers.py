@@ -2,13 +2,12 @@
 dry-run cost tables of docs/cost.md and docs/real_models.md against ``lcrag reproduce --params params/paper.yaml
 --dry-run`` (needs the data directory: without it the sweep has other notebooks and other numbers)."""
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import PAPER_DRY_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow  # a fresh interpreter plans the whole paper sweep (about a minute on 2 cores)
@@ -59,11 +58,9 @@ def test_dry_run_parser_reads_the_table_and_totals():
 
 
 @pytest.mark.skipif(_data_dir() is None, reason="needs the data directory's NoLiMa and LongEval-RAG files (lcrag data list)")
-def test_cost_tables_of_the_docs_are_the_dry_run(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "LCRAG_DATA_DIR": str(_data_dir()),
-           "LCRAG_CACHE_DIR": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    r = subprocess.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(ROOT / "params" / "paper.yaml"),
-                        "--dry-run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+@pytest.mark.xdist_group(PAPER_DRY_RUN)
+def test_cost_tables_of_the_docs_are_the_dry_run(paper_dry_run):
+    r = paper_dry_run  # `lcrag reproduce --params params/paper.yaml --dry-run`, fresh cache (tests/conftest.py)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rows, tot = dry_run_per_reader(r.stdout)
     cost = (ROOT / "docs" / "cost.md").read_text()

@@ -20,7 +20,7 @@ from lcrag.runner import Task, read_results, run_tasks
 from lcrag.scoring.effective_length import effective_length, effective_length_table
 from lcrag.types import Context, Item, Line, ResultRow
 from lcrag.outputs.usage import usage_table
-from tests.conftest import needs_data
+from tests.conftest import PAPER_DRY_RUN, needs_data
 
 
 def _tasks(n: int, condition: str, lines: int) -> list[Task]:
@@ -204,14 +204,14 @@ def test_study_report_has_usage_and_no_cost_plot_for_a_free_reader(tmp_path, tmp
     assert (u.loc[u["condition"] == "no-context", "context_chars"] == 0).all()
 
 
-@pytest.mark.slow  # plans Figure 7's CoT runs of eleven readers over the NoLiMa haystacks (about a minute on 2 cores)
+@pytest.mark.slow  # reads the paper sweep's dry run (tests/conftest.py: planned once, about a minute or more on 2 cores)
 @needs_data
-def test_paper_dry_run_prices_cot_open_weight_embedding_and_rerank_calls(capsys):
+@pytest.mark.xdist_group(PAPER_DRY_RUN)
+def test_paper_dry_run_prices_cot_open_weight_embedding_and_rerank_calls(paper_dry_run):
     """Every model call of the paper sweep is priced: Figure 7's CoT / CoT-EBG runs (notebook 03), the open-weight
     readers' LC runs, text-embedding-3-large (11-14) and the reranker (02, 07); the part on generated fixtures is said."""
-    assert main(["reproduce", "--params", "params/paper.yaml", "--dry-run", "--only", "02", "03", "04", "07", "11",
-                 "12", "13"]) == 0
-    out = capsys.readouterr().out
+    assert paper_dry_run.returncode == 0, paper_dry_run.stdout[-3000:] + paper_dry_run.stderr[-3000:]
+    out = paper_dry_run.stdout
     rows = [ln.split() for ln in out.split("per study:")[0].splitlines()]
     cot = {ln[5] for ln in rows if ln[:5] == ["03", "NoLiMa", "Figure", "7", "(CoT)"]}
     assert cot == {"gpt-4o", "gpt-4.1", "o3-mini", "gpt-5", "sonnet-4", "sonnet-4.5", "gemini-2.5-flash",
@@ -220,10 +220,10 @@ def test_paper_dry_run_prices_cot_open_weight_embedding_and_rerank_calls(capsys)
     assert live == {"gpt-oss-120b", "glm", "nemotron"}
     assert "04: live readers: the nolima-lc runs of notebook 03" in out  # priced once, where they run
     emb = [ln for ln in rows if len(ln) > 10 and ln[2] == "embeddings" and ln[3] == "text-embedding-3-large"]
-    assert {ln[0] for ln in emb} == {"11", "12", "13"} and all(float(ln[10]) > 0 for ln in emb)  # usd_input
+    assert {ln[0] for ln in emb} == {"11", "12", "13", "14"} and all(float(ln[10]) > 0 for ln in emb)  # usd_input
     rr = [ln for ln in rows if "qwen3-reranker-8b" in ln]
     assert {ln[0] for ln in rr} == {"02", "07"} and all(int(ln[ln.index("qwen3-reranker-8b") + 2]) > 0 for ln in rr)
     table = out[out.index("per notebook:"):]
     fixture = [ln.split()[0] for ln in table.splitlines()[2:] if ln.rstrip().endswith("generated fixture")]
-    assert fixture == ["11", "12", "13"]
-    assert "priced on generated fixtures (official files missing): notebooks 11, 12, 13:" in table
+    assert fixture == ["10", "11", "12", "13", "14"]  # the data directory has no MultiHop-RAG or QASPER files
+    assert "priced on generated fixtures (official files missing): notebooks 10, 11, 12, 13, 14:" in table
