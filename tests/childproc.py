@@ -21,6 +21,19 @@ import pytest
 DUMP_GRACE = 10.0
 
 
+def sigint_default() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT: SIGINT at its default action in the child, as a shell
+    starts a foreground command.
+
+    A test run started in the background of a non-interactive shell (``make test &``, a CI step that backgrounds
+    it, a flake loop) ignores SIGINT, and every child inherits the ignore. Python then installs no
+    ``KeyboardInterrupt`` handler at start-up, so ``lcrag reproduce`` (which stops on ``KeyboardInterrupt``) never
+    sees the test's Ctrl-C and the test waits until it dumps the child's stacks: in such a shell both SIGINT tests of
+    ``tests/reproduction/test_reproduce_interrupt.py`` failed every time, each stack showing papermill still
+    waiting on the kernel."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _tree(pid: int) -> list[int]:
     """``pid``'s live descendants (from /proc; [] elsewhere), deepest last."""
     children: dict[int, list[int]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -73,3 +74,20 @@ def test_a_child_that_finishes_in_time_is_returned_as_subprocess_run_would():
     r = childproc.run([sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], timeout=60, text=True,
                       input="abc")
     assert r.stdout == "ABC\n"
+
+
+def test_sigint_default_undoes_the_ignore_a_background_shell_hands_down():
+    """A suite started as ``make test &`` in a non-interactive shell ignores SIGINT, and so does every Python child:
+    it then has no ``KeyboardInterrupt`` handler. ``childproc.sigint_default`` gives the child the default back."""
+    code = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+
+    def ignored() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def ignored_then_default() -> None:
+        ignored()
+        childproc.sigint_default()
+
+    outs = [subprocess.run([sys.executable, "-c", code], preexec_fn=f, capture_output=True, text=True, timeout=60).stdout.strip()
+            for f in (ignored, ignored_then_default)]
+    assert outs == ["False", "True"]

@@ -56,6 +56,7 @@ def _env(tmp_path: Path) -> dict:
 
 
 def _lcrag(tmp_path: Path, *args: str, **kw) -> subprocess.Popen:
+    kw.setdefault("preexec_fn", childproc.sigint_default)  # the tests' Ctrl-C reaches it however the suite was started
     return subprocess.Popen([sys.executable, "-m", "lcrag.cli", *args], env=_env(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
 

@@ -44,7 +44,8 @@ def _interrupted_reproduce(tmp_path, *args, ready=lambda: True, timeout=120):
         env = {**os.environ, "LCRAG_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
         p = subprocess.Popen([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(prof), *args,
                               "--out", str(tmp_path / "fig"), "--runs", str(tmp_path / "runs")],
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=childproc.sigint_default)  # Ctrl-C reaches it however the suite was started
         deadline = time.monotonic() + timeout
         while fs.state.stats()["in_flight"] < 2 or not ready():
             assert time.monotonic() < deadline and p.poll() is None, p.communicate()
