@@ -177,8 +177,8 @@ def _check_measures(cfg: StudyConfig, doc: dict | None, err) -> tuple[str | None
             continue
         if kinds.get(n) != kind:
             raise err(fld, f"{n!r} is not a registered {kind} measure")
-        if not cfg.own_study and n not in cfg.scorers:  # an own study scores its answer/evidence roles in any case
-            raise err(fld, f"{n!r} is not one of the study's measures ({', '.join(cfg.scorers)})")
+    if not cfg.own_study:  # a role whose measure the study does not score (measures narrowed by --set) has no column
+        am, em, jm = (n if n in cfg.scorers else None for n in (am, em, jm))
     return am, em, jm
 
 

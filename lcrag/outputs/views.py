@@ -95,6 +95,15 @@ def roles(man: dict, df: pd.DataFrame) -> dict[str, dict[str, str]]:
     return out
 
 
+def role_view(man: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the role columns ``ans``, ``evid`` and ``ans_evid`` (those the study declares a measure for) added in
+    memory as views of the declared measures (``man["roles"]``, else :func:`roles`) — what the report's tables read.
+    A frame that has them already is returned as is; the result files never hold them."""
+    rs = man.get("roles") or roles(man, df)
+    add = {role: df[r["column"]] for role, r in rs.items() if r["column"] != role and role not in df.columns}
+    return df.assign(**add) if add else df
+
+
 def role_column(man: dict, df: pd.DataFrame, role: str) -> str | None:
     """The column of ``role`` (``ans``, ``evid``, ``ans_evid``) in ``df``: the role's own column where
     :func:`load_run` added it (``with_roles=True``), else the measure the study declares for it (:func:`roles`);
@@ -159,9 +168,7 @@ def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd
     df = merge(rd, df, man)  # the judge's measure, when the run has a judge (lcrag.experiment.judging)
     man["roles"] = roles(man, df)
     if with_roles:
-        for role, r in man["roles"].items():
-            if r["column"] != role:
-                df[role] = df[r["column"]]
+        df = role_view(man, df)
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks

@@ -63,12 +63,15 @@ def _layout(c: dict) -> str:
 
 def condition_table(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     """Per reader row × condition: ``family`` (kind), ``layout`` (filler or chunk order), ``n``,
-    mean ``ans`` / ``evid`` / ``ans_evid`` (the role columns of ``load_run(..., with_roles=True)``: the measures the
+    mean ``ans`` / ``evid`` / ``ans_evid`` (the role columns of :func:`lcrag.outputs.views.role_view`: the measures the
     study declares), ``recall`` (share of gold units with a line in the
     context; for a route row, of the context it answered from), ``fallback_rate`` (route only),
     ``calls_per_item`` and mean ``prompt_tokens`` per item; ``k`` for top-k RAG and route, in the manifest's condition order."""
+    from ...outputs.views import role_view
+
     conds = {c["condition"]: c for c in man["conditions"]}
-    ok = df[df["outcome"] == Outcome.OK].copy()
+    ok = role_view(man, df)
+    ok = ok[ok["outcome"] == Outcome.OK].copy()
     n = ok["meta.n_units"].astype(float)
     ok["recall"] = ((n - ok["meta.missing_units"].astype(float)) / n).where(n > 0)
     ok["fallback"] = ok["meta.route_fallback"].astype(float) if "meta.route_fallback" in ok else np.nan
