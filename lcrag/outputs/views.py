@@ -279,16 +279,19 @@ def coverage_summary(ranks: pd.DataFrame) -> pd.DataFrame:
 
 
 def attribution(df: pd.DataFrame, man: dict | None = None) -> pd.DataFrame:
-    """Attribution per row × condition; the no-context control is left out (nothing to retrieve or
+    """Attribution per row × condition over the study's answer and joint roles (:func:`role_column`; without ``man``
+    the role columns ``ans`` / ``ans_evid``); the no-context control is left out (nothing to retrieve or
     read), and with the oracle control an item the oracle also misses is an ``evidence_miss``."""
     none = {c["condition"] for c in man["conditions"] if c["kind"] == "none"} if man else {NO_CONTEXT}
     d = df[(df["outcome"] == Outcome.OK) & ~df["condition"].isin(none)]
-    if "ans_evid" not in d.columns or "meta.gold_in_context" not in d.columns:
+    # the answer and joint roles' columns (the role columns of role_view, else the declared measures)
+    ans, joint = (role_column(man, d, r) if man else r for r in ("ans", "ans_evid"))
+    if ans is None or joint not in d.columns or "meta.gold_in_context" not in d.columns:
         return pd.DataFrame()
-    d = d.dropna(subset=["ans_evid"]).copy()
+    d = d.dropna(subset=[joint]).copy()
     d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
     suff = "sufficient" if "sufficient" in d.columns and d["sufficient"].notna().any() else None
-    t = attribution_table(d, ["row", "condition"], present="meta.gold_in_context", sufficient=suff)
+    t = attribution_table(d, ["row", "condition"], present="meta.gold_in_context", ans=ans, ans_evid=joint, sufficient=suff)
     return _in_condition_order(man, t) if man else t
 
 
