@@ -91,6 +91,7 @@ def test_every_builtin_spec_declares_its_three_roles():
         spec = experiment.load_spec(name)
         got = tuple(getattr(spec, f) for f in ROLE_FIELDS)
         assert got == ROLES[name], name
+        assert tuple(spec.to_doc()[f] for f in ROLE_FIELDS) == got, name  # `lcrag studies spec NAME` keeps all three
         for n, kind in zip(got, ("answer", "evidence", "joint")):
             assert n is None or (n in spec.measures and kinds[n] == kind), (name, n)
     assert [conditions_study(["extractive"])[f] for f in ROLE_FIELDS] == ["ans_contains", "evid_exact_set", "ans_evid"]
