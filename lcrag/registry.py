@@ -14,8 +14,8 @@ Contracts (see ``examples/plugins/`` for one runnable example each):
 
 * **measure** ``fn(task, response) -> Score | float | None`` registered with
   :func:`lcrag.measures.measure` (the one scoring contract, built-ins included; its name is the
-  result column) — ``kind="answer"`` (may serve as an own study's ``answer_metric``),
-  ``"evidence"`` (skipped for answer-only prompts; may serve as ``evidence_metric``), ``"joint"``,
+  result column) — ``kind="answer"`` (may serve as a study's ``answer_metric``),
+  ``"evidence"`` (skipped for answer-only prompts; may serve as ``evidence_metric``), ``"joint"`` (``joint_metric``),
   ``"retrieval"`` or ``"other"``. ``None`` records no value. Parameterised families to build on
   live in :mod:`lcrag.scoring.families`, reply filters in :mod:`lcrag.scoring.filters`.
 * **retriever** ``factory(chunks: list[Chunk], **params) -> obj`` where ``obj.rank(query)``

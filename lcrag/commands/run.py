@@ -273,7 +273,7 @@ def _print_results(args, res) -> int:
 
     for line in estimate_vs_reported(df):
         print(line)
-    for line in scope_warning(df):
+    for line in scope_warning(df, answer=(res.manifest.get("metrics") or {}).get("answer_metric")):
         print(line, file=sys.stderr)
     if (res.run_dir / "repeats.csv").is_file() and getattr(res.spec, "repeats", 1) > 1:  # written by this run
         import pandas as pd

@@ -147,8 +147,9 @@ class StudyConfig(BaseModel):
     route: RouteCfg | None = None
     readers: list[str | dict[str, Any]] = Field(min_length=1)
     scorers: list[str] = Field(default_factory=lambda: ["ans_contains", "evid_exact_set", "evid_recall", "ans_evid"], min_length=1)
-    answer_metric: str | None = None
-    evidence_metric: str | None = None
+    answer_metric: str | None = None  # the roles the study declares (ROLE_FIELDS): which measure is its answer,
+    evidence_metric: str | None = None  # its evidence and its joint (answer and evidence) measure; reports read them
+    joint_metric: str | None = None
     plugins: list[str] = Field(default_factory=list)
     hits_ks: list[int] = Field(default_factory=lambda: [1, 2, 3, 5, 10, 20, 50, 100])
     budget_usd: float | None = Field(None, ge=0)
@@ -221,8 +222,27 @@ def resolve(base: Path, value: str | None) -> Path | None:
     return q if q.is_absolute() else (base / q)
 
 
+#: the fields a spec declares its roles with: the measure of its answer, evidence and joint role
+ROLE_FIELDS = ("answer_metric", "evidence_metric", "joint_metric")
+
+
+def without_roles(cfg: StudyConfig, doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a dump of ``cfg``) with the role declaration as far as it is reporting metadata only.
+
+    ``joint_metric`` names a column for the reports and never enters. ``answer_metric`` / ``evidence_metric`` enter
+    as given for an own study (the ``lc-rag`` task builder: they choose the pair its ``ans_evid`` joins, so they
+    change rows) and as unset for any other task builder (its rows do not depend on them), so declaring the roles of
+    a built-in study leaves its config hash and run ids as they were."""
+    doc = dict(doc)
+    doc.pop("joint_metric", None)
+    if not getattr(cfg, "own_study", True):
+        doc.update({"answer_metric": None, "evidence_metric": None})
+    return doc
+
+
 def config_hash(cfg: StudyConfig, extra: dict[str, Any] | None = None) -> str:
-    """SHA-256 of the canonical JSON of the validated config (+ ``extra``, e.g. data file hashes)."""
-    doc = cfg.hash_doc() if hasattr(cfg, "hash_doc") else cfg.model_dump(mode="json")
+    """SHA-256 of the canonical JSON of the validated config (+ ``extra``, e.g. data file hashes); the role
+    declaration enters only where it changes rows (:func:`without_roles`)."""
+    doc = without_roles(cfg, cfg.hash_doc() if hasattr(cfg, "hash_doc") else cfg.model_dump(mode="json"))
     blob = json.dumps({"config": doc, **(extra or {})}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

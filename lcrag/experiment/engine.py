@@ -7,8 +7,10 @@
       -> task builder (registry ``task_builder``; default ``lc-rag``): one Task per item x Condition x prompt
       -> lcrag.runner.run_tasks per reader (response cache, resume, budget, context-window guard;
          a local llama.cpp server for loopback profiles)
-      -> rows scored by the one row scorer (lcrag.measures.scorer): the spec's measures, the roles it
-         declares (answer_metric / evidence_metric) and the task builder's reading of a reply
+      -> rows scored by the one row scorer (lcrag.measures.scorer): the spec's measures (an own study's
+         ans_evid: the joint of the answer_metric / evidence_metric it declares) and the task builder's
+         reading of a reply; the roles a spec declares (answer_metric / evidence_metric / joint_metric) are
+         recorded in the manifest for the reports
       -> results.jsonl / results.csv / manifest.json in the run directory
       -> views (registry ``view``) over the rows
 

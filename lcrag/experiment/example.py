@@ -125,6 +125,7 @@ readers: [extractive]
 scorers: [ans_contains, exact, evid_exact_set, evid_all_gold_cited, evid_recall, ans_evid]
 answer_metric: ans_contains
 evidence_metric: evid_exact_set
+joint_metric: ans_evid
 out: runs/example
 """
 

@@ -5,8 +5,8 @@ without reader/runtime fields, plus data and plugin file hashes), ``data`` (path
 of the items/corpus files and plugin sources), ``lcrag_version`` and ``versions`` of the key
 libraries (from installed metadata, nothing imported), ``python``/``platform``,
 ``conditions`` (name, kind and parameters, in display order), ``metrics`` (scorers and the
-answer/evidence metrics), ``readers`` (name, label, profile fields without secrets, run id,
-row counts by outcome, runner stats and every cache key used), ``created`` (UTC, time of
+roles the study declares: ``answer_metric``, ``evidence_metric``, ``joint_metric``), ``readers`` (name,
+label, profile fields without secrets, run id, row counts by outcome, runner stats and every cache key used), ``created`` (UTC, time of
 this write), ``status`` (``running`` from the start of the run, ``partial`` when it was
 interrupted or failed — ``stopped`` says why — and ``complete`` at its end), ``seconds``
 (wall time), per reader ``expected_rows`` (rows a complete run has), and ``run_controls``
@@ -80,7 +80,7 @@ def write_manifest(run_dir: Path, *, prep, chash: str, data: dict, run_ids: dict
         "prompts": list(cfg.prompts),
         "conditions": conditions,
         "metrics": {"scorers": list(cfg.scorers), "answer_metric": prep.answer_metric,
-                    "evidence_metric": prep.evidence_metric},
+                    "evidence_metric": prep.evidence_metric, "joint_metric": prep.joint_metric},
         "readers": readers,
         "run_controls": controls or {"repeats": 1, "limit": None, "limit_caption": "", "reader_seed": None, "seed_sent_to": [],
                                      "seed_not_sent": {}},

@@ -1,12 +1,13 @@
-"""The own-study row scorer: the study's measures plus the ``ans`` / ``evid`` / ``ans_evid`` roles.
+"""The own-study row scorer: the study's measures, and ``ans_evid``, the joint of its answer and evidence roles.
 
 An own study lists measures (``scorers:``) by their names — the generic ones of
 :mod:`lcrag.measures.generic` (``ans_contains``, ``exact``, ``multihop``, ``evid_exact_set``,
 ``evid_all_gold_cited``, ``evid_recall``, ``evid_precision``, ``refusal``, ``ans_evid``) or a
 plug-in's, registered with :func:`lcrag.measures.measure` (``fn(task, response)``, the one contract
-of every measure). Each value goes to the column named as the measure. The study's
-``answer_metric`` and ``evidence_metric`` (the roles it declares) also fill the role columns ``ans`` and
-``evid``, and ``ans_evid`` is their joint (1 iff both are 1; JSON prompts only). Scoring is the one row
+of every measure). Each value goes to the column named as the measure, once: the study's
+``answer_metric`` and ``evidence_metric`` (the roles it declares) are scored first and stay in their
+measures' columns (the reports find them through :func:`lcrag.outputs.views.roles`), and ``ans_evid`` is
+their joint (1 iff both are 1; JSON prompts only). Scoring is the one row
 scorer of every study, :func:`lcrag.measures.scorer`. A retired name (``contains``, ``evid_strict``,
 ``evid_all``) is refused with a message naming the new one (:data:`lcrag.measures.RENAMED`).
 """

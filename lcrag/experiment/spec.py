@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .. import registry
 from ..errors import ConfigError
 from ..files.textio import read_yaml
-from .config import DataCfg, ExampleCfg, StudyConfig, _node_line
+from .config import ROLE_FIELDS, DataCfg, ExampleCfg, StudyConfig, _node_line
 from .runcontrols import LimitSpec
 from .schema import loc_to_field
 
@@ -167,6 +167,8 @@ class StudySpec(StudyConfig):
         doc = self.model_dump(mode="json", exclude_defaults=True)
         if "scorers" in doc:
             doc["measures"] = doc.pop("scorers")
+        if any(doc.get(f) for f in ROLE_FIELDS):  # a declaration of the roles names all three (null: none)
+            doc.update({f: doc.get(f) for f in ROLE_FIELDS})
         first = ("name", "description", "paper", "data", "seed", "tasks", "readers", "measures", "views")
         return {**{k: doc[k] for k in first if k in doc}, **{k: v for k, v in doc.items() if k not in first}}
 

@@ -46,7 +46,7 @@ from ..results import to_frame
 from ..runtime.runlock import run_lock
 from ..runner import RunStats, Task, read_results, run_tasks
 from .components import call_with, lookup
-from .config import StudyConfig, _node_line, config_hash, resolve
+from .config import ROLE_FIELDS, StudyConfig, _node_line, config_hash, resolve
 from .example import write_example
 from ..files.atomicio import write_atomic
 from ..files.compaction import compact
@@ -72,9 +72,10 @@ class Prepared:
     text: str | None
     items: ItemSet
     readers: list[Reader]
-    answer_metric: str
+    answer_metric: str | None
     evidence_metric: str | None
     plugin_files: list[str] = field(default_factory=list)
+    joint_metric: str | None = None  # the joint role (answer_metric / evidence_metric: the other two)
     run_dir: Path | None = None
     source_items: Any = None  # what a registered item source returned (None: own-study items)
 
@@ -114,11 +115,11 @@ def prepare(source: str | Path | dict | StudySpec, *, base_dir: str | Path | Non
         mods = registry.load_plugins(cfg.plugins, base)
     except Exception as e:  # a plugin's own error must still name the study file and field
         raise err("plugins", f"cannot import plugin: {type(e).__name__}: {e}") from e
-    am, em = _check_measures(cfg, doc, err)
+    am, em, jm = _check_measures(cfg, doc, err)
     _check_components(cfg, err)
     rs = _make_readers(cfg, where, text, readers, err)
     prep = Prepared(cfg, path, base, text, ItemSet([], {}), rs, am, em,
-                    [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)])
+                    [str(Path(m.__file__)) for m in mods if getattr(m, "__file__", None)], joint_metric=jm)
     prep.run_dir = run_dir_of(prep, out)
     _load_items(prep, data_dir, err)
     return prep
@@ -148,10 +149,9 @@ def _read_study(source: str | Path | dict | StudySpec, *, base_dir: str | Path |
     return cfg, doc, path, text, base
 
 
-def _check_measures(cfg: StudyConfig, doc: dict | None, err) -> tuple[str | None, str | None]:
+def _check_measures(cfg: StudyConfig, doc: dict | None, err) -> tuple[str | None, str | None, str | None]:
     """Check that every measure the spec names is registered (a renamed one says its new name) and return the
-    answer and evidence measures of the roles it declares (:func:`declares_roles`; ``(None, None)`` when it
-    declares none): ``answer_metric`` / ``evidence_metric``, else the first answer / evidence measure."""
+    measures of the roles it declares, ``(answer, evidence, joint)`` (:func:`declared_roles`)."""
     mfield = "measures" if "measures" in (doc or {}) else "scorers"
     from .. import measures
 
@@ -164,22 +164,22 @@ def _check_measures(cfg: StudyConfig, doc: dict | None, err) -> tuple[str | None
 
             raise err(f"{mfield}[{i}]", f"unknown measure {n!r}{did_you_mean(n, known)}; registered: "
                                         f"{', '.join(sorted(known))}")
-    for fld in ("answer_metric", "evidence_metric"):
+    for fld in ROLE_FIELDS:
         n = getattr(cfg, fld, None)
         if n and (msg := measures.renamed_message(n)) and n not in known:
             raise err(fld, msg)
-    if not declares_roles(cfg):
-        return None, None
     kinds = {n: measures.get(n).kind for n in known}
-    am = cfg.answer_metric or next((n for n in cfg.scorers if kinds[n] == "answer"), None)
-    em = cfg.evidence_metric or next((n for n in cfg.scorers if kinds[n] == "evidence"), None)
-    if am is None:
+    am, em, jm = declared_roles(cfg, kinds)
+    if cfg.own_study and am is None:
         raise err(mfield, "needs at least one answer measure (e.g. ans_contains, exact, multihop)")
-    if kinds.get(am) != "answer":
-        raise err("answer_metric", f"{am!r} is not a registered answer measure")
-    if em is not None and kinds.get(em) != "evidence":
-        raise err("evidence_metric", f"{em!r} is not a registered evidence measure")
-    return am, em
+    for fld, n, kind in (("answer_metric", am, "answer"), ("evidence_metric", em, "evidence"), ("joint_metric", jm, "joint")):
+        if n is None:
+            continue
+        if kinds.get(n) != kind:
+            raise err(fld, f"{n!r} is not a registered {kind} measure")
+    if not cfg.own_study:  # a role whose measure the study does not score (measures narrowed by --set) has no column
+        am, em, jm = (n if n in cfg.scorers else None for n in (am, em, jm))
+    return am, em, jm
 
 
 def _check_components(cfg: StudyConfig, err) -> None:
@@ -291,22 +291,33 @@ def add_columns(df: pd.DataFrame, tasks: list[Task], columns: list[str]) -> None
             df[c] = df[f"meta.{c}"]
 
 
-def declares_roles(cfg: StudyConfig) -> bool:
-    """Whether the spec declares the roles ``ans`` / ``evid`` (``ans_evid``): an own study (the ``lc-rag`` builder,
-    its ``answer_metric`` defaulting to its first answer measure, ``evidence_metric`` to its first evidence
-    measure) or any spec that sets ``answer_metric``. A study with its own task builder and no ``answer_metric``
-    writes its measures' columns only."""
-    return bool(cfg.own_study or getattr(cfg, "answer_metric", None))
+def declared_roles(cfg: StudyConfig, kinds: dict[str, str] | None = None) -> tuple[str | None, str | None, str | None]:
+    """The measures of the study's three roles, ``(answer, evidence, joint)``: what the spec declares in
+    ``answer_metric`` / ``evidence_metric`` / ``joint_metric`` (``None``: the study has no measure in that role).
+    An own study (the ``lc-rag`` builder) that leaves one out gets its documented defaults: the first answer measure
+    it lists, the first evidence measure, and ``ans_evid`` (the joint of those two, which its scorer writes) when it
+    has both. ``kinds``: measure name -> kind (the registry's, by default)."""
+    am, em, jm = (getattr(cfg, f, None) for f in ROLE_FIELDS)
+    if not cfg.own_study:
+        return am, em, jm
+    if kinds is None:
+        from .. import measures
+
+        kinds = {n: measures.get(n).kind for n in measures.names()}
+    am = am or next((n for n in cfg.scorers if kinds.get(n) == "answer"), None)
+    em = em or next((n for n in cfg.scorers if kinds.get(n) == "evidence"), None)
+    return am, em, jm or ("ans_evid" if am and em else None)
 
 
 def row_scorer(cfg: StudyConfig, answer_metric: str | None, evidence_metric: str | None):
-    """The study's row scorer: :func:`lcrag.measures.scorer` over the spec's measures, with the roles it declares
-    and the task builder's reading of the reply (``read_reply``, e.g. LongEval's answer JSON) — one way a row is
-    scored for every study."""
+    """The study's row scorer: :func:`lcrag.measures.scorer` over the spec's measures and the task builder's reading
+    of the reply (``read_reply``, e.g. LongEval's answer JSON) — one way a row is scored for every study. An own study
+    (the ``lc-rag`` builder) also hands it its answer and evidence roles: the generic ``ans_evid`` is their joint.
+    Any other study's roles are reporting metadata only (its rows do not depend on them)."""
     from .. import measures
 
     read = getattr(lookup("task_builder", cfg.tasks.builder), "read_reply", None) if cfg.tasks.builder else None
-    roles = {"answer": answer_metric, "evidence": evidence_metric} if answer_metric else None
+    roles = {"answer": answer_metric, "evidence": evidence_metric} if cfg.own_study and answer_metric else None
     return measures.scorer(list(cfg.scorers), roles=roles, read=read)
 
 
@@ -536,15 +547,19 @@ def _runner_of(executor: dict | None):
 def _run_identity(prep: Prepared) -> tuple[dict[str, Any], str, dict[str, str]]:
     """The data files' and plugins' hashes, the config hash (the validated spec without its readers, runtime and
     cosmetic fields, plus those hashes) and the run id of each reader (:func:`run_ids`)."""
-    cfg = prep.cfg
-    hashed = cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
-                                    "cache": None, "out": None, "description": "", "hits_ks": [],
-                                    **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None), ("judge", None),
-                                                         ("report", _default(cfg, "report")))
-                                       if k in type(cfg).model_fields}})
     data = data_hashes(prep)
-    chash = config_hash(hashed, {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
+    chash = config_hash(hashed_spec(prep.cfg), {"data": {k: v["sha256"] if "sha256" in v else v for k, v in data.items()}})
     return data, chash, run_ids(prep, chash)
+
+
+def hashed_spec(cfg: StudyConfig) -> StudyConfig:
+    """The spec as its config hash sees it: without its readers, runtime and cosmetic fields (the role declaration is
+    left out by :func:`~.config.config_hash` itself where it is reporting metadata)."""
+    return cfg.model_copy(update={"readers": [], "budget_usd": None, "allow_over_budget": False, "serve_local": True,
+                                  "cache": None, "out": None, "description": "", "hits_ks": [],
+                                  **{k: v for k, v in (("repeats", 1), ("limit", None), ("reader_seed", None), ("judge", None),
+                                                       ("report", _default(cfg, "report")))
+                                     if k in type(cfg).model_fields}})
 
 
 def _check_judge(prep: Prepared) -> None:

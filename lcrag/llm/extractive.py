@@ -103,17 +103,18 @@ def residual(text: str, question: str) -> str | None:
     return text[words[a].start():words[b].end()]
 
 
-def scope_warning(rows, *, threshold: float = 0.5) -> list[str]:
+def scope_warning(rows, *, answer: str | None = None, threshold: float = 0.5) -> list[str]:
     """Warnings for the model-free extractive readers whose answer score on the oracle condition (the gold lines
     only) is below ``threshold``: the baseline cannot answer this study's questions, so its LC and RAG scores say
     nothing about retrieval. ``rows``: a results frame (``reader``, ``condition``, ``outcome``, ``meta.reader_label``
-    and an answer measure column)."""
+    and an answer measure column: ``answer``, the study's declared answer measure, else the first of the generic
+    names present)."""
     import pandas as pd
 
     if not isinstance(rows, pd.DataFrame) or rows.empty or "condition" not in rows:
         return []
     label = rows.get("meta.reader_label", rows["reader"]).astype(str)
-    ans = next((c for c in ("ans", "ans_contains", "synthetic_ans", "ans_em", "ans_f1") if c in rows), None)
+    ans = answer if answer in rows else next((c for c in ("ans_contains", "synthetic_ans", "ans_em", "ans_f1") if c in rows), None)
     if ans is None:
         return []
     oracle = rows[(rows["condition"].astype(str).str.contains("oracle", case=False)) & (rows["outcome"] == "ok")

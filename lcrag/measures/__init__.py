@@ -168,10 +168,11 @@ def scorer(measure_names: Sequence[str | Measure], *, roles: dict[str, str | Non
       the measure; ``None`` values are left out of the row. A measure of kind ``evidence`` has no value on
       a row whose prompt asks for no cited lines (the kind declares it). A measure that raises names
       itself and the row (:class:`~lcrag.errors.LcragError`);
-    * ``roles`` — the roles the spec declares (``{"answer": name, "evidence": name | None}``, the spec's
-      ``answer_metric`` / ``evidence_metric``): their measures are scored first and their values are
-      also written to the role columns ``ans`` and ``evid``; with both roles, ``ans_evid`` is their joint
-      (1 iff both are 1) and the generic ``ans_evid`` measure is that column (not scored again);
+    * ``roles`` — an own study's answer and evidence roles (``{"answer": name, "evidence": name | None}``, the
+      spec's ``answer_metric`` / ``evidence_metric``): their measures are scored first; with both roles, the
+      generic measure ``ans_evid`` is their joint (1 iff both are 1), written under that name whether or not
+      the study lists it. A role's value is written once, under its measure's name (one name per number; the
+      reports find a role's column through :func:`lcrag.outputs.views.roles`);
     * ``read(task, response)`` — a study's reading of the reply before any measure sees it (e.g.
       LongEval's answer JSON recorded on the response); its ``scorer_version`` joins the scorer's.
 
@@ -214,18 +215,14 @@ def scorer(measure_names: Sequence[str | Measure], *, roles: dict[str, str | Non
                                  f"{getattr(task, 'condition', None)!r}: {type(e).__name__}: {e}") from e
             if v is not None:
                 out[m.name] = v
-        if ans_role and ans_role in out:
-            out["ans"] = out[ans_role]
-        if evid_role and evid_role in out:
-            out["evid"] = out[evid_role]
-            if joint_role:
-                out["ans_evid"] = float(out.get("ans", 0.0) >= 1 and out["evid"] >= 1)
+        if joint_role and evid_role in out:
+            out["ans_evid"] = float(out.get(ans_role, 0.0) >= 1 and out[evid_role] >= 1)
         return out
 
     version = "measures:" + ",".join(
         f"{m.name}={getattr(m.fn, 'scorer_version', None) or source_hash(m.fn)}" for m in ms)
-    if roles:
-        version += ";roles:" + ",".join(f"{k}={v}" for k, v in sorted(roles.items()))
+    if roles:  # "roles2": the role values are no longer copied to the columns ans / evid
+        version += ";roles2:" + ",".join(f"{k}={v}" for k, v in sorted(roles.items()))
     if read is not None:
         version += ";" + (getattr(read, "scorer_version", None) or source_hash(read))
     score.scorer_version = version

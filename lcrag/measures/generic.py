@@ -43,10 +43,12 @@ measure("evid_precision", kind="evidence", label="Evid precision", section="EBG 
     "Cited gold lines / distinct cited lines; 0 when nothing is cited."))(f.evidence("precision"))
 
 measure("ans_evid", kind="joint", label="Ans+Evid", section="EBG §3.1, Figure 4", doc=(
-    "1 if the study's answer measure and its evidence measure are both 1, else 0; NaN if either is NaN, "
-    "no value if either has none. The row names the two in ``task.meta[\"answer_measure\"]`` / "
-    "``[\"evidence_measure\"]`` (defaults ``ans_contains`` / ``evid_exact_set``); an own study's "
-    "``answer_metric`` / ``evidence_metric`` play that role."))(f.joint(lookup=get))
+    "The joint of the study's declared answer and evidence roles (its spec's ``answer_metric`` / "
+    "``evidence_metric``): 1 if both measures are 1, else 0; NaN if either is NaN, no value if either has none. "
+    "An own study's row scorer joins its two roles; a task builder names the same pair on each row "
+    "(``task.meta[\"answer_measure\"]`` / ``[\"evidence_measure\"]``; the synthetic study: "
+    "``synthetic_ans`` / ``synthetic_evid_exact_set``), defaults ``ans_contains`` / ``evid_exact_set``. "
+    "A study that lists it declares that pair (``tests/scoring/test_measure_columns.py``)."))(f.joint(lookup=get))
 
 
 @measure("refusal", kind="other", label="refusal", section="EBG App. E.2")

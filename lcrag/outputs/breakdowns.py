@@ -73,6 +73,9 @@ def flags_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def k_curve(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:
     """``row, setup, order, k, n, <metric>…, recall`` over top-k RAG conditions, k ascending as integers."""
+    from .views import role_view
+
+    df = role_view(man, df)  # ans / evid / ans_evid: the measures the study declares for the roles
     topk = {c["condition"]: c for c in man["conditions"] if c["kind"] == "RAG" and c.get("k") is not None}
     ok = df[(df["outcome"] == Outcome.OK) & df["condition"].isin(topk)].copy()
     ms = [m for m in metrics if m in ok.columns]
@@ -96,6 +99,9 @@ def k_curve(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) ->
 
 def question_types(man: dict, df: pd.DataFrame, metrics=("ans", "evid", "ans_evid")) -> pd.DataFrame:
     """Mean metrics per row × condition × hop type × answerability, with n."""
+    from .views import role_view
+
+    df = role_view(man, df)  # ans / evid / ans_evid: the measures the study declares for the roles
     ok = df[df["outcome"] == Outcome.OK].copy()
     ms = [m for m in metrics if m in ok.columns]
     if ok.empty or "meta.hops" not in ok:

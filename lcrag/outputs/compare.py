@@ -16,8 +16,8 @@ seeded sign flips) — :func:`lcrag.outputs.paired.compare`; ``p_holm`` is Holm-
 the measures of the table (``overall``) and across the measure × condition cells
 (``by_condition``).
 
-**Flips**: the pairs whose 0/1 value of a headline measure (``flip_measures``, default Ans, Evid,
-Ans+Evid) differs (``a``, ``b``, ``direction``: ``A only``
+**Flips**: the pairs whose 0/1 value of a headline measure (``flip_measures``, default the measures run A's
+study declares for its answer, evidence and joint roles: :func:`lcrag.outputs.views.role_columns`) differs (``a``, ``b``, ``direction``: ``A only``
 = right in A and wrong in B).
 """
 
@@ -36,8 +36,8 @@ from ..types import Outcome
 from .paired import compare as paired_cell
 
 KEYS = ["item_id", "condition", "prompt", "sample"]
-#: the measures whose flips are listed by default (every 0/1 measure when the runs have none of them)
-FLIP_MEASURES = ("ans", "evid", "ans_evid")
+#: the roles whose measures' flips are listed by default (every 0/1 measure when the runs have none of them)
+FLIP_ROLES = ("ans", "evid", "ans_evid")
 COLUMNS = ["measure", "n_pairs", "a_mean", "b_mean", "delta", "delta_lo", "delta_hi", "cluster_lo", "cluster_hi", "test",
            "n_b", "n_c", "p_value", "p_holm"]
 
@@ -56,6 +56,7 @@ class Comparison:
     flips: pd.DataFrame
     only_a: int
     only_b: int
+    role_measures: tuple[str, ...] = ()  # the measures of run A's answer, evidence and joint roles
 
     def text(self) -> str:
         fmt = {"float_format": lambda v: f"{v:.4g}"}
@@ -64,9 +65,9 @@ class Comparison:
                f"{self.only_a} rows only in A, {self.only_b} only in B",
                "", "per measure, A − B (95% bootstrap intervals; exact McNemar for 0/1 measures, else paired "
                    "randomization; Holm across measures):", self.overall.to_string(index=False, **fmt)]
-        bc = self.by_condition[self.by_condition["measure"].isin(FLIP_MEASURES)]
+        bc = self.by_condition[self.by_condition["measure"].isin(self.role_measures)]
         if len(bc) and self.by_condition["condition"].nunique() > 1:
-            out += ["", "per condition (Ans, Evid, Ans+Evid; Holm across every measure × condition cell):",
+            out += ["", "per condition (the answer, evidence and joint measures; Holm across every measure × condition cell):",
                     bc[["condition", "measure", "n_pairs", "a_mean", "b_mean", "delta", "delta_lo", "delta_hi", "test", "n_b",
                         "n_c", "p_value", "p_holm"]].to_string(index=False, **fmt)]
         f = self.flips
@@ -87,7 +88,7 @@ class Comparison:
 
         f = self.flips.copy()
         more = len(f) - max_flips if max_flips is not None and len(f) > max_flips else 0
-        shown = [m for m in FLIP_MEASURES if m in set(self.by_condition["measure"])] or list(dict.fromkeys(self.by_condition["measure"]))
+        shown = [m for m in self.role_measures if m in set(self.by_condition["measure"])] or list(dict.fromkeys(self.by_condition["measure"]))
         bc = self.by_condition[self.by_condition["measure"].isin(shown)]
         if more:
             f = f.head(max_flips)
@@ -173,7 +174,10 @@ def compare(a, b, *, reader_a: str | None = None, reader_b: str | None = None, m
     pairs = pairs.assign(_o=pairs["condition"].map(order)).sort_values(["_o", "item_id", "prompt", "sample"]) \
         .drop(columns="_o").reset_index(drop=True)
     overall, by_cond, flips = [], [], []
-    flip_ms = [x for x in (flip_measures or FLIP_MEASURES) if x in ms] or ms
+    from .views import role_columns
+
+    role_ms = tuple(role_columns(a.manifest, fa))
+    flip_ms = [x for x in (flip_measures or role_ms) if x in ms] or ms
     for meas in ms:
         pm = pairs.dropna(subset=[f"{meas}_a", f"{meas}_b"])
         if pm.empty:
@@ -197,7 +201,7 @@ def compare(a, b, *, reader_a: str | None = None, reader_b: str | None = None, m
         fl = fl.drop(columns="sample")
     if fl["prompt"].nunique() <= 1:
         fl = fl.drop(columns="prompt")
-    return Comparison(a, b, la, lb, pairs, ov, bc, fl, only_a, only_b)
+    return Comparison(a, b, la, lb, pairs, ov, bc, fl, only_a, only_b, role_ms)
 
 
 def _finish(df: pd.DataFrame, first=()) -> pd.DataFrame:

@@ -114,7 +114,7 @@ class Run(os.PathLike):
     def headline(self, *, seed: int = 0) -> pd.DataFrame:
         """The summary in one cell per measure, ``mean [lo, hi]`` (the display of a run)."""
         s = self.summary(seed=seed)
-        ms = [m for m in ("ans", "evid", "ans_evid", "judge") if m in s.columns] or self.measures[:3]
+        ms = [m for m in [*views.role_columns(self.manifest, self.frame), "judge"] if m in s.columns] or self.measures[:3]
         out = s[["row", "prompt", "condition", "n"]].rename(columns={"row": "reader"}).copy()
         if s["prompt"].nunique() == 1:
             out = out.drop(columns="prompt")

@@ -1,11 +1,12 @@
 r"""The tables behind ``lcrag report``: computed from a run directory, no model, no retrieval.
 
 * :func:`load_run` — the manifest, the rows of *this* configuration (run ids of the
-  manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks. A built-in
-  study scores under its own measure names (``synthetic_ans``, ``nolima_evid_needles_cited`` …);
-  :func:`roles` maps them onto the three roles every view reads (``ans``, ``evid``,
-  ``ans_evid``) and ``load_run(..., with_roles=True)`` adds those columns as copies, recorded in
-  ``man["roles"]``.
+  manifest; the JSONL may hold older runs) as a tidy frame, and the retrieval ranks. Every study
+  scores under its measures' names (``ans_contains``, ``synthetic_ans``, ``nolima_evid_needles_cited`` …);
+  its spec declares which of them play the three roles every view reads (``answer_metric``,
+  ``evidence_metric``, ``joint_metric`` → ``ans``, ``evid``, ``ans_evid``); :func:`roles` reads that
+  declaration (``man["roles"]``) and ``load_run(..., with_roles=True)`` adds the role columns to the
+  frame in memory for the report's tables (the result files keep one name per number).
 * :func:`headline` — the study's headline measures (role measures, plus Ans\* where the study
   has it) with the papers' labels: what the run summary and the report lead with.
 * :func:`summary` — per reader × prompt × condition: n, failures, N/A, parse-failure rate and
@@ -52,35 +53,65 @@ def _measure(name: str):
         return None
 
 
-def roles(man: dict, df: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """``{role: {"column": measure, "label": header}}`` for the roles ``ans``, ``evid`` and ``ans_evid``.
+#: role -> the manifest's ``metrics`` field that declares its measure (the spec's field of the same name)
+ROLE_FIELDS = {"ans": "answer_metric", "evid": "evidence_metric", "ans_evid": "joint_metric"}
 
-    An own study's scorers already write the role columns (:mod:`lcrag.experiment.scorers`): the roles are those
-    columns themselves. For a study scored by named measures, in the order the study lists them
-    (``metrics.scorers`` of the manifest): ``ans`` is the study's ``answer_metric`` if set, else the
-    first answer measure labelled exactly "Ans", else the first answer measure not labelled "Ans*";
-    ``evid`` is the ``evidence_metric`` or the first evidence measure; ``ans_evid`` the first joint
-    measure. A role without a measure (LongEval has no joint measure) is left out; only measures
-    with a column in ``df`` count.
-    """
-    listed = [m for m in (man.get("metrics") or {}).get("scorers", []) if m in df.columns]
-    out: dict[str, dict[str, str]] = {}
-    if "ans" in df.columns:  # an own study: the scorers wrote the roles
-        return {r: {"column": r, "label": LABELS[r]} for r in CORE if r in df.columns}
-    info = {n: _measure(n) for n in listed}
-    kind = {n: (m.kind if m else "other") for n, m in info.items()}
-    label = {n: (m.label if m else n) for n, m in info.items()}
+
+def declared(man: dict, df: pd.DataFrame | None = None) -> dict[str, str | None]:
+    """``{role: measure or None}``: the measures a run's study declares for the roles ``ans``, ``evid`` and
+    ``ans_evid`` (the manifest's ``metrics.answer_metric`` / ``evidence_metric`` / ``joint_metric``, resolved when the
+    study ran; ``None``: the study has no measure in that role).
+
+    A manifest written before the joint role was declared (no ``joint_metric`` field) takes its declaration from
+    the study's spec of the same name, where lcrag has one built in (an own study's name is usually its own: then
+    the manifest's ``answer_metric`` / ``evidence_metric`` stay, and the joint is ``ans_evid`` when the run has it,
+    as the own-study scorer wrote it then). Never guessed from a measure's label."""
     mets = man.get("metrics") or {}
-    answers = [n for n in listed if kind[n] == "answer"]
-    ans = mets.get("answer_metric") if mets.get("answer_metric") in listed else \
-        next((n for n in answers if label[n] == "Ans"), None) or next((n for n in answers if label[n] != "Ans*"), None)
-    evid = mets.get("evidence_metric") if mets.get("evidence_metric") in listed else \
-        next((n for n in listed if kind[n] == "evidence"), None)
-    joint = next((n for n in listed if kind[n] == "joint"), None)
-    for role, col in (("ans", ans), ("evid", evid), ("ans_evid", joint)):
-        if col is not None:
-            out[role] = {"column": col, "label": label[col]}
+    if "joint_metric" in mets:
+        return {r: mets.get(f) for r, f in ROLE_FIELDS.items()}
+    name = (man.get("study") or {}).get("name")
+    if not mets.get("answer_metric") and name:
+        from ..experiment.engine import builtin_names, load_spec
+
+        if name in builtin_names():
+            spec = load_spec(name)
+            return {r: getattr(spec, f, None) for r, f in ROLE_FIELDS.items()}
+    out = {r: mets.get(f) for r, f in ROLE_FIELDS.items()}
+    if out["ans"] and out["evid"] and (df is None or "ans_evid" in df.columns):
+        out["ans_evid"] = "ans_evid"
     return out
+
+
+def roles(man: dict, df: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """``{role: {"column": measure, "label": header}}`` for the roles ``ans``, ``evid`` and ``ans_evid``: the
+    measures the study declares (:func:`declared`), each with the measure's label. A role the study declares no
+    measure for (LongEval has no joint measure), or whose column ``df`` lacks, is left out. The one accessor of a
+    role's column: every view, table and export that shows "the answer / evidence / joint measure" reads it here."""
+    out: dict[str, dict[str, str]] = {}
+    for role, col in declared(man, df).items():
+        if col is not None and col in df.columns:
+            m = _measure(col)
+            out[role] = {"column": col, "label": m.label if m else col}
+    return out
+
+
+def role_view(man: dict, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the role columns ``ans``, ``evid`` and ``ans_evid`` (those the study declares a measure for) added in
+    memory as views of the declared measures (``man["roles"]``, else :func:`roles`) — what the report's tables read.
+    A frame that has them already is returned as is; the result files never hold them."""
+    rs = man.get("roles") or roles(man, df)
+    add = {role: df[r["column"]] for role, r in rs.items() if r["column"] != role and role not in df.columns}
+    return df.assign(**add) if add else df
+
+
+def role_column(man: dict, df: pd.DataFrame, role: str) -> str | None:
+    """The column of ``role`` (``ans``, ``evid``, ``ans_evid``) in ``df``: the role's own column where
+    :func:`load_run` added it (``with_roles=True``), else the measure the study declares for it (:func:`roles`);
+    ``None`` when the study has none."""
+    if role in df.columns and role not in (man.get("metrics") or {}).get("scorers", []):
+        return role
+    r = (man.get("roles") or roles(man, df)).get(role)
+    return r["column"] if r and r["column"] in df.columns else None
 
 
 def headline(man: dict, df: pd.DataFrame) -> list[tuple[str, str]]:
@@ -112,8 +143,10 @@ def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd
     :class:`lcrag.outputs.runview.Run`).
 
     ``man["roles"]`` is always set (:func:`roles`); ``with_roles`` also adds the role columns ``ans``,
-    ``evid`` and ``ans_evid`` as copies of the study's measures where the study scores under its own
-    measure names (what ``lcrag report`` and ``lcrag export`` read)."""
+    ``evid`` and ``ans_evid`` to the frame, in memory, as views of the measures the study declares for them
+    (what ``lcrag report`` and ``lcrag export`` read). A results file written before the roles were declared may
+    hold ``ans`` / ``evid`` columns of its own (the own-study scorer wrote them then): they are dropped on
+    reading, the declared measures' columns hold the same values."""
     rd = Path(run_dir)
     mp = rd / "manifest.json"
     if not mp.is_file():
@@ -124,6 +157,7 @@ def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd
     if not rows:
         raise InputError(rd / "results.jsonl", "no result rows of this run's configuration")
     df = to_frame(rows)
+    df = df.drop(columns=[c for c in ("ans", "evid") if c in df.columns and c not in man["metrics"]["scorers"]])
     df["reader_label"] = df["meta.reader_label"]
     clash = df.groupby("reader_label")["reader"].transform("nunique") > 1  # two readers, one label
     df.loc[clash, "reader_label"] = df.loc[clash, "reader_label"] + " (" + df.loc[clash, "reader"] + ")"
@@ -134,9 +168,7 @@ def load_run(run_dir: str | Path, *, with_roles: bool = False) -> tuple[dict, pd
     df = merge(rd, df, man)  # the judge's measure, when the run has a judge (lcrag.experiment.judging)
     man["roles"] = roles(man, df)
     if with_roles:
-        for role, r in man["roles"].items():
-            if r["column"] != role:
-                df[role] = df[r["column"]]
+        df = role_view(man, df)
     rp = rd / man["files"]["retrieval_ranks"]
     ranks = pd.read_csv(rp) if rp.is_file() and rp.stat().st_size > 1 else pd.DataFrame()
     return man, df, ranks
@@ -162,12 +194,19 @@ def condition_order(man: dict, present) -> list[str]:
     return [c for c in names if c in set(present)]
 
 
+def role_columns(man: dict, df: pd.DataFrame) -> list[str]:
+    """The columns of the roles ``ans``, ``evid``, ``ans_evid`` in ``df``, in that order (:func:`role_column`)."""
+    return [c for c in (role_column(man, df, r) for r in CORE) if c is not None]
+
+
 def metric_names(man: dict, df: pd.DataFrame) -> list[str]:
-    """The role columns, then every other measure of the study (a measure behind a role is not repeated)."""
-    behind = {r["column"] for role, r in (man.get("roles") or {}).items() if role in df.columns and r["column"] != role}
-    extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in CORE and m not in behind]
+    """The role columns (:func:`role_columns`), then every other measure of the study (a measure behind a role
+    column that :func:`load_run` added is not repeated)."""
+    first = role_columns(man, df)
+    behind = {r["column"] for role, r in (man.get("roles") or {}).items() if role in df.columns}
+    extra = [m for m in man["metrics"]["scorers"] if m in df.columns and m not in first and m not in behind]
     extra += ["judge"] if "judge" in df.columns and "judge" not in extra else []
-    return [m for m in CORE if m in df.columns] + extra
+    return first + extra
 
 
 def summary(man: dict, df: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
@@ -183,7 +222,7 @@ def deltas(man: dict, df: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) ->
     lcs, rags = [c for c in conds if kinds[c] == "LC"], [c for c in conds if kinds[c] == "RAG"]
     recs = []
     for (row, prompt), g in ok.groupby(["row", "prompt"], sort=True):
-        for m in [m for m in CORE if m in g.columns]:
+        for m in role_columns(man, g):
             wide = g.pivot_table(index="item_id", columns="condition", values=m, aggfunc="first")
             for a in lcs:
                 for b in rags:
@@ -240,16 +279,19 @@ def coverage_summary(ranks: pd.DataFrame) -> pd.DataFrame:
 
 
 def attribution(df: pd.DataFrame, man: dict | None = None) -> pd.DataFrame:
-    """Attribution per row × condition; the no-context control is left out (nothing to retrieve or
+    """Attribution per row × condition over the study's answer and joint roles (:func:`role_column`; without ``man``
+    the role columns ``ans`` / ``ans_evid``); the no-context control is left out (nothing to retrieve or
     read), and with the oracle control an item the oracle also misses is an ``evidence_miss``."""
     none = {c["condition"] for c in man["conditions"] if c["kind"] == "none"} if man else {NO_CONTEXT}
     d = df[(df["outcome"] == Outcome.OK) & ~df["condition"].isin(none)]
-    if "ans_evid" not in d.columns or "meta.gold_in_context" not in d.columns:
+    # the answer and joint roles' columns (the role columns of role_view, else the declared measures)
+    ans, joint = (role_column(man, d, r) if man else r for r in ("ans", "ans_evid"))
+    if ans is None or joint not in d.columns or "meta.gold_in_context" not in d.columns:
         return pd.DataFrame()
-    d = d.dropna(subset=["ans_evid"]).copy()
+    d = d.dropna(subset=[joint]).copy()
     d["meta.gold_in_context"] = d["meta.gold_in_context"].astype(float)
     suff = "sufficient" if "sufficient" in d.columns and d["sufficient"].notna().any() else None
-    t = attribution_table(d, ["row", "condition"], present="meta.gold_in_context", sufficient=suff)
+    t = attribution_table(d, ["row", "condition"], present="meta.gold_in_context", ans=ans, ans_evid=joint, sufficient=suff)
     return _in_condition_order(man, t) if man else t
 
 

@@ -96,11 +96,11 @@ def test_scorer_conventions(data):
     ]
     for ctx, answer, cited, want in cases:
         m = score(Task(si.item, ctx, "ebg", "c"), Response(answer=answer, lines=cited, parse_status="ok"))
-        assert m["ans"] == m["ans_contains"] and m["evid"] == m["evid_exact_set"]
+        assert not {"ans", "evid"} & set(m), "a role's value is written once, under its measure's name"
         for k, v in want.items():
             assert m[k] == pytest.approx(v), (k, m)
     only = score(Task(si.item, full, "answer_only", "c"), Response(answer=ans, parse_status="not_json"))
-    assert set(only) == {"ans_contains", "exact", "ans"}, "evidence scorers are skipped for answer-only prompts"
+    assert set(only) == {"ans_contains", "exact"}, "evidence scorers are skipped for answer-only prompts"
 
 
 def test_doc_lines_headers(data):

@@ -55,7 +55,7 @@ def test_study_report_and_cache_with_local_server(server, tmp_path, tmp_cache):
     local = df[df["reader"] == "smollm2-local"]
     assert set(local["parse_status"]) <= {ParseStatus.OK, ParseStatus.REPAIRED, ParseStatus.PARTIAL, ParseStatus.FAILED,
                                           ParseStatus.EMPTY}
-    assert local["ans"].notna().all() and local["ans_evid"].notna().all()
+    assert local["ans_contains"].notna().all() and local["ans_evid"].notna().all()
     assert (local["meta.input_tokens"] > 0).all(), "the server reported usage: these are real calls"
     man = json.loads((res.run_dir / "manifest.json").read_text())
     loc = next(r for r in man["readers"] if r["name"] == "smollm2-local")
@@ -79,6 +79,6 @@ def test_study_report_and_cache_with_local_server(server, tmp_path, tmp_cache):
     fresh = run_study(tmp_path / "study.yaml", out=tmp_path / "fresh", progress=False)
     served = fresh.frame["reader"] == "smollm2-local"  # the model's replies come from the cache; the model-free
     assert fresh.frame.loc[served, "meta.cached"].all() and not fresh.frame.loc[~served, "meta.cached"].any()  # reader's are computed
-    cols = ["reader", "item_id", "condition", "answer", "ans", "evid"]
+    cols = ["reader", "item_id", "condition", "answer", "ans_contains", "evid_exact_set"]
     pd.testing.assert_frame_equal(fresh.frame[cols].sort_values(cols[:3]).reset_index(drop=True),
                                   df[cols].sort_values(cols[:3]).reset_index(drop=True))

@@ -116,16 +116,19 @@ def test_plugin_scorer_as_a_measure_in_a_builtin_spec(tmp_path, monkeypatch, tmp
 
 
 # ------------------------------------------------------------------ the one row scorer
-def test_one_row_scorer_writes_the_roles_the_spec_declares():
+def test_one_row_scorer_joins_the_roles_the_spec_declares_and_writes_each_value_once():
     ms = ["ans_contains", "exact", "evid_exact_set", "evid_recall", "ans_evid"]
     plain, roles = measures.scorer(ms), measures.scorer(ms, roles={"answer": "exact", "evidence": "evid_recall"})
     t, r = _task(), Response(answer="Dunmere", lines=(2,))
     assert plain(t, r) == {"ans_contains": 1.0, "exact": 1.0, "evid_exact_set": 0.0, "evid_recall": 0.5, "ans_evid": 0.0}
     got = roles(t, r)
-    assert (got["ans"], got["evid"]) == (got["exact"], got["evid_recall"]) == (1.0, 0.5)
-    assert got["ans_evid"] == 0.0 and list(got)[:2] == ["exact", "evid_recall"]  # the roles' measures first
+    assert got == {"exact": 1.0, "evid_recall": 0.5, "ans_contains": 1.0, "evid_exact_set": 0.0, "ans_evid": 0.0}
+    assert list(got)[:2] == ["exact", "evid_recall"]  # the roles' measures first; no copy under ans / evid
     assert roles(t, Response(answer="Dunmere", lines=(2, 5)))["ans_evid"] == 1.0  # the joint of the declared roles
-    assert "roles:answer=exact,evidence=evid_recall" in roles.scorer_version
+    # the joint is written under the generic measure's name even when the study does not list it
+    assert measures.scorer(["exact", "evid_recall"], roles={"answer": "exact", "evidence": "evid_recall"})(t, r) == {
+        "exact": 1.0, "evid_recall": 0.5, "ans_evid": 0.0}
+    assert "roles2:answer=exact,evidence=evid_recall" in roles.scorer_version  # rows of the copying scorer are rescored
     assert plain.scorer_version != roles.scorer_version != measures.scorer(ms, roles={"answer": "ans_contains"}).scorer_version
 
 
@@ -164,8 +167,8 @@ def test_a_builders_reply_reading_runs_first_and_versions_the_scorer():
 
 
 def test_every_study_is_scored_by_the_one_row_scorer():
-    """The engine's scorer of each built-in spec is lcrag.measures.scorer: role columns only where the spec declares
-    roles (an own study), LongEval's reply reading declared by its task builder (the version stored rows carry)."""
+    """The engine's scorer of each built-in spec is lcrag.measures.scorer: the roles join ``ans_evid`` only in an own
+    study (elsewhere they are reporting metadata), LongEval's reply reading declared by its task builder (the version stored rows carry)."""
     from lcrag.experiment.study import row_scorer
 
     names = experiment.builtin_names()
@@ -181,4 +184,7 @@ def test_every_study_is_scored_by_the_one_row_scorer():
     own = row_scorer(experiment.load_spec({"name": "own", "data": {"example": {"n_companies": 2, "n_towns": 2}},
                                            "readers": ["extractive"], "scorers": ["exact", "evid_recall"]}),
                      "exact", "evid_recall")
-    assert "roles:answer=exact,evidence=evid_recall" in own.scorer_version
+    assert "roles2:answer=exact,evidence=evid_recall" in own.scorer_version
+    nolima = experiment.load_spec("nolima-lc")  # declared roles of a built-in study are reporting metadata only
+    assert nolima.answer_metric and row_scorer(nolima, nolima.answer_metric, nolima.evidence_metric).scorer_version == (
+        measures.scorer(list(nolima.measures)).scorer_version)

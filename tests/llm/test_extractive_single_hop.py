@@ -34,6 +34,9 @@ def test_low_oracle_score_warns_that_the_baseline_cannot_answer():
     assert "extractive: the extractive baseline scores ans_contains 0.12 on the oracle condition" in w
     assert "n=2" in w and "cannot answer" in w
     assert scope_warning(df.assign(**{"meta.reader_label": "gpt-4o"}, ans_contains=0.0)) == []  # models: no warning
+    # the study's declared answer measure is the one read
+    (w,) = scope_warning(df.assign(exact=[0.0, 0.0, 1.0]), answer="exact")
+    assert "scores exact 0.00 on the oracle" in w
 
 
 def test_own_single_hop_study_oracle_is_answered(tmp_path, tmp_cache, capsys):

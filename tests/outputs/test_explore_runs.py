@@ -112,8 +112,9 @@ def test_run_object_facts_rows_and_display(runs):
     assert r.study == "a" and r.status == "complete" and r.readers == ["reader A"] and r.conditions == CONDS
     assert r.n_items == 6 and Path(os.fspath(r)).resolve() == runs["a"].resolve()
     rows = r.rows
-    assert len(rows) == 12 and {"ans", "evid", "ans_evid", "ans_contains", "exact", "judge", "metadata.type"} <= set(rows.columns)
-    got = rows[rows["condition"] == "LC-full"].set_index("item_id")["ans"]
+    assert len(rows) == 12 and {"evid_exact_set", "ans_evid", "ans_contains", "exact", "judge", "metadata.type"} <= set(rows.columns)
+    assert not {"ans", "evid"} & set(rows.columns)  # the measures' names only: one name per number
+    got = rows[rows["condition"] == "LC-full"].set_index("item_id")["ans_contains"]
     ids = [it["id"] for it in runs["items"]]
     assert [got[i] for i in ids] == [1.0 if i in RIGHT_A else 0.0 for i in range(6)]
     h = r._repr_html_()
@@ -145,11 +146,12 @@ def test_item_view_marks_gold_and_cited_lines_and_shares_lcrag_show(runs):
 
 def test_breakdown_by_metadata_field_in_run_object_and_report(runs):
     r = open_run(runs["a"])
-    t = r.by("metadata.type", ["ans"])
+    t = r.by("metadata.type", ["ans_contains"])
     lc = t[t["condition"] == "LC-full"].set_index("metadata.type")
-    assert lc.loc["two-hop", "n"] == 3 and lc.loc["two-hop", "ans"] == 1.0
-    assert lc.loc["single-hop", "n"] == 3 and math.isclose(lc.loc["single-hop", "ans"], 1 / 3)
-    assert {"ans_lo", "ans_hi"} <= set(t.columns) and lc.loc["single-hop", "ans_lo"] <= 1 / 3 <= lc.loc["single-hop", "ans_hi"]
+    assert lc.loc["two-hop", "n"] == 3 and lc.loc["two-hop", "ans_contains"] == 1.0
+    assert lc.loc["single-hop", "n"] == 3 and math.isclose(lc.loc["single-hop", "ans_contains"], 1 / 3)
+    assert {"ans_contains_lo", "ans_contains_hi"} <= set(t.columns)
+    assert lc.loc["single-hop", "ans_contains_lo"] <= 1 / 3 <= lc.loc["single-hop", "ans_contains_hi"]
     with pytest.raises(InputError, match="metadata.type, metadata.n|metadata.n, metadata.type"):
         r.by("metadata.nope")
     make_report(runs["a"], runs["d"] / "rep_a")
@@ -168,10 +170,11 @@ def test_compare_two_loopback_runs_known_flips(runs, capsys, tmp_path):
     c = open_run(runs["a"]).compare(runs["b"])
     ids = [it["id"] for it in runs["items"]]
     want = {(ids[i], cond, "A only" if i in RIGHT_A else "B only") for i in RIGHT_A ^ RIGHT_B for cond in CONDS}
-    fl = c.flips[c.flips["measure"] == "ans"]
+    assert c.role_measures == ("ans_contains", "evid_exact_set", "ans_evid")  # the study's declared roles
+    fl = c.flips[c.flips["measure"] == "ans_contains"]
     assert set(zip(fl["item_id"], fl["condition"], fl["direction"])) == want and len(fl) == 6
-    assert set(c.flips["measure"]) == {"ans"}  # nothing cited by either reader: Evid and Ans+Evid never flip
-    ans = c.overall.set_index("measure").loc["ans"]
+    assert set(c.flips["measure"]) == {"ans_contains"}  # nothing cited by either reader: Evid and Ans+Evid never flip
+    ans = c.overall.set_index("measure").loc["ans_contains"]
     assert (ans["n_pairs"], ans["n_b"], ans["n_c"], ans["test"]) == (12, 4, 2, "mcnemar")
     assert math.isclose(ans["p_value"], binomtest(2, 6, 0.5).pvalue) and math.isclose(ans["delta"], (4 - 2) / 12)
     assert ans["p_holm"] >= ans["p_value"]

@@ -81,3 +81,55 @@ d = {"multihop_evid_all_located": "evid_strict"}
     assert len(renames(multihop_labels, names)) == 1
     assert len(renames(inline, names)) == 1
     assert renames(kept, names) == []
+
+
+# -- one name per number in the rows: each column a registered measure, ans_evid one definition everywhere ----
+
+def _builtin_specs():
+    from lcrag import experiment
+    from lcrag.experiment.spec import parse_spec
+    from lcrag.studies.conditions.study import conditions_study
+
+    return {**{n: experiment.load_spec(n) for n in experiment.builtin_names()},
+            "conditions": parse_spec(conditions_study(["extractive"]))}
+
+
+def test_every_row_scorer_writes_measure_columns_only():
+    """The row scorer of every built-in study and of an own study writes a column only under a registered measure's
+    name: no role copy (``ans``, ``evid``) beside the measure it repeats."""
+    from lcrag.experiment.study import declared_roles, row_scorer
+    from lcrag.runner import Task
+    from lcrag.types import Context, Item, Line, Response
+
+    names = set(measures.names())
+    lines = tuple(Line(number=i, text=f"line {i}") for i in range(6))
+    task = Task(item=Item(id="q", question="Where?", answers=("Dunmere",)), prompt="ebg", condition="c",
+                context=Context(text="", lines=lines, gold_lines=(2, 4), metadata={"missing_units": 0}))
+    for name, spec in _builtin_specs().items():
+        am, em, _ = declared_roles(spec)
+        s = row_scorer(spec, am, em)
+        assert set(s.measures) <= names, name
+        if spec.own_study:
+            got = s(task, Response(answer="Dunmere", lines=(2, 4), parse_status="ok"))
+            assert set(got) <= names and not {"ans", "evid"} & set(got), (name, sorted(got))
+            assert got["ans_evid"] == float(got[am] >= 1 and got[em] >= 1) == 1.0
+
+
+def test_ans_evid_is_the_joint_of_the_declared_roles_in_every_study_that_lists_it(tmp_path):
+    """``ans_evid`` means one thing everywhere: the joint of the study's declared answer and evidence measures. An own
+    study's scorer joins its roles; a built-in study's task builder names the pair on each row — the one its spec
+    declares."""
+    from lcrag.experiment.study import build_tasks, declared_roles, prepare
+
+    listing = {n: s for n, s in _builtin_specs().items() if "ans_evid" in s.measures}
+    assert {"synthetic-two-hop", "conditions"} <= set(listing)
+    for name, spec in listing.items():
+        am, em, jm = declared_roles(spec)
+        assert am and em and jm == "ans_evid", name
+        if spec.own_study:
+            continue
+        small = {"data.params.lengths": [2000], "data.params.trials": 1, "tasks.params.conditions": ["LC"]} \
+            if name == "synthetic-two-hop" else {}
+        prep = prepare(spec, overrides=small or None, out=tmp_path / name, data_dir=tmp_path)
+        pairs = {(t.meta.get("answer_measure"), t.meta.get("evidence_measure")) for t in build_tasks(prep).tasks}
+        assert pairs == {(am, em)}, (name, pairs)

@@ -48,7 +48,8 @@ def conditions_study(readers: list, *, n_companies: int = 12, n_towns: int = 12,
                 "orders": ["score", "document", "reverse", "both_ends"]},
         "route": {"lc_budget": "full"}, "readers": list(readers),
         "scorers": ["ans_contains", "evid_exact_set", "evid_recall", "refusal", "ans_evid"],
-        "answer_metric": "ans_contains", "evidence_metric": "evid_exact_set", "budget_usd": budget_usd,
+        "answer_metric": "ans_contains", "evidence_metric": "evid_exact_set", "joint_metric": "ans_evid",
+        "budget_usd": budget_usd,
     }
 
 
@@ -62,11 +63,15 @@ def _layout(c: dict) -> str:
 
 def condition_table(man: dict, df: pd.DataFrame) -> pd.DataFrame:
     """Per reader row × condition: ``family`` (kind), ``layout`` (filler or chunk order), ``n``,
-    mean ``ans`` / ``evid`` / ``ans_evid``, ``recall`` (share of gold units with a line in the
+    mean ``ans`` / ``evid`` / ``ans_evid`` (the role columns of :func:`lcrag.outputs.views.role_view`: the measures the
+    study declares), ``recall`` (share of gold units with a line in the
     context; for a route row, of the context it answered from), ``fallback_rate`` (route only),
     ``calls_per_item`` and mean ``prompt_tokens`` per item; ``k`` for top-k RAG and route, in the manifest's condition order."""
+    from ...outputs.views import role_view
+
     conds = {c["condition"]: c for c in man["conditions"]}
-    ok = df[df["outcome"] == Outcome.OK].copy()
+    ok = role_view(man, df)
+    ok = ok[ok["outcome"] == Outcome.OK].copy()
     n = ok["meta.n_units"].astype(float)
     ok["recall"] = ((n - ok["meta.missing_units"].astype(float)) / n).where(n > 0)
     ok["fallback"] = ok["meta.route_fallback"].astype(float) if "meta.route_fallback" in ok else np.nan
@@ -117,7 +122,7 @@ def run_conditions(run_dir: str | Path, readers: list, *, out_dir: str | Path | 
 
     rd = Path(run_dir)
     run_study(conditions_study(readers, **study), out=rd, base_dir=rd, progress=progress, log=lambda s: None)
-    man, df, _ = load_run(rd)
+    man, df, _ = load_run(rd, with_roles=True)  # the columns ans / evid / ans_evid: the study's declared roles
     res = ConditionsResult(rd, condition_table(man, df), breakdowns.k_curve(man, df), fallback_table(man, df))
     if out_dir is not None:
         label = data_label(man)

@@ -210,7 +210,7 @@ def test_every_condition_runs_from_a_study_file(tmp_path, tmp_cache):
             used = [rag, lc] if abstained else [rag]
             for col in ("prompt_tokens", "completion_tokens", "cost_usd", "latency_s"):
                 assert r[col] == pytest.approx(sum(u[col] for u in used)), col
-            assert r["answer"] == (lc if abstained else rag)["answer"] and r["ans"] == (lc if abstained else rag)["ans"]
+            assert r["answer"] == (lc if abstained else rag)["answer"] and r["ans_contains"] == (lc if abstained else rag)["ans_contains"]
             n_fb += abstained
     assert 0 < n_fb < len(routes) * n_items * 2  # both branches were taken
     # masked LC: the gold reader still finds its gold lines; recite responses parse to the same answer and lines
