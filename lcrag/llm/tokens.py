@@ -23,6 +23,15 @@ Chat template overhead (``count_messages``): each message adds ``per_message`` t
 framing and the reply primer adds ``reply`` tokens (OpenAI's published rule: 4 and 3; the
 profile's ``template_tokens_per_message`` / ``template_tokens_reply`` set other values).
 Special-token text inside a prompt is counted as ordinary text (``disallowed_special=()``).
+
+Long texts are counted once per tokenizer (memoised by digest), and with the BPE encodings above (``cl100k_base``,
+``o200k_base``, ``o200k_harmony``) line by line: a text is cut after every line feed that is followed by a character
+that is neither whitespace nor ``/`` (:func:`line_pieces`). No pre-tokenizer match of these encodings crosses such a
+cut (a match that holds a line feed ends there unless more whitespace, or o200k's ``/``, follows), and BPE merges
+only within a match, so the text's count is exactly the sum of its pieces' counts; each distinct piece is counted
+once. The prompts of one study share most of their haystack lines, so a plan of many prompts counts each line once
+(``tests/llm/test_tokens_pieces.py`` pins the sums to whole-text counts on random text and the NoLiMa haystacks;
+``benchmarks/bench_tokens.py`` times it).
 """
 
 from __future__ import annotations
@@ -75,9 +84,11 @@ class Tokenizer:
     label: str
     exact: bool
     _count: Callable[[str], int]
+    #: the count of a text is the sum of its :func:`line_pieces`' counts (the cl100k/o200k BPE family; module doc)
+    by_lines: bool = False
 
     def count(self, text: str) -> int:
-        if self.exact and len(text) >= _MEMO_MIN_CHARS:  # long contexts are counted once per tokenizer
+        if (self.exact or self.by_lines) and len(text) >= _MEMO_MIN_CHARS:  # long contexts: once per tokenizer
             return _count_memo(self, text)
         return self._count(text)
 
@@ -97,12 +108,47 @@ def _count_memo(tok: Tokenizer, text: str) -> int:
         if hit is not None:
             _MEMO.move_to_end(key)
             return hit
-    n = tok._count(text)
+    n = _count_by_lines(tok, text) if tok.by_lines and len(text) >= _BY_LINES_MIN_CHARS else tok._count(text)
     with _MEMO_LOCK:
         _MEMO[key] = n
         if len(_MEMO) > _MEMO_MAX:
             _MEMO.popitem(last=False)
     return n
+
+
+_BY_LINES_MIN_CHARS = 20_000  # shorter texts: one call is as fast as cutting them
+_PIECES_MAX = 2_000_000  # distinct pieces kept per tokenizer before the memo starts afresh (~100 chars each)
+_PIECES: dict[str, dict[str, int]] = {}
+
+
+def line_pieces(text: str) -> list[str]:
+    """``text`` cut after each line feed followed by a character that is neither whitespace nor ``/``; the pieces
+    joined give ``text`` back. Where no BPE pre-tokenizer match of the cl100k/o200k family crosses (module doc)."""
+    parts = text.split("\n")
+    out: list[str] = []
+    cur = [parts[0]]
+    for nxt in parts[1:]:
+        if nxt and not nxt[0].isspace() and nxt[0] != "/":
+            out.append("\n".join(cur) + "\n")
+            cur = [nxt]
+        else:
+            cur.append(nxt)
+    out.append("\n".join(cur))
+    return out
+
+
+def _count_by_lines(tok: Tokenizer, text: str) -> int:
+    """The sum of the counts of ``text``'s :func:`line_pieces`, each distinct piece counted once per tokenizer."""
+    memo = _PIECES.setdefault(tok.name, {})
+    if len(memo) > _PIECES_MAX:
+        memo.clear()
+    total = 0
+    for piece in line_pieces(text):
+        n = memo.get(piece)
+        if n is None:
+            n = memo[piece] = tok._count(piece)
+        total += n
+    return total
 
 
 def _chars(ratio: float, note: str = "") -> Tokenizer:
@@ -140,9 +186,10 @@ def get_tokenizer(spec: str = "cl100k_base", source: str | None = None) -> Token
                 if spec not in TIKTOKEN_NAMES:
                     raise
                 enc = _tiktoken_cl100k()
-                return Tokenizer(spec, f"{spec} (tiktoken)", True, lambda t: len(enc.encode(t, disallowed_special=())))
+                return Tokenizer(spec, f"{spec} (tiktoken)", True, lambda t: len(enc.encode(t, disallowed_special=())),
+                                 by_lines=True)
             # Tokenizer.count: special-token text counts as ordinary text, as encode_ordinary
-            return Tokenizer(spec, f"{spec} (quicktok, tiktoken-identical ids)", True, qenc.count)
+            return Tokenizer(spec, f"{spec} (quicktok, tiktoken-identical ids)", True, qenc.count, by_lines=True)
         if spec.startswith("hf:"):
             from tokenizers import Tokenizer as HFTokenizer
 
@@ -200,7 +247,8 @@ def profile_tokenizer(profile) -> Tokenizer:
               f"tokenize route: prompt lengths (window guard, cost estimate) are a {profile.tokenizer} approximation; "
               "set `tokenizer:` in the profile (hf:PATH/tokenizer.json for an open-weight model, chars:R for a closed "
               "one)", file=sys.stderr)
-    return Tokenizer(base.name, f"{base.label} — approximation: profile sets no tokenizer", False, base._count)
+    return Tokenizer(base.name, f"{base.label} — approximation: profile sets no tokenizer", False, base._count,
+                     by_lines=base.by_lines)
 
 
 def count_text(text: str, tokenizer: Tokenizer | None = None) -> int:
