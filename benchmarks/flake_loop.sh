@@ -5,6 +5,9 @@
 # SIGINT tests of `lcrag reproduce` (tests/reproduction/test_reproduce_interrupt.py -k sigint). Before the loop, notebook 00 is
 # reproduced into a temporary directory, as in a `make reproduce` -> `make test` sequence. Logs of failed runs are
 # kept in $LOGDIR (default: a temporary directory, printed). Prints "passed P/N".
+# Started in the background of a non-interactive shell (`... &`), the loop and every test child ignore SIGINT: the
+# SIGINT tests give their child the default action back (tests/childproc.py sigint_default), so they run as from a
+# terminal either way.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-30}; LOAD=${2:-2}; shift $(( $# > 2 ? 2 : $# ))
