@@ -103,9 +103,13 @@ def report(study):
     return res.run_dir / "report"
 
 
-def test_report_writes_pdf_figures_only_on_request(study, report, tmp_path):
-    d, res = study
+def test_report_writes_no_pdf_figure_unless_asked(report):
     assert list(report.glob("*.png")) and not list(report.glob("*.pdf"))
+
+
+@pytest.mark.slow  # a second whole report, every figure rendered twice; save_figure's PDF: tests/outputs/test_save.py
+def test_report_writes_pdf_figures_on_request(study, tmp_path):
+    d, res = study
     assert main(["report", str(res.run_dir), "--out", str(tmp_path / "pdf"), "--pdf"]) == 0
     figs = [v for v, exts in VIEWS.items() if "pdf" in exts]
     assert all((tmp_path / "pdf" / f"{_stem(v)}.pdf").stat().st_size > 0 for v in figs)
@@ -115,7 +119,7 @@ def test_report_views_and_consistency(study, report):
     d, res = study
     out = report
     for view, exts in VIEWS.items():
-        for e in exts - {"pdf"}:  # PDFs only with --pdf (test_report_writes_pdf_figures_only_on_request)
+        for e in exts - {"pdf"}:  # PDFs only with --pdf (test_report_writes_pdf_figures_on_request)
             assert (out / f"{_stem(view)}.{e}").stat().st_size > 0, (view, e)
     summ = pd.read_csv(out / "summary.csv")
     assert {"row", "prompt", "condition", "n", "n_failed", "n_na", "parse_fail_rate", "ans", "ans_lo", "ans_hi", "evid",

@@ -10,7 +10,8 @@ one item, ``export`` as bundle, eee and trec} must exit 0 without a traceback an
 wrote: a report folder with its README (no temporary folder left beside it), an HTML page, the drill-down
 with the prompt verified against the row's cache key, a leaderboard holding the study's headline measures,
 EEE records, and TREC files or a one-line reason why the study has none. Studies whose default needs the
-data directory skip without it.
+data directory skip without it. The built-in studies' ``report --html`` cells are in the slow tier (``make test``);
+the fast tier runs every other cell and the own study's ``report --html``.
 """
 
 from __future__ import annotations
@@ -158,8 +159,15 @@ def _same_worker(name: str) -> pytest.MarkDecorator:
     return pytest.mark.xdist_group(f"inspect-{name}")
 
 
-@pytest.mark.parametrize("cell", CELLS)
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_same_worker(n)) for n in STUDIES])
+def _builtin_cells():
+    """Every (study, cell) of the matrix. The ``report --html`` cell of the built-in studies is in the slow tier: it
+    is the ``report`` cell (fast, every study) plus the HTML page, and the page is checked in the fast tier on the
+    own study (``test_own_study_inspection[report_html]``), the same writer over another study's views."""
+    return [pytest.param(n, c, marks=[_same_worker(n), *([pytest.mark.slow] if c == "report_html" else [])], id=f"{n}-{c}")
+            for c in CELLS for n in STUDIES]
+
+
+@pytest.mark.parametrize(("name", "cell"), _builtin_cells())
 def test_builtin_study_inspection(env, name, cell, capsys):
     _cell(env, name, cell, capsys)
 

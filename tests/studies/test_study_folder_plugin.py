@@ -96,9 +96,15 @@ def test_a_study_folder_on_the_search_path_runs_with_lcrag_run(tmp_path, studies
                 zip(rows["item_id"].map({"house-1": "red", "house-2": "blue", "house-3": "green"}), rows["answer"].fillna(""))]
     assert rows["tiny_colour"].tolist() == expected
 
-    # the same folder's view, found by the same discovery in this process
+    # the same folder's view, found by the same discovery in this process; what the discovery registers is
+    # forgotten after the test (a later `lcrag studies` in this worker lists the built-in studies only)
+    from lcrag import experiment, registry
+    from lcrag.experiment import discover
+
+    for kind in registry.KINDS:
+        monkeypatch.setitem(registry._TABLES, kind, dict(registry._TABLES[kind]))
+    monkeypatch.setattr(discover, "_LOADED", set(discover._LOADED))
     monkeypatch.setenv("LCRAG_STUDIES_PATH", str(studies_dir))
-    from lcrag import experiment
 
     table = experiment.view("tiny_summary", rows, spec="tiny-doors")
     assert table["tiny_colour"].tolist() == [sum(expected) / 3]
