@@ -73,11 +73,15 @@ test: install browser
 	echo "make test: pytest took $$(( $$(date +%s) - t0 )) s ($(JOBS) workers), exit $$rc"; \
 	[ -n "$$LCRAG_CACHE_DIR" ] || $(PY) scripts/embedding_store.py save "$$cache" "$(TEST_EMBEDDINGS)"; rm -rf "$$tmp"; exit $$rc
 
-# the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); aim: 90 s of pytest on 2 cores
+# the fast tier for the edit-test loop: the tests not marked slow (tests/README.md); aim: 90 s of pytest on 2 cores.
+# Its fresh cache starts with the kept local MiniLM vectors too (TEST_EMBEDDINGS, as `make test`), and keeps its own.
 check: install
-	@tmp=$$(mktemp -d) && t0=$$(date +%s) && LCRAG_CACHE_DIR="$${LCRAG_CACHE_DIR:-$$tmp/cache}" $(PY) -m pytest tests -m "not slow" -q \
+	@tmp=$$(mktemp -d) && cache="$${LCRAG_CACHE_DIR:-$$tmp/cache}" && \
+	{ [ -n "$$LCRAG_CACHE_DIR" ] || $(PY) scripts/embedding_store.py seed "$(TEST_EMBEDDINGS)" "$$cache"; } && t0=$$(date +%s) && \
+	LCRAG_CACHE_DIR="$$cache" $(PY) -m pytest tests -m "not slow" -q \
 	  -p no:cacheprovider --rootdir=. -c pyproject.toml $(XDIST) --durations=15; rc=$$?; \
-	echo "make check: fast tier took $$(( $$(date +%s) - t0 )) s of pytest ($(JOBS) workers), exit $$rc"; rm -rf "$$tmp"; exit $$rc
+	echo "make check: fast tier took $$(( $$(date +%s) - t0 )) s of pytest ($(JOBS) workers), exit $$rc"; \
+	[ -n "$$LCRAG_CACHE_DIR" ] || $(PY) scripts/embedding_store.py save "$$cache" "$(TEST_EMBEDDINGS)"; rm -rf "$$tmp"; exit $$rc
 
 # headless Chromium for the test that opens the HTML report (Debian's package; skipped with a reason elsewhere)
 browser:
