@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -125,6 +126,7 @@ def main(argv=None) -> int:
                      "store_embedded_runs": " ".join(str(r["store_embedded"]) for r in rs),
                      "store_unique": rs[0]["store_unique"],
                      "loadavg_runs": " ".join(str(r["loadavg_1m"]) for r in rs)})
+    shutil.rmtree(tmp, ignore_errors=True)
     path = write("embed_shared", rows)
     for r in rows:
         print(f"{r['code']:>8} {r['procs']} process(es): median {r['wall_s_median']} s ({r['wall_s_runs']}), "
