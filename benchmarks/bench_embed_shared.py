@@ -3,9 +3,10 @@
 Texts: the NoLiMa vector store at ``--length`` characters (``bench_embed.texts_and_questions``; the first
 ``--lines``), the lines notebook 02 embeds. Each run starts ``--procs`` fresh processes on a new, empty store;
 each loads MiniLM and encodes a few unrelated lines untimed, then all start ``embed_texts(texts)`` into the
-store at the same moment (a go file). Timed: from that moment until the last one has finished. Counted: the
-lines each process sent through the model (``PROCESS_COUNTS``) and the store's counter against its distinct
-rows (``embedded`` vs ``unique``). A run with one process is the reference for the same lines.
+store at the same moment (a go file). Timed: from that moment until the last one has finished (wall time), and
+the CPU time the processes spent in that call, summed (steadier than wall time on a shared machine). Counted:
+the lines each process sent through the model (``PROCESS_COUNTS``) and the store's counter against its
+distinct rows (``embedded`` vs ``unique``). A run with one process is the reference for the same lines.
 
 ``--tree LABEL=PATH`` (repeatable) runs the children on the ``lcrag`` package of another checkout, e.g. an
 export of an earlier commit (``git archive main | tar -x -C /tmp/lcrag-main``), so the code before and after a
@@ -45,10 +46,10 @@ before = E.PROCESS_COUNTS.get(("minilm", "torch"), 0)
 open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.002)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 E.embed_texts(texts, cache=E.EmbeddingCache(store))
-print(json.dumps({"s": time.perf_counter() - t0, "encoded": E.PROCESS_COUNTS.get(("minilm", "torch"), 0) - before,
-                  "file": E.__file__}))
+print(json.dumps({"s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+                  "encoded": E.PROCESS_COUNTS.get(("minilm", "torch"), 0) - before, "file": E.__file__}))
 """
 
 
@@ -83,7 +84,8 @@ def one_run(tree: Path, procs: int, texts_file: Path, tmp: Path) -> dict:
         unique = c.execute("SELECT COUNT(*) FROM emb").fetchone()[0]
     return {"wall_s": round(wall, 2), "encoded": sum(o["encoded"] for o in outs), "store_embedded": embedded,
             "store_unique": unique, "per_process": [o["encoded"] for o in outs],
-            "process_s": [round(o["s"], 2) for o in outs], "loadavg_1m": round(os.getloadavg()[0], 2)}
+            "process_s": [round(o["s"], 2) for o in outs], "cpu_s": round(sum(o["cpu_s"] for o in outs), 2),
+            "loadavg_1m": round(os.getloadavg()[0], 2)}
 
 
 def main(argv=None) -> int:
@@ -113,7 +115,7 @@ def main(argv=None) -> int:
             for procs in (1, a.procs):
                 r = one_run(tree, procs, texts_file, tmp)
                 results.setdefault((label, procs), []).append(r)
-                print(f"{label:>8} {procs} process(es): {r['wall_s']:7.2f} s, {r['encoded']:,} lines encoded for "
+                print(f"{label:>8} {procs} process(es): {r['wall_s']:7.2f} s ({r['cpu_s']:.1f} CPU s), {r['encoded']:,} lines encoded for "
                       f"{r['store_unique']:,} distinct (store counter {r['store_embedded']:,}; per process "
                       f"{r['per_process']}), load {r['loadavg_1m']}", flush=True)
     rows = []
@@ -122,6 +124,8 @@ def main(argv=None) -> int:
                      "n_texts": len(texts), "n_chars": sum(map(len, texts)), "repeats": len(rs),
                      "wall_s_median": round(statistics.median(r["wall_s"] for r in rs), 2),
                      "wall_s_runs": " ".join(str(r["wall_s"]) for r in rs),
+                     "cpu_s_median": round(statistics.median(r["cpu_s"] for r in rs), 2),
+                     "cpu_s_runs": " ".join(str(r["cpu_s"]) for r in rs),
                      "encoded_median": statistics.median(r["encoded"] for r in rs),
                      "store_embedded_runs": " ".join(str(r["store_embedded"]) for r in rs),
                      "store_unique": rs[0]["store_unique"],
@@ -130,6 +134,7 @@ def main(argv=None) -> int:
     path = write("embed_shared", rows)
     for r in rows:
         print(f"{r['code']:>8} {r['procs']} process(es): median {r['wall_s_median']} s ({r['wall_s_runs']}), "
+              f"{r['cpu_s_median']} CPU s ({r['cpu_s_runs']}), "
               f"{r['encoded_median']:,} lines encoded (median) for {r['store_unique']:,} distinct")
     print(f"rows added to {path}")
     return 0
