@@ -497,7 +497,10 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
 
     Each distinct text is looked up in the cache first (key: model, backend, text hash) and only
     the missing ones are embedded — longest first, in slices of :data:`SLICE` stored as they
-    finish. ``cache=False`` bypasses the store entirely. ``backend="onnx-int8"`` is opt-in and
+    finish; for the local model each slice is encoded under the store's encode lock, only its lines
+    that no other process stored meanwhile (:func:`encode_lock`). ``cache=True`` is the local model's
+    store (:func:`default_cache`) or the endpoint models' (:func:`endpoint_cache`); ``cache=False``
+    bypasses the store entirely. ``backend="onnx-int8"`` is opt-in and
     approximate (see the module docstring).
     """
     model_id = canonical_model(model)
@@ -512,7 +515,7 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
         from ..config import rehearsal_url
 
         if rehearsal_url():  # the stand-in's vectors never enter a store a real run reads (local MiniLM's are real)
-            store = endpoint_cache()
+            store = endpoint_cache()  # <cache_dir>/rehearsal/embeddings.sqlite, even for a store handed over
     stored_as = store_backend(backend_id)
     found = store.get_many(model_id, list(dict.fromkeys(keys)), stored_as) if store else {}
     missing: dict[str, str] = {}
