@@ -33,7 +33,7 @@ def bench_coverage(rows):
         os.environ["LCRAG_CACHE_DIR"] = tempfile.mkdtemp(prefix="lcrag-bench-cov-")
     from rank_bm25 import BM25Okapi
 
-    from lcrag.config import cache_dir
+    from lcrag.config import embeddings_store_path
     from lcrag.studies.nolima.data import load_nolima
     from lcrag.retrieval import tokenize
     from lcrag.studies.nolima.coverage import all_coverage_tables, questions, store
@@ -44,7 +44,7 @@ def bench_coverage(rows):
 
     qs0 = questions(data)
     texts = sorted({s.text for L in lengths for s in store(data, L, dict(zip(qs0.needle_id, qs0.needle)))} | set(qs0.question))
-    cached = len(EmbeddingCache(cache_dir() / "embeddings.sqlite").get_many(canonical_model(MINILM), [text_key(t) for t in texts]))
+    cached = len(EmbeddingCache(embeddings_store_path()).get_many(canonical_model(MINILM), [text_key(t) for t in texts]))
     state = f"{cached}/{len(texts)} texts cached before"
     t0 = time.perf_counter()
     ranks, tables = all_coverage_tables(data, lengths, lengths)

@@ -160,6 +160,7 @@ def run_once(state: str, cache: Path, tmp: Path, params: str, notebooks: list[st
         params, removed = without_local_model(params, tmp / "profile-no-local-model.yaml")
         params = str(params)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LCRAG_CACHE_DIR": str(cache)}
+    env.pop("LCRAG_EMBEDDINGS_STORE", None)  # the state's embedding store is the one in its cache directory
     out, runs = tmp / f"figures-{state}", tmp / f"runs-{state}"
     lcrag = Path(sys.executable).parent / "lcrag"
     cmd = [str(lcrag), "reproduce", "--params", params, "--out", str(out), "--runs", str(runs), "--jobs", str(jobs)]

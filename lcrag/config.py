@@ -16,6 +16,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_ROOT = Path(__file__).resolve().parent
 ENV_DATA_DIR = "LCRAG_DATA_DIR"
 ENV_CACHE_DIR = "LCRAG_CACHE_DIR"
+#: the local embedding model's store (an ``embeddings.sqlite`` file) when it is not ``<cache_dir>/embeddings.sqlite``
+ENV_EMBEDDINGS_STORE = "LCRAG_EMBEDDINGS_STORE"
 #: the dress rehearsal's one override (``lcrag reproduce --rehearse``): the base URL of the loopback stand-in
 #: (:mod:`lcrag.llm.standin`) that every reader, embedding-endpoint and reranker profile then calls
 ENV_REHEARSAL_URL = "LCRAG_REHEARSAL_URL"
@@ -109,6 +111,34 @@ def cache_dir() -> Path:
         from .errors import ConfigError
 
         raise ConfigError(p, f"cannot create the cache folder: {e.strerror or e}; point {ENV_CACHE_DIR} elsewhere") from None
+    return p
+
+
+def embeddings_store_path() -> Path:
+    """The store of the local embedding model's vectors (MiniLM, torch and onnx-int8): the file named by
+    ``LCRAG_EMBEDDINGS_STORE``, else ``<cache_dir>/embeddings.sqlite``.
+
+    A local model's vector is a deterministic function of the text, so one store may serve several cache
+    directories (two checkouts, a test run beside a rehearsal). Endpoint models' vectors stay in
+    ``<cache_dir>/embeddings.sqlite`` (:mod:`lcrag.embeddings.encoders`). The path is made absolute but symbolic
+    links are not resolved: every process opens the file by the name it was given. A value naming a folder is
+    refused; a missing parent folder is created."""
+    raw = (os.environ.get(ENV_EMBEDDINGS_STORE) or "").strip()
+    if not raw:
+        return cache_dir() / "embeddings.sqlite"
+    from .errors import ConfigError
+
+    p = Path(os.path.abspath(os.path.expanduser(raw)))
+    if p.is_dir():
+        raise ConfigError(ENV_EMBEDDINGS_STORE, f"{p} is a folder; point {ENV_EMBEDDINGS_STORE} at a file, e.g. "
+                                                f"{p / 'embeddings.sqlite'} (it is created if missing)")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigError(ENV_EMBEDDINGS_STORE, f"{p.parent} is a file, not a folder; point {ENV_EMBEDDINGS_STORE} "
+                                                "at a file in a folder") from None
+    except OSError as e:
+        raise ConfigError(ENV_EMBEDDINGS_STORE, f"cannot create the folder of {p}: {e.strerror or e}") from None
     return p
 
 

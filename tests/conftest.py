@@ -70,6 +70,7 @@ def tmp_cache(tmp_path, monkeypatch):
     """A private response cache directory for the test."""
     monkeypatch.setenv("LCRAG_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("LCRAG_CACHE_MODE", raising=False)
+    monkeypatch.delenv("LCRAG_EMBEDDINGS_STORE", raising=False)  # the local model's vectors too: in this cache
     return tmp_path / "cache"
 
 

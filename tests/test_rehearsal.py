@@ -18,18 +18,28 @@ import pytest
 
 import childproc
 
-from lcrag.config import ENV_CACHE_DIR, PROJECT_ROOT, data_dir
+from lcrag.config import ENV_CACHE_DIR, ENV_EMBEDDINGS_STORE, PROJECT_ROOT, data_dir
 from lcrag.outputs.scoreboard import paper_values, studies
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("rehearsal")]  # one worker: the rehearsal runs once
 
-def _seed_embeddings(cache: Path) -> None:
-    """Copy the local MiniLM embedding store of the caller's cache, when there is one: its vectors are the local
-    model's (the same in a rehearsal), and a cold store costs minutes of CPU (notebook 02 embeds 19 haystacks)."""
-    src = Path(os.environ.get(ENV_CACHE_DIR) or PROJECT_ROOT / ".lcrag-cache") / "embeddings.sqlite"
+def _embeddings_store(cache: Path) -> dict[str, str]:
+    """The local MiniLM store of the rehearsal (its vectors are the local model's, the same in a rehearsal, and a
+    cold store costs minutes of CPU: notebook 02 embeds 19 haystacks); returns the variables for the child.
+
+    A session with a cache directory of its own (``LCRAG_CACHE_DIR``, as ``make test`` sets) lends the rehearsal its
+    store by name (``LCRAG_EMBEDDINGS_STORE``; the session's own setting, else its cache's ``embeddings.sqlite``, by
+    the same path, never through a link): the rehearsal and the notebooks under nbval then share one store and, with
+    its encode lock, never encode a line twice, whichever starts first. Otherwise (the checkout's ``.lcrag-cache``,
+    which a test must not write) the rehearsal's own cache starts with a copy of that store."""
     cache.mkdir(parents=True, exist_ok=True)
-    if src.is_file():
+    if os.environ.get(ENV_CACHE_DIR):
+        store = os.environ.get(ENV_EMBEDDINGS_STORE) or str(Path(os.environ[ENV_CACHE_DIR]) / "embeddings.sqlite")
+        return {ENV_EMBEDDINGS_STORE: os.path.abspath(os.path.expanduser(store))}
+    src = PROJECT_ROOT / ".lcrag-cache" / "embeddings.sqlite"
+    if not os.environ.get(ENV_EMBEDDINGS_STORE) and src.is_file():
         shutil.copy2(src, cache / "embeddings.sqlite")
+    return {}
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +49,8 @@ def rehearsal(tmp_path_factory):
         pytest.skip("no data directory (LCRAG_DATA_DIR): the rehearsal is measured against the real data")
     tmp = tmp_path_factory.mktemp("rehearsal")
     cache = tmp / "cache"
-    _seed_embeddings(cache)
     env = {**os.environ, ENV_CACHE_DIR: str(cache), "LCRAG_DATA_DIR": str(root), "HF_HUB_OFFLINE": "1",
-           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(PROJECT_ROOT)}
+           "TRANSFORMERS_OFFLINE": "1", "PYTHONPATH": str(PROJECT_ROOT), **_embeddings_store(cache)}
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "VLLM_API_KEY", "LCRAG_REHEARSAL_URL"):
         env.pop(key, None)  # no key: the rehearsal must need none
     out = tmp / "out"
@@ -114,3 +123,20 @@ def test_scoreboard_rows_with_null_mapping_carry_their_reason(rehearsal):
     unmapped = cells[(cells["cls"] == "not produced") & (cells["table"].isna() | (cells["table"].astype(str) == ""))]
     bad = unmapped[unmapped["reason"].isna() | unmapped["reason"].astype(str).str.contains("no lcrag output maps")]
     assert bad.empty, "\n".join(bad["id"])
+
+
+def test_the_rehearsal_borrows_the_sessions_embedding_store_by_name(tmp_path, monkeypatch):
+    """With a session cache (``make test``), the child is pointed at that cache's store by its path (no copy, no
+    link); with the session's own store setting, at that store; without a session cache, its cache gets a copy."""
+    session = tmp_path / "session"
+    monkeypatch.setenv(ENV_CACHE_DIR, str(session))
+    monkeypatch.delenv(ENV_EMBEDDINGS_STORE, raising=False)
+    child = tmp_path / "child"
+    assert _embeddings_store(child) == {ENV_EMBEDDINGS_STORE: str(session / "embeddings.sqlite")}
+    assert not (child / "embeddings.sqlite").exists()
+    monkeypatch.setenv(ENV_EMBEDDINGS_STORE, str(tmp_path / "machine.sqlite"))
+    assert _embeddings_store(child) == {ENV_EMBEDDINGS_STORE: str(tmp_path / "machine.sqlite")}
+    monkeypatch.delenv(ENV_CACHE_DIR)
+    monkeypatch.delenv(ENV_EMBEDDINGS_STORE)
+    assert _embeddings_store(child) == {}
+    assert (child / "embeddings.sqlite").is_file() == (PROJECT_ROOT / ".lcrag-cache" / "embeddings.sqlite").is_file()

@@ -36,14 +36,33 @@ table records how many texts each ``(model, backend)`` actually sent through the
 Texts to embed are sorted by length (longest first) and encoded in slices of
 :data:`SLICE` texts, each stored as soon as it is done (an interrupted run keeps its work).
 
-Concurrent processes (``lcrag reproduce --jobs N`` runs notebooks side by side) share the
-store (SQLite in WAL mode); two that miss the same line at the same moment may both encode it,
-and the second write stores the same vector again. After encoding, freed memory is
-handed back to the operating system (:func:`release_free_memory`).
+The local model's vectors (MiniLM, torch and onnx-int8) are a deterministic function of the text,
+so their store may be shared by several cache directories: ``LCRAG_EMBEDDINGS_STORE`` names it
+(:func:`lcrag.config.embeddings_store_path`; default ``<cache_dir>/embeddings.sqlite``). Endpoint
+models (``openai:``) keep theirs in ``<cache_dir>/embeddings.sqlite``, and during a dress rehearsal
+the stand-in's vectors go to ``<cache_dir>/rehearsal/embeddings.sqlite``, never into either store.
+
+One encoder at a time per store, each line encoded once (local models only): before encoding a
+slice, a process takes an exclusive ``flock`` on ``<store>.encode-lock`` beside the store
+(:func:`encode_lock`), reads the store again for that slice's lines (another process may have
+stored them while it waited), encodes only those still missing, stores them and releases the
+lock. Processes that need the same lines at once (``lcrag reproduce --jobs N``, two notebooks or
+runs on one store) therefore split them, and the ``counts`` table still counts only what each
+process encoded, so ``embedded == unique`` stays the proof that no line was encoded twice. One
+encode already uses every CPU of its process (:func:`encode_data_parallel`), so taking turns
+costs no throughput on one machine. The kernel releases the lock when its holder exits, however
+it dies (``kill -9`` included): no claim goes stale. A process forked while holding it closes its
+inherited copy (the parent keeps the lock, the child waits like any other process). Without
+``fcntl`` (Windows), with a lock file that cannot be opened (a read-only cache directory), or
+after :data:`ENCODE_LOCK_TIMEOUT_S` of waiting, a process encodes without the lock: a line may
+then be encoded twice, and the second write stores the same vector again. Endpoint models take no
+lock: their calls may run side by side. After encoding, freed memory is handed back to the
+operating system (:func:`release_free_memory`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -51,14 +70,19 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no encode lock
+    fcntl = None
+
 from ..files import sqlitewal
-from ..config import cache_dir, threads_from_env
+from ..config import cache_dir, embeddings_store_path, threads_from_env
 from ..llm.retry import RetryPolicy, call_with_retries
 from ..resources.weights import minilm_path  # noqa: F401  (re-exported)
 
@@ -149,6 +173,77 @@ def load_minilm():
 
 THREADS_ENV = "LCRAG_EMBED_THREADS"  # batches encoded at once by the fp32 torch path (default: the usable CPUs)
 _ENCODE_LOCK = threading.Lock()  # one data-parallel encode per process at a time (torch's thread setting is global)
+
+
+LOCK_SUFFIX = ".encode-lock"
+ENCODE_LOCK_TIMEOUT_S = 3600.0  # a holder this slow is stuck (one slice takes minutes at most): encode without it
+_LOCK_FDS: dict[int, int] = {}  # open encode-lock descriptors -> pid of the process that opened them
+
+
+def lock_path(store_path: str | Path) -> Path:
+    """The encode lock file of the store at ``store_path``: ``<store>.encode-lock`` beside the file the path names
+    (symbolic links resolved, so two names of one store share one lock)."""
+    real = Path(os.path.realpath(store_path))
+    return real.with_name(real.name + LOCK_SUFFIX)
+
+
+@contextlib.contextmanager
+def encode_lock(store_path: str | Path, timeout_s: float | None = None) -> Iterator[bool]:
+    """Hold the store's encode lock (an exclusive ``flock`` on :func:`lock_path`) for the body; yields True when
+    held, False when running without it (no ``fcntl``, a lock file that cannot be opened or locked, or
+    ``timeout_s`` — default :data:`ENCODE_LOCK_TIMEOUT_S` — spent waiting). Threads of one process wait for each
+    other too (each opens its own descriptor)."""
+    if fcntl is None:
+        yield False
+        return
+    try:
+        fd = os.open(lock_path(store_path), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a read-only or unwritable cache directory: no lock, encode as before
+        yield False
+        return
+    owner = _LOCK_FDS[fd] = os.getpid()
+    held = False
+    try:
+        deadline = time.monotonic() + (ENCODE_LOCK_TIMEOUT_S if timeout_s is None else timeout_s)
+        delay = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held = True
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+            except OSError:  # a file system without flock
+                break
+        yield held
+    finally:
+        if os.getpid() == owner:  # in a forked child the descriptor is already closed (_after_fork)
+            _LOCK_FDS.pop(fd, None)
+            if held:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def _after_fork() -> None:
+    """In a forked child: close the encode-lock descriptors inherited from the parent without unlocking them (a
+    lock the parent holds stays the parent's and ends with the parent, not with the child; the child waits for it
+    like any other process) and start with a free in-process encode lock (the thread that held the parent's is not
+    in the child)."""
+    global _ENCODE_LOCK
+    for fd in list(_LOCK_FDS):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _LOCK_FDS.clear()
+    _ENCODE_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def encode_threads() -> int:
@@ -363,7 +458,21 @@ def _default_cache(path: str) -> EmbeddingCache:
 
 
 def default_cache() -> EmbeddingCache:
-    """The shared store ``<cache_dir>/embeddings.sqlite`` (one object per path and process)."""
+    """The local model's shared store: ``$LCRAG_EMBEDDINGS_STORE``, else ``<cache_dir>/embeddings.sqlite``
+    (:func:`lcrag.config.embeddings_store_path`; one object per path and process)."""
+    return _default_cache(str(embeddings_store_path()))
+
+
+def endpoint_cache() -> EmbeddingCache:
+    """The store of endpoint models' vectors: ``<cache_dir>/embeddings.sqlite`` (never ``LCRAG_EMBEDDINGS_STORE``:
+    a remote model may change behind its name), or ``<cache_dir>/rehearsal/embeddings.sqlite`` during a dress
+    rehearsal, so the stand-in's vectors never enter a store a real run reads."""
+    from ..config import rehearsal_url
+
+    if rehearsal_url():
+        rdir = cache_dir() / "rehearsal"
+        rdir.mkdir(parents=True, exist_ok=True)
+        return _default_cache(str(rdir / "embeddings.sqlite"))
     return _default_cache(str(cache_dir() / "embeddings.sqlite"))
 
 
@@ -388,7 +497,10 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
 
     Each distinct text is looked up in the cache first (key: model, backend, text hash) and only
     the missing ones are embedded — longest first, in slices of :data:`SLICE` stored as they
-    finish. ``cache=False`` bypasses the store entirely. ``backend="onnx-int8"`` is opt-in and
+    finish; for the local model each slice is encoded under the store's encode lock, only its lines
+    that no other process stored meanwhile (:func:`encode_lock`). ``cache=True`` is the local model's
+    store (:func:`default_cache`) or the endpoint models' (:func:`endpoint_cache`); ``cache=False``
+    bypasses the store entirely. ``backend="onnx-int8"`` is opt-in and
     approximate (see the module docstring).
     """
     model_id = canonical_model(model)
@@ -397,14 +509,13 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
     if not texts:
         return np.zeros((0, 384 if model_id == MINILM else 0), dtype=np.float32)
     keys = [text_key(t) for t in texts]
-    store = default_cache() if cache is True else cache if isinstance(cache, EmbeddingCache) else None
-    if store is not None and model_id != MINILM:
+    local = model_id == MINILM
+    store = (default_cache() if local else endpoint_cache()) if cache is True else cache if isinstance(cache, EmbeddingCache) else None
+    if store is not None and not local:
         from ..config import rehearsal_url
 
         if rehearsal_url():  # the stand-in's vectors never enter a store a real run reads (local MiniLM's are real)
-            rdir = cache_dir() / "rehearsal"
-            rdir.mkdir(parents=True, exist_ok=True)
-            store = _default_cache(str(rdir / "embeddings.sqlite"))
+            store = endpoint_cache()  # <cache_dir>/rehearsal/embeddings.sqlite, even for a store handed over
     stored_as = store_backend(backend_id)
     found = store.get_many(model_id, list(dict.fromkeys(keys)), stored_as) if store else {}
     missing: dict[str, str] = {}
@@ -414,9 +525,16 @@ def embed_texts(texts: Sequence[str], model: str = MINILM, *, cache: bool | Embe
     todo = sorted(missing.items(), key=lambda kv: -len(kv[1]))
     for i in range(0, len(todo), SLICE):
         part = todo[i : i + SLICE]
-        new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
-        if store:
-            store.put_many(model_id, new, stored_as)
+        # a local model: one encoder at a time per store, and only the lines no other process stored meanwhile
+        with encode_lock(store.path) if store and local else contextlib.nullcontext(False) as locked:
+            if locked:
+                found.update(store.get_many(model_id, [k for k, _ in part], stored_as))
+                part = [(k, t) for k, t in part if k not in found]
+            if not part:
+                continue
+            new = dict(zip((k for k, _ in part), encode([t for _, t in part], model_id, backend_id, batch_size)))
+            if store:
+                store.put_many(model_id, new, stored_as)
         found.update(new)
     if missing:
         release_free_memory()
