@@ -368,7 +368,8 @@ def paper_dry_run(tmp_path_factory) -> subprocess.CompletedProcess:
     fresh interpreter with the data directory and a fresh response cache (a cached reply would price as free).
 
     Planning the sweep takes a minute or more on 2 cores (every prompt of Figure 7's CoT runs is counted in
-    tokens, LongEval's evidence is selected with MiniLM), and two test files read its output: the docs' cost tables
+    tokens, LongEval's evidence is selected with MiniLM: with the session's embedding store when the session has a
+    cache directory of its own, as ``make test`` sets), and two test files read its output: the docs' cost tables
     (``test_docs_numbers.py``) and the calls it prices (``test_usage_plan.py``). Their tests share the xdist group
     :data:`PAPER_DRY_RUN`, so one worker runs it."""
     if DATA is None:
@@ -376,5 +377,8 @@ def paper_dry_run(tmp_path_factory) -> subprocess.CompletedProcess:
     tmp = tmp_path_factory.mktemp("paper-dry-run")
     env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), "LCRAG_DATA_DIR": str(DATA), "LCRAG_CACHE_DIR": str(tmp / "cache"),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    if os.environ.get("LCRAG_CACHE_DIR"):  # the session's local MiniLM vectors (LongEval's evidence), by their path
+        env["LCRAG_EMBEDDINGS_STORE"] = os.path.abspath(os.environ.get("LCRAG_EMBEDDINGS_STORE")
+                                                        or os.path.join(os.environ["LCRAG_CACHE_DIR"], "embeddings.sqlite"))
     return subprocess.run([sys.executable, "-m", "lcrag.cli", "reproduce", "--params", str(PROJECT_ROOT / "params" / "paper.yaml"),
                            "--dry-run"], cwd=tmp, env=env, capture_output=True, text=True, timeout=1800)
