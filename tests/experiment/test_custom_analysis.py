@@ -40,10 +40,14 @@ def run(tmp_path_factory):
 
 
 def _frame(rd):
+    """The run's rows with the role columns ``ans`` / ``evid`` / ``ans_evid`` the report reads: views of the measures the
+    study declares (results.csv holds each number once, under its measure's name)."""
+    from lcrag.outputs.views import role_view
+
     df = pd.read_csv(rd / "results.csv")
     for c in ("lines", "gold_lines"):
         df[c] = df[c].map(json.loads)
-    return df
+    return role_view(json.loads((rd / "manifest.json").read_text()), df)
 
 
 def test_four_conditions_and_controls(run):
