@@ -255,7 +255,12 @@ def _usage(man, df, summ, out, label, files, skipped):
 
 def _positions(man, df, out, label, files, skipped, tables):
     pos = breakdowns.positions(man, df)
-    metric = "ans_evid" if "ans_evid" in pos.columns and pos["ans_evid"].notna().any() else "ans"
+    metric = "ans_evid" if "ans_evid" in pos.columns and pos["ans_evid"].notna().any() else \
+        "ans" if "ans" in pos.columns else None
+    if metric is None:  # the study declares neither an answer nor a joint measure (answer_metric / joint_metric)
+        skipped.append("position tables and figures: the study declares no answer or joint measure (answer_metric, "
+                       "joint_metric)")
+        return
     for axis, name in (("depth_decile", "position_depth"), ("distance_decile", "position_distance")):
         t = position_table(pos.assign(cell=pos["row"] + " | " + pos["condition"]), ["cell"], metric, axis) if len(pos) else \
             pd.DataFrame(columns=["cell", axis, "n", metric, "items"])
