@@ -137,16 +137,122 @@ HEAVY_FILES = frozenset({
     "reproduction/test_reproduce_kernel_transport.py", "test_profile_reproduce.py", "scale/test_scale_ray.py",
     "retrieval/test_embeddings_onnx.py", "retrieval/test_embedding_cache.py", "retrieval/test_retrieval_dense.py",
     "experiment/test_custom_analysis.py", "test_packaging.py", "test_wheel_install.py",
+    "llm/test_llm_weights.py",  # the local model's weights: a dequantized F32 copy (~1 GB) made and read
 })
+
+#: integration tests: an ``lcrag`` command, a whole study run, report or export end to end (in the test process or
+#: a child), processes or loopback endpoints acting on each other over time (kill -9, two processes on one cache,
+#: hostile or rate-limited endpoints, a hanging child), or a property search feeding every data loader generated
+#: files. Marked ``integration``: ``make test`` runs them, as does ``make check-integration``; the fast tier
+#: (``make check``: ``-m "not slow and not integration"``) keeps every module's unit and comparison tests.
+#: A file name maps to ``None`` (all its tests) or to the names of its integration tests (parametrized cases
+#: included). ``tests/test_tiers.py`` checks that every file and test named here exists.
+INTEGRATION: dict[str, frozenset[str] | None] = {
+    "test_reliability_cache_damage.py": frozenset({
+        "test_salvage_counts_on_six_damage_shapes", "test_cli_run_flags_reach_the_check",
+        "test_run_on_a_zero_length_or_unreadable_cache_stops_then_recovers_or_starts_fresh",
+        "test_sigterm_mid_recover_never_loses_the_original", "test_long_requests_on_overflow_pages_are_salvaged_whole"}),
+    "test_reliability_diskfull.py": frozenset({
+        "test_sweep_on_a_full_tmpfs_stops_clean_and_resumes", "test_replies_in_flight_at_a_full_disk_are_kept_in_the_cache"}),
+    "test_reliability_environment.py": frozenset({
+        "test_items_file_that_is_not_a_regular_file_is_named_for_what_it_is",
+        "test_requests_in_flight_at_kill9_are_counted_when_sent_again"}),
+    "test_reliability_hostile_endpoints.py": frozenset({
+        "test_hostile_endpoint_ends_within_the_profile_bound", "test_trickled_body_is_cut_at_the_deadline_not_after_it"}),
+    "test_reliability_outputs.py": frozenset({  # the users of the module's sweep
+        "test_sweep_survives_every_hostile_reply", "test_each_hostile_reply_is_recorded_and_scored_by_the_rule",
+        "test_rows_read_back_identically_from_the_results_file", "test_resume_and_cache_replay_reproduce_every_status",
+        "test_aggregate_counts_parse_failures_and_invalid_citations"}),
+    "test_reliability_secrets.py": frozenset({
+        "test_a_run_writes_the_key_to_no_file", "test_a_key_quoted_by_the_model_reaches_no_file_of_a_run",
+        "test_a_key_planted_in_any_field_reaches_no_file_and_is_refused_naming_the_study"}),
+    "test_reliability_spend.py": None,
+    "test_reliability_properties.py": frozenset({
+        "test_loader_raises_only_input_errors", "test_loader_on_mutated_valid_files_raises_only_input_errors"}),
+    "experiment/test_inspect_every_study.py": None, "experiment/test_builtin_studies_cli.py": None,
+    "experiment/test_custom_plugins.py": frozenset({"test_documented_examples_run_via_cli"}),
+    "experiment/test_custom_study.py": frozenset({  # the users of the module's own-study run
+        "test_results_table", "test_manifest", "test_report_writes_no_pdf_figure_unless_asked",
+        "test_report_writes_pdf_figures_on_request", "test_report_views_and_consistency",
+        "test_rerun_is_a_cache_hit_end_to_end", "test_changed_config_gets_a_new_run_id"}),
+    "experiment/test_engine.py": frozenset({"test_cli_run_builtin_equals_engine_as_notebook_calls_it"}),
+    "experiment/test_repeats.py": frozenset({"test_limit_and_seeded_sample_are_marked_on_manifest_and_tables"}),
+    "experiment/test_roles.py": frozenset({"test_a_run_written_before_reports_shows_and_compares"}),
+    "outputs/test_report_layout.py": None,
+    "outputs/test_explore_runs.py": frozenset({  # the users of the module's two loopback runs
+        "test_run_object_facts_rows_and_display", "test_item_view_marks_gold_and_cited_lines_and_shares_lcrag_show",
+        "test_breakdown_by_metadata_field_in_run_object_and_report", "test_compare_two_loopback_runs_known_flips",
+        "test_compare_refuses_runs_without_shared_items", "test_judge_request_shape_cache_hit_and_measure",
+        "test_judge_agreement_kappa_against_hand_worked_value", "test_judge_budget_stop_writes_judgments_made_so_far",
+        "test_run_and_item_html_in_headless_chromium", "test_cli_judge_flag_and_window_guard",
+        "test_compare_two_readers_of_one_run", "test_partial_run_is_displayed_as_partial",
+        "test_bad_breakdown_field_and_bad_items_file_are_named",
+        "test_judge_and_breakdown_fields_are_validated_before_any_call", "test_dry_run_says_what_the_judge_adds",
+        "test_run_moved_without_its_items_still_opens"}),
+    "scale/test_scale_pool.py": frozenset({
+        "test_idle_pool_spreads_calls_evenly", "test_least_loaded_endpoint_gets_the_traffic",
+        "test_429_storm_on_one_endpoint_moves_traffic_to_the_others",
+        "test_tripped_endpoint_is_probed_back_in_after_cooldown", "test_probe_failure_reopens_with_longer_cooldown",
+        "test_pool_shares_one_cache_key_space"}),
+    "scale/test_scale_shards.py": frozenset({
+        "test_cache_merge_command_then_replay_reproduces_the_sharded_run",
+        "test_shared_governor_moves_every_pool_off_a_rate_limited_endpoint"}),
+    "test_usage_plan.py": frozenset({
+        "test_cost_latency_cache_columns_live_then_replay", "test_reproduce_paper_dry_run_prints_the_sweep_plan",
+        "test_study_report_has_usage_and_no_cost_plot_for_a_free_reader",
+        "test_paper_dry_run_prices_cot_open_weight_embedding_and_rerank_calls"}),
+    "test_progress.py": frozenset({
+        "test_headless_run_prints_progress_lines_on_stderr", "test_lcrag_run_in_a_pipe_prints_progress_lines"}),
+    "test_childproc_dump.py": frozenset({
+        "test_a_hanging_child_is_dumped_with_every_threads_stack_then_killed",
+        "test_a_hanging_grandchild_is_dumped_and_nothing_is_left_running",
+        "test_sigint_default_undoes_the_ignore_a_background_shell_hands_down"}),
+    "test_new_user_walkthrough.py": None,
+    "test_architecture.py": frozenset({"test_registry_finds_builtins_in_a_fresh_process"}),
+    "files/test_sqlitewal.py": frozenset({"test_new_stores_opened_by_four_processes_at_once_never_fail"}),
+    "retrieval/test_embedding_store_shared.py": frozenset({
+        "test_a_killed_lock_holder_blocks_nobody_and_a_forked_child_does_not_keep_its_lock"}),
+    "chunking/test_chunking_rules.py": frozenset({
+        "test_several_documents_share_one_embedding_call_with_the_same_chunks"}),
+    "studies/test_study_folder_plugin.py": None,
+    "studies/nolima/test_studies_nolima_live_runs.py": frozenset({
+        "test_loopback_row_beside_the_recorded_models_in_figure_1_and_table_12",
+        "test_two_needle_figures_take_live_runs_beside_a_generated_source",
+        "test_partial_runs_are_marked_and_other_studies_refused_naming_the_file",
+        "test_live_readers_of_notebooks_03_to_05_run_once_and_join_as_live_rows"}),
+    "studies/nolima/test_nolima_notice.py": frozenset({"test_writers_at_once_lose_no_line"}),
+    "studies/nolima/test_studies_nolima_figures.py": frozenset({
+        "test_live_reader_named_like_a_recorded_model_is_its_own_row"}),
+    "studies/multihop_rag/test_multihop_rules_param.py": frozenset({
+        "test_both_rule_sets_run_and_read_a_two_object_reply_differently"}),
+    "studies/conditions/test_conditions.py": frozenset({"test_every_condition_runs_from_a_study_file"}),
+}
+
+#: the fast tier's marker expression (``make check``)
+FAST_TIER = "not slow and not integration"
+
+
+def integration_test(rel: str, name: str) -> bool:
+    """True when the test ``name`` (its function name, without parameters) of the file ``rel`` (relative to
+    ``tests/``) is an integration test by :data:`INTEGRATION`."""
+    if rel not in INTEGRATION:
+        return False
+    names = INTEGRATION[rel]
+    return names is None or name.split("[", 1)[0] in names
 
 
 def pytest_ignore_collect(collection_path, config):
-    """The fast tier (``-m "not slow"``) does not import the files of :data:`HEAVY_FILES`: all their tests would be
-    deselected, and every pytest-xdist worker would pay their imports (ONNX, Ray, ...) to collect them."""
-    if (config.getoption("markexpr", "") or "").strip() != "not slow" or collection_path.suffix != ".py":
+    """A run without the slow tests (``-m "not slow"``) does not import the files of :data:`HEAVY_FILES`, nor the fast
+    tier (:data:`FAST_TIER`) the files that :data:`INTEGRATION` names whole: all their tests would be deselected, and
+    every pytest-xdist worker would pay their imports (ONNX, Ray, ...) to collect them."""
+    expr = " ".join((config.getoption("markexpr", "") or "").split())
+    if expr not in ("not slow", FAST_TIER) or collection_path.suffix != ".py":
         return None
     tests_dir = Path(__file__).parent
-    if collection_path.is_relative_to(tests_dir) and collection_path.relative_to(tests_dir).as_posix() in HEAVY_FILES:
+    if not collection_path.is_relative_to(tests_dir):
+        return None
+    rel = collection_path.relative_to(tests_dir).as_posix()
+    if rel in HEAVY_FILES or (expr == FAST_TIER and rel in INTEGRATION and INTEGRATION[rel] is None):
         return True
     return None
 
@@ -206,7 +312,8 @@ def _group_suffix(item) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(session, config, items):
-    """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``; pytest-xdist groups
+    """Heavy test files (:data:`HEAVY_FILES`) and notebooks (nbval) are marked ``slow``, integration tests
+    (:data:`INTEGRATION`) ``integration``; pytest-xdist groups
     (:data:`XDIST_GROUPS`) are marked; the repository-unchanged check runs after every other item, notebooks
     (nbval) included (in a serial run; under pytest-xdist the controller checks, :func:`pytest_sessionfinish`)."""
     tests_dir = Path(__file__).parent
@@ -215,6 +322,8 @@ def pytest_collection_modifyitems(session, config, items):
         rel = path.relative_to(tests_dir).as_posix() if path.is_relative_to(tests_dir) else path.name
         if rel in HEAVY_FILES or path.suffix == ".ipynb":
             it.add_marker(pytest.mark.slow)
+        elif integration_test(rel, it.name):
+            it.add_marker(pytest.mark.integration)
         if path.suffix == ".ipynb":
             it.add_marker(pytest.mark.xdist_group(f"nbval-{path.stem}"))
         elif rel in XDIST_GROUPS:

@@ -1,9 +1,10 @@
 """The tier lists of tests/conftest.py name files that exist: a heavy file moved to another folder would otherwise
 drop out of ``HEAVY_FILES`` silently and run in the fast tier (``studies/test_studies_longeval.py`` did, once)."""
 
+import ast
 from pathlib import Path
 
-from conftest import HEAVY_FILES, XDIST_GROUPS
+from conftest import FAST_TIER, HEAVY_FILES, INTEGRATION, XDIST_GROUPS, integration_test
 
 TESTS = Path(__file__).parent
 
@@ -11,6 +12,27 @@ TESTS = Path(__file__).parent
 def test_every_heavy_file_and_grouped_file_exists():
     missing = sorted(f for f in set(HEAVY_FILES) | set(XDIST_GROUPS) if not (TESTS / f).is_file())
     assert missing == [], f"tests/conftest.py names test files that do not exist: {missing}"
+
+
+def test_every_integration_file_and_test_exists():
+    """A renamed integration test would otherwise fall back into the fast tier unnoticed."""
+    missing = sorted(f for f in INTEGRATION if not (TESTS / f).is_file())
+    assert missing == [], f"tests/conftest.py INTEGRATION names test files that do not exist: {missing}"
+    for rel, names in INTEGRATION.items():
+        if names is None:
+            continue
+        defined = {n.name for n in ast.parse((TESTS / rel).read_text()).body
+                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        assert names <= defined, f"tests/conftest.py INTEGRATION names tests that {rel} does not define: {names - defined}"
+        assert rel not in HEAVY_FILES, rel
+
+
+def test_integration_selection_by_file_and_by_name():
+    assert integration_test("test_reliability_spend.py", "test_anything[case-1]")
+    assert integration_test("files/test_sqlitewal.py", "test_new_stores_opened_by_four_processes_at_once_never_fail[bare-3]")
+    assert not integration_test("files/test_sqlitewal.py", "test_wal_mode")
+    assert not integration_test("test_cli.py", "test_anything")
+    assert FAST_TIER == "not slow and not integration"
 
 
 def _item(fixtures, module="test_probe", path=TESTS / "experiment" / "test_probe.py"):

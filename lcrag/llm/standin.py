@@ -296,6 +296,11 @@ class _Server(ThreadingHTTPServer):
             self.requests[key] += 1
 
 
+#: ``serve_forever``'s poll interval for loopback servers (this one and the test fakes): ``shutdown()`` returns
+#: only when the loop next wakes, so the library default (0.5 s) made every stop take half a second.
+SHUTDOWN_POLL_S = 0.02
+
+
 class StandIn:
     """The stand-in server (module doc); a context manager. ``url`` is its OpenAI-style base URL (``…/v1``)."""
 
@@ -309,7 +314,8 @@ class StandIn:
     def start(self) -> StandIn:
         self._server = _Server((self.host, self.port))
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="lcrag-standin", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                        name="lcrag-standin", daemon=True)
         self._thread.start()
         return self
 

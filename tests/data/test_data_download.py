@@ -16,6 +16,7 @@ import pytest
 from lcrag.cli import main
 from lcrag.data import registry
 from lcrag.data.download import Download, DownloadError, download, register_download, unregister_download
+from lcrag.llm.standin import SHUTDOWN_POLL_S
 
 GOOD = b"".join(b"line %d of the published file\n" % i for i in range(4000))
 SHA = hashlib.sha256(GOOD).hexdigest()
@@ -55,7 +56,7 @@ class Server:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S}, daemon=True).start()
 
     def close(self):
         self.httpd.shutdown()

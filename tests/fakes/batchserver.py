@@ -35,6 +35,8 @@ import time
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 from .faultserver import LoopbackHandler
 
 _DIRECTIVE = re.compile(r"FAULT:([0-9]{3})")
@@ -221,7 +223,8 @@ class FakeBatchServer:
         self.state = _State()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     @property
     def outcome(self) -> str:

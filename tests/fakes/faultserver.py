@@ -42,6 +42,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 _DIRECTIVE = re.compile(r"FAULT:([A-Za-z0-9*,]+)")
 _REPLY = re.compile(r"FAULT_REPLY:(.+?)(?:\n|$)")
 _RTOK = re.compile(r"FAULT_REASONING_TOKENS:(\d+)")
@@ -299,7 +301,8 @@ class FaultServer:
         self.state = _State(hang_s, delay_s, reasoning_models, default)
         self.httpd = QuietHTTPServer(("127.0.0.1", port), _handler(self.state))
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     @property
     def port(self) -> int:

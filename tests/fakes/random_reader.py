@@ -14,6 +14,8 @@ import random
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 
 class RandomReaderServer:
     def __init__(self, answers=("yes", "no"), rng_seed: int = 0):
@@ -49,7 +51,8 @@ class RandomReaderServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     def __enter__(self) -> "RandomReaderServer":
         self._thread.start()

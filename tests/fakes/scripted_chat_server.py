@@ -9,6 +9,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 
 class ScriptedChatServer:
     def __init__(self, reply):
@@ -35,7 +37,8 @@ class ScriptedChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     def profile(self, **kw) -> dict:
         return {"name": "scripted", "kind": "openai", "model": "scripted-judge", "base_url": self.url, "api_key_env": None,

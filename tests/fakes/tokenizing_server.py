@@ -16,6 +16,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 DEFAULT_SYSTEM = "You are a helpful assistant named Fake."
 
 
@@ -84,7 +86,8 @@ class TokenizingServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     def profile(self, **kw) -> dict:
         return {"name": f"tok-{self.flavour}", "kind": "openai", "model": "fake", "base_url": self.url,

@@ -25,6 +25,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from lcrag.llm.standin import SHUTDOWN_POLL_S
+
 
 def _text(messages) -> str:
     out = []
@@ -99,7 +101,8 @@ class UsageServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_S},
+                                       daemon=True)
 
     def _take(self) -> float | None:
         """None when the bucket has a token (taken), else the seconds until it has one."""
