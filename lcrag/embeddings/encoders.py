@@ -82,6 +82,7 @@ except ImportError:  # pragma: no cover - Windows: no encode lock
     fcntl = None
 
 from ..files import sqlitewal
+from ..files.flockwait import flock_within
 from ..config import cache_dir, embeddings_store_path, threads_from_env
 from ..llm.retry import RetryPolicy, call_with_retries
 from ..resources.weights import minilm_path  # noqa: F401  (re-exported)
@@ -204,20 +205,7 @@ def encode_lock(store_path: str | Path, timeout_s: float | None = None) -> Itera
     owner = _LOCK_FDS[fd] = os.getpid()
     held = False
     try:
-        deadline = time.monotonic() + (ENCODE_LOCK_TIMEOUT_S if timeout_s is None else timeout_s)
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-            except OSError:  # a file system without flock
-                break
+        held = flock_within(fd, ENCODE_LOCK_TIMEOUT_S if timeout_s is None else timeout_s, max_delay_s=0.05)
         yield held
     finally:
         if os.getpid() == owner:  # in a forked child the descriptor is already closed (_after_fork)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,6 +30,8 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
+
+from ..files.flockwait import flock_within
 
 CLAIM_STRIPES = 4096
 DEFAULT_TIMEOUT_S = 1800.0
@@ -63,18 +64,7 @@ def claim(cache_path: str | Path, key: str, timeout_s: float = DEFAULT_TIMEOUT_S
         return
     held = False
     try:
-        deadline = time.monotonic() + timeout_s
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
+        held = flock_within(fd, timeout_s, max_delay_s=0.1)
         yield held
     finally:
         if held:
