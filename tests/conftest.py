@@ -145,8 +145,9 @@ HEAVY_FILES = frozenset({
 #: hostile or rate-limited endpoints, a hanging child), or a property search feeding every data loader generated
 #: files. Marked ``integration``: ``make test`` runs them, as does ``make check-integration``; the fast tier
 #: (``make check``: ``-m "not slow and not integration"``) keeps every module's unit and comparison tests.
-#: A file name maps to ``None`` (all its tests) or to the names of its integration tests (parametrized cases
-#: included). ``tests/test_tiers.py`` checks that every file and test named here exists.
+#: A file name maps to ``None`` (all its tests) or to the names of its integration tests: a function name (all its
+#: parametrized cases) or one case (``name[id]``). ``tests/test_tiers.py`` checks that every file and test named
+#: here exists.
 INTEGRATION: dict[str, frozenset[str] | None] = {
     "test_reliability_cache_damage.py": frozenset({
         "test_salvage_counts_on_six_damage_shapes", "test_cli_run_flags_reach_the_check",
@@ -169,7 +170,11 @@ INTEGRATION: dict[str, frozenset[str] | None] = {
     "test_reliability_spend.py": None,
     "test_reliability_properties.py": frozenset({
         "test_loader_raises_only_input_errors", "test_loader_on_mutated_valid_files_raises_only_input_errors"}),
-    "experiment/test_inspect_every_study.py": None, "experiment/test_builtin_studies_cli.py": None,
+    "experiment/test_inspect_every_study.py": frozenset({  # the own study's show, export and compare cells stay fast
+        "test_builtin_study_inspection", "test_synthetic_trec_files_agree_with_lcrag_hits_at_k",
+        "test_run_summary_shows_the_headline_measures", "test_own_study_inspection[report]",
+        "test_own_study_inspection[report_html]"}),
+    "experiment/test_builtin_studies_cli.py": None,
     "experiment/test_custom_plugins.py": frozenset({"test_documented_examples_run_via_cli"}),
     "experiment/test_custom_study.py": frozenset({  # the users of the module's own-study run
         "test_results_table", "test_manifest", "test_report_writes_no_pdf_figure_unless_asked",
@@ -233,12 +238,12 @@ FAST_TIER = "not slow and not integration"
 
 
 def integration_test(rel: str, name: str) -> bool:
-    """True when the test ``name`` (its function name, without parameters) of the file ``rel`` (relative to
-    ``tests/``) is an integration test by :data:`INTEGRATION`."""
+    """True when the test ``name`` (as pytest names it: the function, with ``[id]`` for a parametrized case) of the
+    file ``rel`` (relative to ``tests/``) is an integration test by :data:`INTEGRATION`."""
     if rel not in INTEGRATION:
         return False
     names = INTEGRATION[rel]
-    return names is None or name.split("[", 1)[0] in names
+    return names is None or name in names or name.split("[", 1)[0] in names
 
 
 def pytest_ignore_collect(collection_path, config):

@@ -11,7 +11,8 @@ wrote: a report folder with its README (no temporary folder left beside it), an 
 with the prompt verified against the row's cache key, a leaderboard holding the study's headline measures,
 EEE records, and TREC files or a one-line reason why the study has none. Studies whose default needs the
 data directory skip without it. The built-in studies' ``report --html`` cells are in the slow tier (``make test``);
-the fast tier runs every other cell and the own study's ``report --html``.
+the other cells of the built-in studies and the own study's reports are integration tests (``make
+check-integration``); the fast tier runs the own study's ``show``, ``export`` and ``compare`` cells.
 """
 
 from __future__ import annotations
@@ -178,6 +179,31 @@ def test_own_study_inspection(env, cell, capsys):
     _cell(env, "own", cell, capsys)
     if cell == "export_trec":  # the default lc-rag builder records its rankings: real TREC files
         assert list((env["runs"]["own"][0] / "export" / "trec").glob("run.*.txt"))
+
+
+@_same_worker("own")
+def test_own_study_compare_with_the_extractive_baseline(env, capsys, tmp_path):
+    """``lcrag compare`` of the own study's loopback run (A) with the same study read by its declared extractive
+    baseline (B): every shared pair of item and condition is compared, the overall table holds each measure of both
+    runs, and the flips are the pairs whose 0/1 value differs."""
+    from lcrag.outputs.runview import compare_runs
+
+    run_a = _run(env, "own", capsys)[0]
+    run_b = tmp_path / "run-own-extractive"
+    assert main(["run", str(env["dir"] / "own.yaml"), "--limit", "2", "--out", str(run_b), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(run_a), str(run_b)]) == 0
+    out = capsys.readouterr().out
+    assert "Traceback" not in out
+    c = compare_runs(run_a, run_b)
+    a, b = pd.read_csv(run_a / "results.csv"), pd.read_csv(run_b / "results.csv")
+    keys = ["item_id", "condition", "prompt"]
+    ok = a[a["outcome"] == "ok"].merge(b[b["outcome"] == "ok"], on=keys, suffixes=("_a", "_b"))
+    assert len(c.pairs) == len(ok) > 0
+    assert set(c.overall["measure"]) == {"ans_contains", "evid_exact_set", "ans_evid"}
+    flips = sum(int((ok[f"{m}_a"].notna() & ok[f"{m}_b"].notna() & (ok[f"{m}_a"] != ok[f"{m}_b"])).sum())
+                for m in ("ans_contains", "evid_exact_set", "ans_evid"))  # a measure a prompt does not score is NaN
+    assert len(c.flips) == flips
 
 
 @_same_worker("synthetic-two-hop")
