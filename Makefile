@@ -28,7 +28,7 @@ LLAMA_CMAKE ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF $(if $(filter x86_64,$(shell 
 LLAMA_PIN   := llama-cpp-python==0.3.36
 WHEELHOUSE  ?= $(HOME)/.cache/lcrag/wheels/$(shell printf '%s %s' '$(LLAMA_PIN)' '$(LLAMA_CMAKE)' | sha1sum | cut -c1-12)
 
-.PHONY: install reproduce test check check-integration browser bench bench-tests clean docs
+.PHONY: install reproduce test check check-integration tier browser bench bench-tests clean docs
 
 $(PY):
 	python3 -m venv $(VENV)
