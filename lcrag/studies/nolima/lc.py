@@ -43,6 +43,15 @@ def insert_positions(n_lines: int, depth: float) -> int:
     return max(0, min(int(n_lines * depth), n_lines))
 
 
+def design_cell(setting: str, hop: str, length: int, mode: str = "LC") -> str:
+    """An item's cell of the NoLiMa design, ``"LC SN twohop 10000"``: the mode (LC or RAG), setting, hop and
+    haystack length (characters) that each value of Figures 1-3, 5-7, 11-12 and Tables 12, 15 is read at; the
+    needles and depths of a cell are its replicates. It is the item's ``cell`` metadata, so ``--limit N``
+    (:mod:`lcrag.experiment.runcontrols`) keeps the first ``N`` items of every mode, setting, hop and length rather
+    than the first ``N`` of the whole study."""
+    return f"{mode} {setting} {hop} {length}"
+
+
 def _render(lines: Sequence[SourceLine], condition: str, meta: dict, gold_roles=("needle",)) -> Context:
     return render_numbered(lines, base=0, condition=condition, gold_roles=gold_roles, metadata=meta)
 
@@ -59,7 +68,8 @@ def sn_case(haystack: Sequence[str], group: NeedleGroup, hop: str, depth: float,
             "character": char, "test": test, "needle_line": pos, "n_lines": len(src), "source": source}
     ctx = _render(src, f"LC-{length}", meta)
     item = Item(id=f"SN:{group.id}:{hop}:{length}:d{d}", question=questions[hop], answers=(char,),
-                evidence=(Evidence(f"needle:{group.id}", needle, label="needle"),), metadata=dict(meta))
+                evidence=(Evidence(f"needle:{group.id}", needle, label="needle"),),
+                metadata={**meta, "cell": design_cell("SN", hop, length)})
     return item, ctx
 
 
@@ -81,7 +91,7 @@ def two_needle_case(haystack: Sequence[str], pair: TwoNeedle, depth: float, leng
                 answers=(pair.expected_answer,),
                 evidence=(Evidence(f"needle:{pair.id}", primary, label="primary"),
                           Evidence(f"needle:{pair.id}", pair.secondary_needle, label="secondary")),
-                metadata=dict(meta))
+                metadata={**meta, "cell": design_cell(setting, "twohop", length)})
     return item, ctx
 
 

@@ -17,7 +17,7 @@ Every live row is labelled by its source: ``run`` is ``"live:<run id>"`` (record
 live GPT-4o is its own row, never averaged into the recorded GPT-4o. A label shared by several
 run directories gets the directory name in parentheses; a run that stopped before it finished is
 marked ``(partial)``; rows on lcrag's generated needles (no data directory at run time) are marked
-``(generated needles)``. The scoring is the run's own (the NoLiMa measures, its reply rule).
+``(generated needles)``; a run limited to fewer items (``limit``) adds its caption to the source label. The scoring is the run's own (the NoLiMa measures, its reply rule).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class LiveRuns:
 
     rows: pd.DataFrame = field(default_factory=pd.DataFrame)
     dirs: tuple[Path, ...] = ()
+    limits: tuple[str, ...] = ()  # the captions of the limited runs among them ("<dir>: limited to ...")
 
     def __bool__(self) -> bool:
         return bool(self.dirs)
@@ -59,7 +60,8 @@ class LiveRuns:
         """``base`` (the recorded or generated source label) + the live readers and their run directories."""
         if not self:
             return base
-        return f"{base} + live runs: {', '.join(self.labels)} ({', '.join(d.name for d in self.dirs)})"
+        out = f"{base} + live runs: {', '.join(self.labels)} ({', '.join(d.name for d in self.dirs)})"
+        return f"{out}; {'; '.join(self.limits)}" if self.limits else out
 
 
 def _run_dirs(run_dirs) -> list[Path]:
@@ -88,7 +90,9 @@ def _one(run_dir: Path) -> pd.DataFrame:
     if status_note(man, df, run_dir):
         marks += " (partial)"
     out["reader_label"] = label + marks + out["meta.source"].map(lambda s: " (generated needles)" if s == "generated" else "")
-    return out.assign(run_id=lc["run"], run=LIVE_RUN + lc["run"], run_dir=str(run_dir))
+    out = out.assign(run_id=lc["run"], run=LIVE_RUN + lc["run"], run_dir=str(run_dir))
+    out.attrs["limit_caption"] = (man.get("run_controls") or {}).get("limit_caption") or ""
+    return out
 
 
 def load_live_runs(run_dirs: str | Path | Sequence[str | Path] | LiveRuns | None) -> LiveRuns:
@@ -101,10 +105,11 @@ def load_live_runs(run_dirs: str | Path | Sequence[str | Path] | LiveRuns | None
     if not dirs:
         return LiveRuns()
     parts = [_one(d) for d in dirs]
+    limits = tuple(f"{d.name}: {p.attrs['limit_caption']}" for d, p in zip(dirs, parts) if p.attrs.get("limit_caption"))
     rows = pd.concat(parts, ignore_index=True)
     shared = rows.groupby("reader_label")["run_dir"].transform("nunique") > 1
     rows.loc[shared, "reader_label"] += " (" + rows.loc[shared, "run_dir"].map(lambda p: Path(p).name) + ")"
-    runs = LiveRuns(rows, tuple(dirs))
+    runs = LiveRuns(rows, tuple(dirs), limits)
     provenance.note("live runs (lcrag run): " + ", ".join(d.name for d in runs.dirs))
     for label in runs.labels:  # a saved table without an explicit source names the live readers it holds
         provenance.note_reader(label)

@@ -294,22 +294,31 @@ def per_item_frame(live: pd.DataFrame) -> pd.DataFrame:
 
 
 def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000,),
-               results_path: str | Path = "../runs/nolima_cot.jsonl", reply_rule: str = "authors") -> tuple[pd.DataFrame, str]:
+               results_path: str | Path = "../runs/nolima_cot.jsonl", reply_rule: str = "authors",
+               limit: int | dict | None = None) -> tuple[pd.DataFrame, str]:
     """Figure 7 inputs: ``readers`` answer the SN cases at ``lengths`` under EBG, CoT and CoT-EBG
     (EBG paper App. A prompts); returns (:func:`lcrag.studies.nolima.live.answer_frame`, label).
 
     The paper's CoT runs are not published, so Figure 7 is always a live run: with paid readers
     (``lcrag/resources/readers``) it is the paper's study; offline it shows what the offline readers give,
-    and the label says which readers and data those were."""
+    and the label says which readers and data those were. ``limit`` (a first look, or a rehearsal's
+    ``--limit``): the first ``N`` items of each hop and length (:func:`.lc.design_cell`), named in the label."""
     from . import live as LV
     from .study import run_spec
 
     data = load_nolima(data_dir)
     df = run_spec("nolima-cot", results_path=results_path, data_dir=data_dir,
-                  overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.reply_rule": reply_rule})
+                  overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.reply_rule": reply_rule},
+                  limit=limit)
     labels = ", ".join(sorted(df["reader_label"].unique()))
     where = "rand_book_1 (LC-EBG data)" if data.source == "data" else GENERATED_NOTE
-    return LV.answer_frame(df), f"live run ({labels}) on {where} — not the paper's models"
+    return LV.answer_frame(df), limited(f"live run ({labels}) on {where} — not the paper's models", df.attrs.get("limit_caption"))
+
+
+def limited(label: str, caption: str | None) -> str:
+    """``label`` with a limited run's caption (:func:`lcrag.experiment.runcontrols.caption`) after it; unchanged for a
+    full run."""
+    return f"{label}; {caption}" if caption else label
 
 
 LIVE_LC_STUDY = "nolima-lc"
@@ -317,14 +326,16 @@ LIVE_LC_STUDY = "nolima-lc"
 
 
 def run_live_lc(readers: Sequence = (), *, lengths: Sequence[int] = (10_000,), runs_dir: str | Path = "../runs/nolima-lc-live",
-                data_dir=None, budget_usd: float | None = None) -> list[Path]:
+                data_dir=None, budget_usd: float | None = None, limit: int | dict | None = None) -> list[Path]:
     """Run the built-in study ``nolima-lc`` once per reader of ``readers`` (profile names or ``{profile: NAME, ...}``)
     at ``lengths``, each into ``<runs_dir>/<reader>``, and return those run directories, to be passed as
     ``live_runs`` (:mod:`.live_runs`): the paper's readers whose LC results were never published (the open-weight
     GLM-5.2, GPT-OSS-120B, Nemo-3.5-L of Figures 1, 2, 3 and 6) join the recorded ones, labelled live.
 
     Notebooks 03, 04 and 05 share the directories: the first runs the calls, the others find the results (a run
-    resumes from its results file; calls go through the response cache). ``[]``: nothing is run."""
+    resumes from its results file; calls go through the response cache). ``[]``: nothing is run. ``limit``: the
+    first ``N`` items of each setting, hop and length (:func:`.lc.design_cell`); the run's manifest records it and
+    :mod:`.live_runs` names it in the figures' source label (notebooks 04 and 05 pass the same one to share the runs)."""
     from ...experiment import run
 
     out = []
@@ -332,7 +343,7 @@ def run_live_lc(readers: Sequence = (), *, lengths: Sequence[int] = (10_000,), r
         name = r if isinstance(r, str) else str(r.get("profile") or r.get("name"))
         d = Path(runs_dir) / name
         run(LIVE_LC_STUDY, readers=[r], overrides={"data.params.lengths": [int(x) for x in lengths]}, out=d,
-            data_dir=data_dir, progress=False, budget_usd=budget_usd, views=False, wait=True)
+            data_dir=data_dir, progress=False, budget_usd=budget_usd, views=False, wait=True, limit=limit)
         out.append(d)
     return out
 

@@ -249,20 +249,28 @@ def spec_doc(name: str, overrides: dict[str, Any] | None = None) -> dict[str, An
 
 
 def run_spec(spec: str | dict[str, Any], *, overrides: dict[str, Any] | None = None, results_path: str | Path,
-             data_dir=None, progress: bool = False, budget_usd: float | None = None) -> pd.DataFrame:
+             data_dir=None, progress: bool = False, budget_usd: float | None = None,
+             limit: int | dict | None = None) -> pd.DataFrame:
     """Run a NoLiMa spec with the engine (:func:`lcrag.experiment.run`: item source -> task builder ->
     every reader through ``lcrag.runner.run_tasks`` -> the spec's measures) and return its rows in the
     layout of :func:`~.live.rows_frame` (the recorded frames' columns).
 
     ``results_path``: the results file (resumable); ``run`` is the study name, ``run_id`` the
     engine's run id. Readers are profile names or
-    ``{"profile": name, **overrides}`` dicts (e.g. a smaller context window)."""
+    ``{"profile": name, **overrides}`` dicts (e.g. a smaller context window).
+
+    ``limit``: the run's item limit (:mod:`lcrag.experiment.runcontrols`; ``N`` keeps the first ``N`` items of each
+    cell of the design, :func:`lcrag.studies.nolima.lc.design_cell`); the frame's ``attrs["limit_caption"]`` then
+    says so (``"limited to 26 of 832 items (...)"``; ``""`` for a full run), for the tables' source labels."""
     from ...experiment import run
 
     src = spec_doc(spec, overrides) if isinstance(spec, str) else apply_overrides(spec, overrides)
-    res = run(src, results_path=results_path, data_dir=data_dir, progress=progress, budget_usd=budget_usd, views=False)
+    res = run(src, results_path=results_path, data_dir=data_dir, progress=progress, budget_usd=budget_usd, views=False,
+              limit=limit)
     # the recorded frames' ``run`` column names the study; the engine's run id (<name>@<config hash>) stays in ``run_id``
-    return LV.rows_frame(res.rows.assign(run_id=res.rows["run"], run=res.spec.name))
+    df = LV.rows_frame(res.rows.assign(run_id=res.rows["run"], run=res.spec.name))
+    df.attrs["limit_caption"] = (res.manifest.get("run_controls") or {}).get("limit_caption", "")
+    return df
 
 
 BUILDERS = {"nolima-lc": lc_builder, "nolima-rag": rag_builder, "nolima-rag-vs-lc": rag_vs_lc_builder,

@@ -107,3 +107,29 @@ def test_real_sn_cases_and_upstream_answer_only_prompt():
                    "the answer (just the character name) in json format. For example:\n```json\n{{\n  \"answer\": "
                    "\"John\"\n}}\n```\n\nQuestion: {question}")
     assert sys_p == "Your job is to answer the question entirely from the context."
+
+
+def test_limit_keeps_the_first_items_of_every_mode_setting_hop_and_length():
+    """``--limit N`` on a NoLiMa LC study keeps the first N items of each design cell (mode, setting, hop, length:
+    ``design_cell``), not the first N of the study: every value of Figures 1-3, 5-7 and Table 12 keeps an item."""
+    from lcrag.experiment.runcontrols import LimitSpec, apply_limit, caption
+    from lcrag.studies.nolima.lc import design_cell
+    from lcrag.studies.nolima.live import lc_tasks
+
+    tasks = lc_tasks(GEN, [10_000, 20_000], settings=("SN", "TN", "CTN"), prompts=("ebg", "answer_only"))
+    for t in tasks:
+        m = t.item.metadata
+        assert m["cell"] == design_cell(m["setting"], m["hop"], m["context_length"]) == \
+            f"LC {m['setting']} {m['hop']} {m['context_length']}"
+    kept, rec = apply_limit(tasks, LimitSpec(n=1))
+    cells = {t.item.metadata["cell"] for t in kept}
+    assert cells == {f"LC {s} {h} {n}" for n in (10_000, 20_000) for s, h in
+                     (("SN", "onehop"), ("SN", "twohop"), ("TN", "twohop"), ("CTN", "twohop"))}
+    assert rec["mode"] == "per_cell" and rec["cells"] == 8 and rec["items_used"] == 8
+    first = {}
+    for t in tasks:  # the kept item of a cell is the first one the tasks list
+        first.setdefault(t.item.metadata["cell"], t.item.id)
+    assert {t.item.id for t in kept} == set(first.values())
+    # the SN items keep both prompts, TN/CTN their one (answer-only is asked for SN only)
+    assert len(kept) == 2 * (2 * 2 + 2 * 1)
+    assert caption(rec) == f"limited to 8 of {rec['items_total']} items (the first 1 of each of 8 design cells)"

@@ -181,3 +181,35 @@ def test_live_readers_of_notebooks_03_to_05_run_once_and_join_as_live_rows(tmp_p
     two = NR.lc_frame("two_needle", kind, live, DATA, live_runs=dirs)  # notebooks 04, 05: TN and CTN
     col = "reader_label" if "reader_label" in two else "reader"
     assert set(two.loc[two[col] == "Open-7B · live", "setting"]) == {"TN", "CTN"}
+
+
+@needs_data
+def test_a_limited_live_run_keeps_every_cell_and_says_so_in_the_source(tmp_path, tmp_cache):
+    """``limit`` (notebooks 03-05's parameter, a rehearsal's ``--limit``): the first item of each setting, hop and
+    length, for the live LC runs and Figure 7's CoT run alike; the figures' source labels name the limit."""
+    def reply(messages):
+        return json.dumps({"lines": [1], "answer": "Yuki"})
+
+    with ScriptedChatServer(reply) as srv:
+        reader = srv.profile(name="openweight", label="Open-7B", context_window=200_000)
+        dirs = NR.run_live_lc([reader], lengths=[10_000, 20_000], runs_dir=tmp_path / "runs", data_dir=DATA, limit=1)
+        # per length: SN one-hop and two-hop (EBG and answer-only), TN and CTN (EBG)
+        assert len(srv.requests) == 2 * (2 * 2 + 2)
+        kind, live, source = NR.lc_source(DATA, live_runs=dirs)
+        assert source.endswith("; openweight: limited to 8 of 128 items (the first 1 of each of 8 design cells)")
+        answers = NR.lc_frame("answers", kind, live, DATA, live_runs=dirs)
+        mine = answers[answers["reader"] == "Open-7B · live"]
+        assert set(zip(mine["context_length"], mine["hop"])) == {(n, h) for n in (10_000, 20_000)
+                                                                 for h in ("onehop", "twohop")}
+        two = NR.lc_frame("two_needle", kind, live, DATA, live_runs=dirs)
+        col = "reader_label" if "reader_label" in two else "reader"
+        assert set(two.loc[two[col] == "Open-7B · live", "setting"]) == {"TN", "CTN"}
+        sent = len(srv.requests)
+        cot, label = NR.cot_inputs(DATA, readers=[reader], lengths=[10_000, 20_000],
+                                   results_path=tmp_path / "cot.jsonl", limit=1)
+        # lengths x hops x (CoT, CoT-EBG): the EBG requests are the LC run's, answered from the cache
+        assert len(srv.requests) - sent == 2 * 2 * 2
+        assert set(cot["prompt"]) == {"nolima-ebg", "nolima-cot", "nolima-cot-ebg"}
+        assert label.endswith("; limited to 4 of 64 items (the first 1 of each of 4 design cells)")
+        full, full_label = NR.cot_inputs(DATA, readers=[reader], lengths=[10_000], results_path=tmp_path / "full.jsonl")
+        assert "limited" not in full_label
