@@ -33,7 +33,7 @@ from ...runner import Task
 from ...scoring.attribution import gold_in_context
 from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
 from ...types import Condition
-from .lc import DEPTHS, HOPS, answer_only_messages, ebg_messages, lc_cases
+from .lc import DEPTHS, HOPS, answer_only_messages, design_cell, ebg_messages, lc_cases
 from .rag import build_store, rag_context, rank_store, store_positions
 
 PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only", "cot": "nolima-cot", "cot_ebg": "nolima-cot-ebg"}
@@ -144,7 +144,8 @@ def rag_tasks(data: NoLiMaData, lengths: Sequence[int], *, retriever: str = "bm2
                     "topk_chars": sum(len(t) for _, t in hits[:kk])}
             ctx = rag_context(hits, kk, gold_ids=[gold], condition=cond.label, metadata=meta)
             item = Item(id=f"RAG:{nid}:{hop}:{L}", question=q, answers=(char,),
-                        evidence=(Evidence(f"needle:{nid}", needle, label="needle"),), metadata=meta)
+                        evidence=(Evidence(f"needle:{nid}", needle, label="needle"),),
+                        metadata={**meta, "cell": design_cell("SN", hop, L, mode="RAG")})
             out.append(_task(item, ctx, data.needles[nid], "ebg", cond, {"gold_store_line": gold}, reply_rule))
             out.rankings.append(ranking_of(item.id, "store", retriever, [f"store:{i}" for i in order], [f"store:{gold}"]))
     return out
@@ -222,7 +223,8 @@ def recorded_rag_tasks(records, data_dir=None, *, reply_rule: str = DEFAULT_REPL
         ctx = rag_context(hits, r.topk, gold_ids=[r.needle_line], condition=cond.label, metadata=meta)
         sys_p, user = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
         item = Item(id=f"{r.q_id}@{r.context_length}", question=r.question, answers=(r.character,),
-                    evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),), metadata=meta)
+                    evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),),
+                    metadata={**meta, "cell": design_cell("SN", r.hop, r.context_length, mode="RAG")})
         out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition=cond.label,
                         messages=[{"role": "system", "content": sys_p}, {"role": "user", "content": user}],
                         expects_json=True, meta={**meta, "needle_in_context": gold_in_context(ctx), "condition": cond,

@@ -34,6 +34,16 @@ def _study_rows(study: str, readers, lengths, label: str, extra: dict | None = N
     return [PlanRow(**{**{k: r[k] for k in names if k in r}, "study": label}) for r in df.to_dict("records")]
 
 
+def limited(tasks: list, p: dict) -> list:
+    """The tasks a notebook's ``limit`` parameter keeps (:func:`lcrag.experiment.runcontrols.apply_limit`: the first
+    ``N`` items of each design cell, :func:`.lc.design_cell`); all of them without one."""
+    if p.get("limit") is None:
+        return list(tasks)
+    from ...experiment.runcontrols import LimitSpec, apply_limit
+
+    return apply_limit(list(tasks), LimitSpec.model_validate(p["limit"]))[0]
+
+
 def plan_lc(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
     """Notebooks 03-05: the recorded tables need no call; ``readers`` run the built-in study ``nolima-lc`` (SN,
     TN, CTN; EBG and answer-only) at ``live_lengths``, priced in notebook 03 (04 and 05 share its run directories);
@@ -45,14 +55,15 @@ def plan_lc(nn: str, what: str) -> Callable[[dict], NotebookPlan]:
             return base(p)
         rows, notes = [], []
         live = list(p.get("readers") or [])
+        lim = {} if p.get("limit") is None else {"limit": p["limit"]}
         if live and nn == "03":
-            rows += _study_rows("nolima-lc", live, p.get("live_lengths") or [10_000], f"{nn} NoLiMa LC (live readers)")
+            rows += _study_rows("nolima-lc", live, p.get("live_lengths") or [10_000], f"{nn} NoLiMa LC (live readers)", lim)
         elif live:
             notes.append("live readers: the nolima-lc runs of notebook 03 (same run directories), priced there")
         cot = [r for r in (p.get("cot_readers") or []) if nn == "03"]
         if cot:
             rows += _study_rows("nolima-cot", cot, p.get("cot_lengths") or [10_000], f"{nn} NoLiMa Figure 7 (CoT)",
-                                {"tasks.params.reply_rule": p.get("reply_rule") or "authors"})
+                                {"tasks.params.reply_rule": p.get("reply_rule") or "authors", **lim})
         if not rows:
             return NotebookPlan(nn, note="; ".join(notes) or base(p).note)
         return NotebookPlan(nn, rows, note="; ".join(notes))
@@ -66,7 +77,7 @@ def plan_06(p: dict) -> NotebookPlan:
         return NotebookPlan("06", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
     from .report import recorded_rag_vs_lc_tasks
 
-    tasks = recorded_rag_vs_lc_tasks(p.get("data_dir"))
+    tasks = limited(recorded_rag_vs_lc_tasks(p.get("data_dir")), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('context_length', '')}")
     return NotebookPlan("06", plan_readers(tasks, p["readers"], "06 NoLiMa RAG vs LC", condition=cond))
 
@@ -90,7 +101,7 @@ def plan_07(p: dict) -> NotebookPlan:
     lengths = {h for h, b in bmap.items() if b in set(p.get("rerank_budgets") or ())}
     if "rerank" in methods:
         orders.update({(L, q, "rerank"): hits for (L, q, m), hits in list(orders.items()) if m == "emb" and L in lengths})
-    tasks = RR.tasks(records, orders, bmap)
+    tasks = limited(RR.tasks(records, orders, bmap), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('budget', '')}")
     rows = plan_readers(tasks, p["readers"], "07 NoLiMa re-ranking", condition=cond)
     from ...retrieval.rerank_endpoint import endpoint_profile, plan_row
@@ -132,8 +143,8 @@ def plan_09(p: dict) -> NotebookPlan:
         return NotebookPlan("09", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
     from .report import attribution_tasks
 
-    tasks = attribution_tasks(p.get("data_dir"), lengths=[int(x) for x in p["lengths"]], rag_retriever=p["rag_retriever"],
-                              rag_k=int(p["rag_k"]))
+    tasks = limited(attribution_tasks(p.get("data_dir"), lengths=[int(x) for x in p["lengths"]],
+                                      rag_retriever=p["rag_retriever"], rag_k=int(p["rag_k"])), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('setting', '')}-{t.meta.get('context_length', '')}")
     return NotebookPlan("09", plan_readers(tasks, p["readers"], "09 NoLiMa attribution", condition=cond))
 

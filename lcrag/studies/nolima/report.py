@@ -161,14 +161,16 @@ def effective_lengths(long: pd.DataFrame, score: str = "ans_ebg", ratio: float =
 
 
 def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",), results_path="../runs/nolima_rag_vs_lc.jsonl",
-                     generated_lengths: Sequence[int] = (10_000, 20_000), retriever: str = "bm25") -> dict:
+                     generated_lengths: Sequence[int] = (10_000, 20_000), retriever: str = "bm25",
+                     limit: int | dict | None = None) -> dict:
     """Inputs of Figures 11–12 / Table 15: ``budgets``, ``rag`` rows, ``lc_cells``, ``lc_items``, ``source``.
 
     With the data directory: the 240 recorded RAG rows, LC cells from
     ``ans_accuracy_selected_contexts.csv`` and per-needle LC items, plus ``live_readers`` run
     through the reader layer on the *same* 40 recorded RAG prompts and on the LC haystacks at
     the matched lengths (SN, 4 needles x 2 hops x 4 depths). Without it: ``live_readers`` on
-    lcrag's generated needles, RAG by ``retriever`` with full-coverage k.
+    lcrag's generated needles, RAG by ``retriever`` with full-coverage k. ``limit``: the live readers answer the
+    first ``N`` items of each mode, hop and length (:func:`.lc.design_cell`), named in ``source``.
     """
     from . import recorded as R
     from .recorded_scores import rag_frame
@@ -195,7 +197,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         bmap = dict(zip(budgets["haystack_chars"], budgets["budget"]))
         source = f"live runs on {GENERATED_NOTE}"
     if live_readers:
-        df = run_spec("nolima-rag-vs-lc", overrides=spec, results_path=results_path, data_dir=data_dir)
+        df = run_spec("nolima-rag-vs-lc", overrides=spec, results_path=results_path, data_dir=data_dir, limit=limit)
         # a live reader named like a recorded model (the paper's six, re-run) is its own row: "GPT-4o · live"
         from .live_runs import LIVE_MARK
 
@@ -211,7 +213,8 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
                                         "meta.hop": "hop"})[["reader", "context_length", "needle_id", "hop", "nolima_ans_contains"]])
         labels = ", ".join(sorted(df["reader_label"].unique()))
-        source = f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})"
+        source = limited(f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})",
+                         df.attrs.get("limit_caption"))
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
 
@@ -227,7 +230,8 @@ def attribution_tasks(data_dir=None, *, lengths: Sequence[int] = (10_000, 20_000
 
 def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: Sequence[int] = (10_000, 20_000, 30_000),
                        settings: Sequence[str] = ("SN", "TN", "CTN"), rag_retriever: str = "bm25", rag_k: int = 10,
-                       results_path="../runs/nolima_attribution.jsonl") -> tuple[pd.DataFrame, pd.DataFrame]:
+                       results_path="../runs/nolima_attribution.jsonl",
+                       limit: int | dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Failure attribution per condition: recorded models and live readers in one table.
 
     Recorded (when the data directory is present): LC SN cells of ``results_summary_full.csv``
@@ -235,7 +239,9 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     each cell weighted by 1), and the 240 recorded RAG responses (full-coverage k, so no
     retrieval miss by construction). Live: ``readers`` on the LC cases at ``lengths`` and on RAG
     contexts ranked by ``rag_retriever`` (top-``rag_k`` of the 4-needle store), through the
-    reader layer; prompts over a reader's window become N/A rows, counted in ``n_na``.
+    reader layer; prompts over a reader's window become N/A rows, counted in ``n_na``. ``limit``: the live readers
+    answer the first ``N`` items of each mode, setting, hop and length (:func:`.lc.design_cell`); the live frame's
+    ``attrs["limit_caption"]`` says so, and :func:`attribution_source` names it.
     Returns ``(table, live_frame)``.
     """
     from . import recorded as R
@@ -261,7 +267,9 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     data = load_nolima(data_dir)
     live = run_spec("nolima-attribution", results_path=results_path, data_dir=data_dir,
                     overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
-                               "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k})
+                               "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k},
+                    limit=limit)
+    cap = live.attrs.get("limit_caption", "")
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
     lt = attribute(live, by)
@@ -279,6 +287,7 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     full = full.assign(_c=full["condition"].map(modes) == "RAG", _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
                        _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
     full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
+    live.attrs["limit_caption"] = cap
     return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
 
 
@@ -350,7 +359,8 @@ def run_live_lc(readers: Sequence = (), *, lengths: Sequence[int] = (10_000,), r
 
 def attribution_source(data_dir, live: pd.DataFrame) -> str:
     """Label of the failure attribution's data: recorded results (when present) + the live readers."""
-    return (RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique()))
+    return limited((RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique())),
+                   live.attrs.get("limit_caption"))
 
 
 def attribution_text(table: pd.DataFrame) -> str:
@@ -363,11 +373,14 @@ def attribution_text(table: pd.DataFrame) -> str:
 
 
 def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("50K",), live_readers=("extractive",),
-                results_path="../runs/nolima_rerank.jsonl", reranker: str | None = None) -> dict | None:
+                results_path="../runs/nolima_rerank.jsonl", reranker: str | None = None,
+                limit: int | dict | None = None) -> dict | None:
     """Everything notebook 07 shows: needle positions per ordering and Table 16 (live readers run
     as the built-in study ``nolima-rerank``); None without the recorded rankings (Table 16
     re-orders the recorded embedding top-k). ``reranker``: the model behind ``rerank``
-    (``"endpoint:qwen3-reranker-8b"``: the paper's, through the rerank endpoint; None: the local default)."""
+    (``"endpoint:qwen3-reranker-8b"``: the paper's, through the rerank endpoint; None: the local default).
+    ``limit``: the live readers answer the first ``N`` questions of each hop and length (:func:`.lc.design_cell`),
+    named in ``source``."""
     from . import recorded as R
     from .rerank import positions_table, rerank_setup, table16
     from .study import run_spec
@@ -383,10 +396,12 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
         live = run_spec("nolima-rerank", results_path=results_path, data_dir=data_dir,
                         overrides={"readers": list(live_readers), "tasks.params": {"methods": list(methods),
                                                                                    "rerank_budgets": list(rerank_budgets),
-                                                                                   **({"reranker": reranker} if reranker else {})}})
+                                                                                   **({"reranker": reranker} if reranker else {})}},
+                        limit=limit)
         live["reader"] = live["reader_label"]
     pos = positions_table(setup["positions"], setup["bmap"])
     source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
+    source = limited(source, live.attrs.get("limit_caption") if live is not None else "")
     return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}
 
 

@@ -23,6 +23,7 @@ from ...runner import Task
 from ...scoring.attribution import gold_in_context
 from ...scoring.filters import DEFAULT_REPLY_RULE
 from ...types import Chunk, Evidence, Item
+from .lc import design_cell
 from .live import SCHEME
 from .rag import prompt_text, rag_context, reorder
 
@@ -87,7 +88,8 @@ def tasks(records, orders: dict, budgets: dict[int, str]) -> list[Task]:
         ctx = rag_context(hits, len(hits), gold_ids=[r.needle_line], condition=cond.label, metadata=meta)
         s, u = prompt_text(r.system_prompt, r.task_template, ctx.text, r.question)
         item = Item(id=f"{q}@{L}", question=r.question, answers=(r.character,),
-                    evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),), metadata=meta)
+                    evidence=(Evidence(f"needle:{r.needle_id}", r.needle, label="needle"),),
+                    metadata={**meta, "cell": design_cell("SN", r.hop, L, mode="RAG")})
         out.append(Task(item=item, context=ctx, prompt="nolima-ebg-rag", condition=cond.label, expects_json=True,
                         messages=[{"role": "system", "content": s}, {"role": "user", "content": u}],
                         meta={**meta, "needle_in_context": gold_in_context(ctx), "condition": cond,

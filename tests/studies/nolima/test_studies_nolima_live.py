@@ -92,3 +92,21 @@ def test_attribution_of_live_rag_rows(cache_env):
     t = attribution_table(df, ["condition"], ans="nolima_ans_contains", ans_evid="nolima_ans_evid")
     missing = sum(not x.meta["needle_in_context"] for x in tasks)
     assert t[RETRIEVAL_MISS].item() == missing and t["n"].item() == len(tasks)
+
+
+def test_limit_keeps_an_item_of_every_lc_and_rag_cell_of_the_attribution():
+    """Notebook 09's ``limit``: the LC cases (per setting, hop, length) and the RAG contexts (per hop, length) are
+    cells of their own (``design_cell`` with the mode), so ``limit: 1`` keeps one item of each, RAG included."""
+    from lcrag.experiment.runcontrols import LimitSpec, apply_limit
+
+    items = NS.nolima_items(generated=True, lengths=[10_000, 20_000])
+    tasks = NS.attribution_builder(items, settings=("SN", "TN"))
+    rag = [t for t in tasks if t.item.id.startswith("RAG:")]
+    assert rag and all(t.item.metadata["cell"] == f"RAG SN {t.item.metadata['hop']} {t.item.metadata['context_length']}"
+                       for t in rag)
+    kept, rec = apply_limit(tasks, LimitSpec(n=1))
+    cells = sorted({t.item.metadata["cell"] for t in kept})
+    assert cells == sorted(f"{m} {s} {h} {n}" for n in (10_000, 20_000) for m, s, h in
+                           (("LC", "SN", "onehop"), ("LC", "SN", "twohop"), ("LC", "TN", "twohop"),
+                            ("RAG", "SN", "onehop"), ("RAG", "SN", "twohop")))
+    assert rec["items_used"] == len(cells) == rec["cells"]
