@@ -16,7 +16,7 @@ Every live row is labelled by its source: ``run`` is ``"live:<run id>"`` (record
 ``"recorded:LC-EBG"``) and the reader is ``"<profile label> · live"`` (:data:`LIVE_MARK`), so a
 live GPT-4o is its own row, never averaged into the recorded GPT-4o. A label shared by several
 run directories gets the directory name in parentheses; a run that stopped before it finished is
-marked ``(partial)``; rows on lcrag's generated needles (no data directory at run time) are marked
+marked ``(partial)`` (a run another process is resuming with every row already written is not); rows on lcrag's generated needles (no data directory at run time) are marked
 ``(generated needles)``; a run limited to fewer items (``limit``) adds its caption to the source label. The scoring is the run's own (the NoLiMa measures, its reply rule).
 """
 
@@ -87,12 +87,20 @@ def _one(run_dir: Path) -> pd.DataFrame:
     label = lc["reader_label"]  # load_run's labels (two readers sharing a label are told apart)
     out = rows_frame(lc.assign(mode="LC"))
     marks = LIVE_MARK
-    if status_note(man, df, run_dir):
+    if status_note(man, df, run_dir) and not _finishing(man, df):
         marks += " (partial)"
     out["reader_label"] = label + marks + out["meta.source"].map(lambda s: " (generated needles)" if s == "generated" else "")
     out = out.assign(run_id=lc["run"], run=LIVE_RUN + lc["run"], run_dir=str(run_dir))
     out.attrs["limit_caption"] = (man.get("run_controls") or {}).get("limit_caption") or ""
     return out
+
+
+def _finishing(man: dict, df: pd.DataFrame) -> bool:
+    """A run whose manifest says ``running`` but whose results file already holds every expected row: another process
+    is resuming a finished run (notebooks 03-05 share their run directories, and a resume marks the manifest
+    ``running`` until it has checked there is nothing left to send). Its rows are the whole run, not a partial one."""
+    expected = sum(int(r.get("expected_rows") or 0) for r in man.get("readers") or [])
+    return man.get("status") == "running" and expected > 0 and len(df) >= expected
 
 
 def load_live_runs(run_dirs: str | Path | Sequence[str | Path] | LiveRuns | None) -> LiveRuns:

@@ -150,6 +150,17 @@ def test_partial_runs_are_marked_and_other_studies_refused_naming_the_file(tmp_p
     man = json.loads((d / "manifest.json").read_text())
     (d / "manifest.json").write_text(json.dumps({**man, "status": "partial", "stopped": "budget reached"}))
     assert load_live_runs([d]).labels == ["X · live (partial) (generated needles)"]  # a stopped run says so
+    # another process resuming the finished run (notebooks 03-05 share run directories): every row is there
+    from lcrag.runtime.runlock import run_lock
+
+    results = d / man["files"]["results_jsonl"]
+    with run_lock(results):
+        (d / "manifest.json").write_text(json.dumps({**man, "status": "running"}))
+        assert load_live_runs([d]).labels == ["X · live (generated needles)"]
+        lines = results.read_text().splitlines(keepends=True)
+        results.write_text("".join(lines[:-1]))  # …and a row short: still running, so partial
+        assert load_live_runs([d]).labels == ["X · live (partial) (generated needles)"]
+        results.write_text("".join(lines))
     man["study"]["name"] = man["study"]["config"]["tasks"]["builder"] = "synthetic-two-hop"
     (d / "manifest.json").write_text(json.dumps(man))
     with pytest.raises(InputError, match=r"manifest.json, field 'study.config.tasks.builder'.*not a NoLiMa study"):
