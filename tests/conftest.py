@@ -23,6 +23,10 @@ else:
 # its stderr on SIGABRT, SIGSEGV, SIGFPE, SIGBUS or SIGILL: tests/childproc.py sends SIGABRT to a child that does
 # not finish in time, so a hang leaves its cause in the test's failure message
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
+# the local llama.cpp server with one thread (lcrag.llm.server.THREADS_ENV): the two pytest-xdist workers keep both
+# CPUs busy, and beside one busy process a two-thread server takes ~9x longer a call than a one-thread one (its
+# threads wait for each other, in a scheduler group of their own); the replies are the same
+os.environ.setdefault("LCRAG_LOCAL_THREADS", "1")
 
 from lcrag.config import PROJECT_ROOT, data_dir  # noqa: E402
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..config import threads_from_env
 from ..runtime import procs
 from ..errors import LcragError
 from ..runtime import serverreg
@@ -74,6 +75,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: the local llama.cpp server's threads (generation and prompt batches) when set. The default, 2 on 2 or more CPUs, is
+#: the fastest on a quiet machine; beside one other busy process it is the slowest by far: the two threads wait for
+#: each other after every operation, and the server runs in a session (scheduler autogroup) of its own, so it gets
+#: about one CPU. Measured on 2 CPUs, one ~1,500-token SmolLM2 call with 48 tokens out: quiet, 3.9 s with 2 threads
+#: and 4.7-5.1 s with 1; beside one busy process, 149 s with 2 and 16.6 s with 1 (benchmarks/NOTES.md). The test
+#: suite, whose two pytest-xdist workers keep both CPUs busy, sets 1.
+THREADS_ENV = "LCRAG_LOCAL_THREADS"
+
+
 class LocalServer:
     """A llama.cpp server subprocess on 127.0.0.1, owned by this process (see :mod:`lcrag.runtime.serverreg`).
 
@@ -82,6 +92,8 @@ class LocalServer:
             with its Q4_1 matrices as F32).
         port: TCP port (default 8765; 0 picks a free one, retried on a clash).
         n_ctx: context window in tokens.
+        threads: llama.cpp threads (default: ``LCRAG_LOCAL_THREADS`` when set, else 2 on 2 or more CPUs; see
+            :data:`THREADS_ENV`).
         alias: model name the server reports (what profiles put in ``model``).
         shared: a server other runs may attach to (:meth:`attach`); it stops when its last user
             detaches. A private server (default) stops with its owner.
@@ -99,7 +111,11 @@ class LocalServer:
         self.port = port or free_port()
         self.n_ctx = n_ctx
         self.alias = alias
-        self.threads = threads or max(1, min(2, os.cpu_count() or 1))
+        # threads: the argument, else LCRAG_LOCAL_THREADS, else min(2, CPUs); one set by either also sets the prompt
+        # batch's threads (llama-cpp-python's own default for those: every CPU)
+        chosen = threads or (threads_from_env(THREADS_ENV) if os.environ.get(THREADS_ENV, "").strip() else None)
+        self.threads = chosen or max(1, min(2, os.cpu_count() or 1))
+        self.batch_threads = chosen
         self.log_path = Path(log_path) if log_path else None
         self.shared = shared
         self.log = log or (lambda s: print(s, file=sys.stderr))
@@ -112,16 +128,8 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def _spawn(self) -> list[str]:
-        self.entry = serverreg.entry_path(self.port)
-        main_thread = threading.current_thread() is threading.main_thread()
-        cmd = [sys.executable, "-m", "lcrag.llm.server_child", "--registry", str(self.entry),
-               "--user", f"{self.user[0]}:{self.user[1]}"]
-        if main_thread and not self.shared:  # PDEATHSIG follows the spawning *thread*: only from the main thread
-            cmd += ["--pdeathsig", str(os.getpid())]
-        cmd += ["--", "--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--model_alias", self.alias, "--n_threads", str(self.threads), "--seed", "0", "--flash_attn", "true",
-                "--logits_all", "false"]
+    def server_args(self) -> list[str]:
+        """The arguments of llama-cpp-python's server (``python -m llama_cpp.server``) for this server."""
         # --logits_all false: llama-cpp-python's server computes and keeps the logits of every prompt token by
         # default (an n_ctx x vocabulary float32 array: 4,096 x 49,152 for SmolLM2, ~0.8 GB once a long prompt
         # has filled it); lcrag asks for no logprobs, so only the last token's are computed. One-off measurement
@@ -131,6 +139,19 @@ class LocalServer:
         # --flash_attn: llama.cpp's fused attention; on 2 cores it cut a 3,000-token prompt from 15.7 s to 11.3 s
         # (benchmarks/bench_local_model.py)
         # (SmolLM2-135M q4_1); greedy replies can differ in a token from the unfused kernels' (float order)
+        args = ["--model", str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--model_alias", self.alias, "--n_threads", str(self.threads), "--seed", "0", "--flash_attn", "true",
+                "--logits_all", "false"]
+        return args + (["--n_threads_batch", str(self.batch_threads)] if self.batch_threads else [])
+
+    def _spawn(self) -> list[str]:
+        self.entry = serverreg.entry_path(self.port)
+        main_thread = threading.current_thread() is threading.main_thread()
+        cmd = [sys.executable, "-m", "lcrag.llm.server_child", "--registry", str(self.entry),
+               "--user", f"{self.user[0]}:{self.user[1]}"]
+        if main_thread and not self.shared:  # PDEATHSIG follows the spawning *thread*: only from the main thread
+            cmd += ["--pdeathsig", str(os.getpid())]
+        cmd += ["--", *self.server_args()]
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         # own session: a Ctrl-C in the terminal reaches the run, which stops the server in order
         self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
