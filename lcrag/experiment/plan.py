@@ -59,7 +59,8 @@ def plan_study(source: str | Path | dict, *, readers: list | None = None, out: s
     from .repeats import expand, for_reader
     from .runcontrols import apply_limit
 
-    limited_tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
+    limited_tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None),
+                                           total=built.items_total or prep.items.total)
     tasks, _ = detach_conditions(expand(limited_tasks, int(getattr(cfg, "repeats", 1) or 1)))
     for entry, r in zip(cfg.readers, prep.readers):
         rows += plan_tasks(limited(for_reader(tasks, r), cfg, r, entry), r.profile, study=cfg.name, identity=r.identity(), cache=cache)

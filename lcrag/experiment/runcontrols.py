@@ -54,6 +54,23 @@ class LimitSpec(BaseModel):
         return {"n": v} if isinstance(v, int) and not isinstance(v, bool) else v
 
 
+def per_cell(limit: LimitSpec | None) -> int | None:
+    """``N`` when ``limit`` keeps the first ``N`` items of each design cell (the default form of ``--limit N``), for a
+    task builder that can build only those (:class:`LimitedTasks`); None for no limit, a sample or the first ``N`` of
+    the study."""
+    return limit.n if limit is not None and limit.per == "cell" and not limit.sample else None
+
+
+class LimitedTasks(list):
+    """Tasks a builder built only for the items a per-cell limit keeps (:func:`per_cell`): the same tasks, in the same
+    order, that :func:`apply_limit` keeps from the whole build, without building the rest (a NoLiMa haystack of 1M
+    characters per needle and depth). ``items_total``: the items of the whole build, for the limit's record."""
+
+    def __init__(self, tasks=(), items_total: int | None = None):
+        super().__init__(tasks)
+        self.items_total = items_total
+
+
 #: item metadata keys that place an item in a cell of the study's design (a stratum, a haystack length)
 DESIGN_KEYS = ("stratum", "cell", "length")
 
@@ -160,4 +177,4 @@ def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> 
                               for r in readers if seed is not None and not takes_seed(r)}}
 
 
-__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "apply_limit", "caption", "cells", "DESIGN_KEYS", "manifest_record", "mark_tables", "seeded"]
+__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "LimitedTasks", "per_cell", "apply_limit", "caption", "cells", "DESIGN_KEYS", "manifest_record", "mark_tables", "seeded"]

@@ -335,7 +335,7 @@ def build_tasks(prep: Prepared) -> Built:
         raise ConfigError(prep.source or "<study>", f"task builder {cfg.tasks.builder!r}: {e}",
                           line=_node_line(prep.text, "tasks.params") if prep.text else None, field="tasks.params") from None
     return Built(list(tasks), conditions=condition_records(tasks), ranks=list(getattr(tasks, "ranks", []) or []),
-                 rankings=list(getattr(tasks, "rankings", []) or []))
+                 rankings=list(getattr(tasks, "rankings", []) or []), items_total=getattr(tasks, "items_total", None))
 
 
 def condition_records(tasks) -> list[dict[str, Any]]:
@@ -579,7 +579,7 @@ def _sweep_tasks(prep: Prepared, built: Built) -> tuple[list[Task], dict | None,
     times, without their ``Condition`` records; with the limit's record, the number of repeats and the map back to
     the original tasks (:func:`detach_conditions`)."""
     cfg = prep.cfg
-    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=prep.items.total)
+    tasks, limit_rec = apply_limit(built.tasks, getattr(cfg, "limit", None), total=built.items_total or prep.items.total)
     repeats = int(getattr(cfg, "repeats", 1) or 1)
     if repeats > 1 and built.routes:
         raise ConfigError(prep.source or "<study>", "repeats above 1 are not supported with route conditions", field="repeats")

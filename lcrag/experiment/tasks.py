@@ -24,6 +24,8 @@ class Built:
         routes: Self-Route pairs (:mod:`lcrag.experiment.route`), composed from the rows after the calls.
         ranks: retrieval diagnostics per item x chunker x retriever (``retrieval_ranks.csv``).
         rankings: the top chunks per item x chunker x retriever (:mod:`lcrag.formats.trec_run`).
+        items_total: the items of the whole build when the builder built only a limit's items
+            (:class:`lcrag.experiment.runcontrols.LimitedTasks`), else None.
     """
 
     tasks: list[Task]
@@ -31,3 +33,4 @@ class Built:
     routes: list[dict[str, Any]] = field(default_factory=list)
     ranks: list[dict[str, Any]] = field(default_factory=list)
     rankings: list[dict[str, Any]] = field(default_factory=list)
+    items_total: int | None = None

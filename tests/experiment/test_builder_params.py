@@ -15,7 +15,7 @@ from lcrag.errors import ConfigError
 from lcrag.experiment import discover
 from lcrag.experiment.engine import run
 
-ENGINE = {"data_dir", "seed", "limit", "take"}  # what the engine passes itself, not a study's knob
+ENGINE = {"data_dir", "seed", "limit", "take", "spec"}  # what the engine passes itself, not a study's knob
 OWN_STUDY = {("item_source", "jsonl"), ("item_source", "example"), ("task_builder", "lc-rag")}  # StudyConfig-checked
 
 

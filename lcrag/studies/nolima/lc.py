@@ -125,29 +125,53 @@ def answer_only_messages(group: NeedleGroup, haystack: str, question: str) -> li
 
 def lc_cases(data: NoLiMaData, lengths: Iterable[int], *, settings: Sequence[str] = ("SN",),
              needles: Sequence[str] | None = None, hops: Sequence[str] = HOPS,
-             depths: Sequence[float] = DEPTHS) -> list[tuple[Item, Context, NeedleGroup]]:
+             depths: Sequence[float] = DEPTHS, per_cell: int | None = None) -> list[tuple[Item, Context, NeedleGroup]]:
     """All LC cases for ``lengths`` x settings; SN over needles x hops x depths, TN/CTN over
-    pairs x depths (two-hop only). Returns ``(item, context, group_for_templates)``."""
+    pairs x depths (two-hop only). Returns ``(item, context, group_for_templates)``.
+
+    ``per_cell``: only the first ``per_cell`` cases of each design cell (:func:`design_cell`), in this order — the
+    cases a per-cell ``--limit`` keeps — and the others are not built (their haystack copies are most of the time).
+    :func:`case_keys` lists the whole set without building it."""
+    taken: dict[str, int] = {}
+
+    def wanted(setting: str, hop: str, length: int) -> bool:
+        if per_cell is None:
+            return True
+        cell = design_cell(setting, hop, length)
+        taken[cell] = taken.get(cell, 0) + 1
+        return taken[cell] <= per_cell
+
+    out, hays = [], {}
+    for L, setting, nid, hop, d, pair in case_keys(data, lengths, settings, needles, hops, depths):
+        if not wanted(setting, hop, L):
+            continue
+        hay = hays[L] if L in hays else hays.setdefault(L, data.haystack(L))
+        if pair is None:
+            it, cx = sn_case(hay, data.needles[nid], hop, d, L, source=data.source)
+        else:
+            it, cx = two_needle_case(hay, pair, d, L, setting=setting, source=data.source)
+        out.append((it, cx, data.needles[nid]))
+    return out
+
+
+def case_keys(data: NoLiMaData, lengths: Iterable[int], settings: Sequence[str] = ("SN",),
+              needles: Sequence[str] | None = None, hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS):
+    """``(length, setting, needle id, hop, depth, two-needle pair or None)`` of every LC case :func:`lc_cases`
+    builds, in its order; nothing is built."""
     ids = list(needles) if needles is not None else [g for g in data.needles if g in _paper_or_generated(data)]
-    out = []
     for L in lengths:
-        hay = data.haystack(L)
         for setting in settings:
             if setting == "SN":
                 for nid in ids:
                     for hop in hops:
                         for d in depths:
-                            it, cx = sn_case(hay, data.needles[nid], hop, d, L, source=data.source)
-                            out.append((it, cx, data.needles[nid]))
+                            yield L, setting, nid, hop, d, None
             else:
                 pairs = data.two_needle if setting == "TN" else data.contradictory
                 for pair in pairs:
-                    if pair.base_id not in ids:
-                        continue
-                    for d in depths:
-                        it, cx = two_needle_case(hay, pair, d, L, setting=setting, source=data.source)
-                        out.append((it, cx, data.needles[pair.base_id]))
-    return out
+                    if pair.base_id in ids:
+                        for d in depths:
+                            yield L, setting, pair.base_id, "twohop", d, pair
 
 
 def _paper_or_generated(data: NoLiMaData) -> tuple[str, ...]:

@@ -33,7 +33,7 @@ from ...runner import Task
 from ...scoring.attribution import gold_in_context
 from ...scoring.filters import DEFAULT_REPLY_RULE, check_rule
 from ...types import Condition
-from .lc import DEPTHS, HOPS, answer_only_messages, design_cell, ebg_messages, lc_cases
+from .lc import DEPTHS, HOPS, answer_only_messages, case_keys, design_cell, ebg_messages, lc_cases
 from .rag import build_store, rag_context, rank_store, store_positions
 
 PROMPTS = {"ebg": "nolima-ebg", "answer_only": "nolima-answer-only", "cot": "nolima-cot", "cot_ebg": "nolima-cot-ebg"}
@@ -81,19 +81,30 @@ def _task(item, ctx, group, prompt: str, cond: Condition, extra: dict | None = N
 
 def lc_tasks(data: NoLiMaData, lengths: Sequence[int], *, settings: Sequence[str] = ("SN", "TN", "CTN"),
              prompts: Sequence[str] = ("ebg",), hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS,
-             needles: Sequence[str] | None = None, reply_rule: str = DEFAULT_REPLY_RULE) -> list[Task]:
+             needles: Sequence[str] | None = None, reply_rule: str = DEFAULT_REPLY_RULE,
+             per_cell: int | None = None) -> list[Task]:
     """LC tasks; answer-only, CoT and CoT-EBG are asked for SN only (as in the paper's RQ2 runs
     and App. F.5–F.6). Condition: mode ``LC``, budget = haystack characters, needle depth, the
-    0-based numbered layout."""
+    0-based numbered layout.
+
+    ``per_cell``: the tasks of the first ``per_cell`` items of each design cell only (:func:`.lc.lc_cases`), as a
+    :class:`~lcrag.experiment.runcontrols.LimitedTasks` whose ``items_total`` counts the items of the whole set."""
     out = []
-    for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths, needles=needles):
+    for item, ctx, group in lc_cases(data, lengths, settings=settings, hops=hops, depths=depths, needles=needles,
+                                     per_cell=per_cell):
         m = item.metadata
         cond = SCHEME.make("LC", budget=m["context_length"], depth=m["depth"] / 100, extra=(("setting", m["setting"]),))
         for p in prompts:
             if p != "ebg" and m["setting"] != "SN":
                 continue
             out.append(_task(item, ctx, group, p, cond, reply_rule=reply_rule))
-    return out
+    if per_cell is None:
+        return out
+    from ...experiment.runcontrols import LimitedTasks
+
+    asked = {"SN": bool(prompts), "TN": "ebg" in prompts, "CTN": "ebg" in prompts}  # items with at least one task
+    total = sum(1 for key in case_keys(data, lengths, settings, needles, hops, depths) if asked.get(key[1]))
+    return LimitedTasks(out, items_total=total)
 
 
 def store_for(data: NoLiMaData, length: int, seed: int = 42):

@@ -88,10 +88,15 @@ def nolima_items(*, data_dir=None, seed: int = 0, limit: int | None = None, gene
 def lc_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | None = None,
                settings: Sequence[str] = ("SN", "TN", "CTN"), prompts: Sequence[str] = ("ebg",),
                hops: Sequence[str] = HOPS, depths: Sequence[float] = DEPTHS,
-               reply_rule: str = DEFAULT_REPLY_RULE) -> list:
-    """Task builder ``nolima-lc`` (:func:`lcrag.studies.nolima.live.lc_tasks`)."""
+               reply_rule: str = DEFAULT_REPLY_RULE, spec=None) -> list:
+    """Task builder ``nolima-lc`` (:func:`lcrag.studies.nolima.live.lc_tasks`). Under a per-cell ``limit`` of the
+    study (``spec``: ``--limit N``) it builds only the items the limit keeps
+    (:func:`lcrag.experiment.runcontrols.per_cell`): the same tasks, without a haystack copy per item left out."""
+    from ...experiment.runcontrols import per_cell
+
     return LV.lc_tasks(items.data, list(lengths or items.lengths), settings=settings, prompts=prompts, hops=hops,
-                       depths=depths, needles=items.needles, reply_rule=reply_rule)
+                       depths=depths, needles=items.needles, reply_rule=reply_rule,
+                       per_cell=per_cell(getattr(spec, "limit", None)))
 
 
 def rag_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[int] | None = None, retriever: str = "bm25",
@@ -160,7 +165,7 @@ def attribution_builder(items: NoLiMaItems, *, seed: int = 0, lengths: Sequence[
 
 
 # ------------------------------------------------------------------ declared parameters (a study's data.params / tasks.params)
-# Each model's fields and defaults are its function's keywords (the engine's data_dir, seed and limit excepted); the
+# Each model's fields and defaults are its function's keywords (the engine's data_dir, seed, limit and spec excepted); the
 # study is checked against them before anything is built: an unknown knob names the valid ones, a bad value its field.
 Setting = Literal["SN", "TN", "CTN"]
 Hop = Literal["onehop", "twohop"]

@@ -133,3 +133,19 @@ def test_limit_keeps_the_first_items_of_every_mode_setting_hop_and_length():
     # the SN items keep both prompts, TN/CTN their one (answer-only is asked for SN only)
     assert len(kept) == 2 * (2 * 2 + 2 * 1)
     assert caption(rec) == f"limited to 8 of {rec['items_total']} items (the first 1 of each of 8 design cells)"
+
+
+def test_a_per_cell_limit_builds_only_the_tasks_it_keeps():
+    """``lc_tasks(per_cell=N)`` builds the tasks ``apply_limit`` keeps from the whole build — the same items, prompts
+    and messages in the same order — and counts the whole build's items for the limit's record."""
+    from lcrag.experiment.runcontrols import LimitSpec, LimitedTasks, apply_limit
+    from lcrag.studies.nolima.live import lc_tasks
+
+    for settings, prompts in ((("SN", "TN", "CTN"), ("ebg", "answer_only")), (("SN", "TN"), ("answer_only",))):
+        full = lc_tasks(GEN, [10_000, 20_000], settings=settings, prompts=prompts)
+        kept, rec = apply_limit(full, LimitSpec(n=2))
+        built = lc_tasks(GEN, [10_000, 20_000], settings=settings, prompts=prompts, per_cell=2)
+        assert isinstance(built, LimitedTasks) and len(built) < len(full)
+        assert [(t.item.id, t.prompt, t.messages) for t in built] == [(t.item.id, t.prompt, t.messages) for t in kept]
+        again, rec2 = apply_limit(built, LimitSpec(n=2), total=built.items_total)
+        assert rec2 == rec  # items_total (the whole build's), cells and the kept ids
