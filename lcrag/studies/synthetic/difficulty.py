@@ -51,31 +51,32 @@ def _distractor_overlaps(ctx, q: set[str]) -> list[float]:
     return out
 
 
-def difficulty(cfg: SyntheticConfig, retrievers: Sequence[str] = RETRIEVERS, *, index: SyntheticIndex | None = None) -> pd.DataFrame:
-    """One row per length × trial × retriever (module doc)."""
+def difficulty(cfg: SyntheticConfig, retrievers: Sequence[str] = RETRIEVERS, *, index: SyntheticIndex | None = None,
+               keys: Sequence[tuple[int, int]] | None = None) -> pd.DataFrame:
+    """One row per length × trial × retriever (module doc); ``keys``: only these ``(length, trial)`` haystacks (a
+    limited run's, :func:`lcrag.studies.synthetic.study.trial_keys`), default every one of the sweep."""
     cfg.validate()
     pool, nds = sweep_inputs(cfg)
     index = index or index_for(pool, nds)
     rows = []
-    for length in cfg.lengths:
-        for t in range(cfg.trials):
-            item, ctx = build_trial(int(length), t, cfg.seed, pool, nds, cfg.stopping_rule)
-            hops = item.metadata["hop_lines"]
-            q = set(content_tokens(item.question))
-            by_num = {ln.number: ln for ln in ctx.lines}
-            ov1, ov2 = _overlap(q, by_num[hops[0]].text), _overlap(q, by_num[hops[1]].text)
-            dist = _distractor_overlaps(ctx, q)
-            lex = {"overlap_hop1": ov1, "overlap_hop2": ov2,
-                   "overlap_distractor_mean": sum(dist) / len(dist) if dist else 0.0,
-                   "distractors_ge_hop2": sum(1 for d in dist if d >= ov2 and d > 0),
-                   "lines": len(ctx.lines)}
-            hay_rows = index.rows(ctx)
-            for r in retrievers:
-                if r == "minilm" and not cfg.dense_ok(length, t):
-                    continue
-                nr = needle_ranks(index, ctx, item.question, hops, r, rows=hay_rows)
-                rows.append({"retriever": r, "length": int(length), "trial": t, "needle": item.metadata["needle"],
-                             "rank_hop1": nr.rank_hop1, "rank_hop2": nr.rank_hop2, "full_k": nr.full_coverage_k, **lex})
+    for length, t in keys if keys is not None else [(n, t) for n in cfg.lengths for t in range(cfg.trials)]:
+        item, ctx = build_trial(int(length), t, cfg.seed, pool, nds, cfg.stopping_rule)
+        hops = item.metadata["hop_lines"]
+        q = set(content_tokens(item.question))
+        by_num = {ln.number: ln for ln in ctx.lines}
+        ov1, ov2 = _overlap(q, by_num[hops[0]].text), _overlap(q, by_num[hops[1]].text)
+        dist = _distractor_overlaps(ctx, q)
+        lex = {"overlap_hop1": ov1, "overlap_hop2": ov2,
+               "overlap_distractor_mean": sum(dist) / len(dist) if dist else 0.0,
+               "distractors_ge_hop2": sum(1 for d in dist if d >= ov2 and d > 0),
+               "lines": len(ctx.lines)}
+        hay_rows = index.rows(ctx)
+        for r in retrievers:
+            if r == "minilm" and not cfg.dense_ok(length, t):
+                continue
+            nr = needle_ranks(index, ctx, item.question, hops, r, rows=hay_rows)
+            rows.append({"retriever": r, "length": int(length), "trial": t, "needle": item.metadata["needle"],
+                         "rank_hop1": nr.rank_hop1, "rank_hop2": nr.rank_hop2, "full_k": nr.full_coverage_k, **lex})
     return pd.DataFrame(rows)
 
 

@@ -105,20 +105,28 @@ def items(*, data_dir: Path | None = None, seed: int = 0, limit: int | None = No
     cfg.validate()
     pool_facts, nds = sweep_inputs(cfg)
     provenance.note(f"lcrag's generated data: synthetic two-hop needles ({cfg.needles}) in generated filler haystacks")
+    total = len(trial_keys(cfg, limit))
+    keys = trial_keys(cfg, limit, take)
+    out = Trials(Trial(*build_trial(length, t, cfg.seed, pool_facts, nds, cfg.stopping_rule)) for length, t in keys)
+    out.config = cfg
+    out.total = total
+    return out
+
+
+def trial_keys(cfg: SyntheticConfig, limit: int | None = None, take=None) -> list[tuple[int, int]]:
+    """``(length, trial)`` of the haystacks a run reads, in length-then-trial order: all of the sweep's, the first
+    ``limit`` (``data.limit``), then under ``take`` (:func:`items`) the first ``n`` trials of every length, or with
+    ``per: study`` the first ``n``; a ``sample`` keeps them all (it draws from every item id)."""
     keys = [(int(length), t) for length in cfg.lengths for t in range(cfg.trials)]
     if limit is not None:
         del keys[int(limit):]
-    total = len(keys)
     n = getattr(take, "n", None)
     if n is not None and not getattr(take, "sample", False):
         if getattr(take, "per", "cell") == "cell" and len({length for length, _ in keys}) > 1:
             keys = [(length, t) for length, t in keys if t < n]  # trials of one length are numbered from 0
         else:
             keys = keys[:n]
-    out = Trials(Trial(*build_trial(length, t, cfg.seed, pool_facts, nds, cfg.stopping_rule)) for length, t in keys)
-    out.config = cfg
-    out.total = total
-    return out
+    return keys
 
 
 ConditionName = Literal[tuple(CONDITIONS)]  # type: ignore[valid-type]
@@ -216,8 +224,11 @@ def inputs_of(spec):
 
 def difficulty_rows(spec) -> pd.DataFrame:
     """Per haystack x retriever: question-alone ranks of both hops and lexical overlaps
-    (:func:`lcrag.studies.synthetic.difficulty.difficulty`) of the spec's sweep."""
-    return difficulty(config_of(spec))
+    (:func:`lcrag.studies.synthetic.difficulty.difficulty`) of the haystacks the spec's run reads: under its
+    ``limit`` (``--limit N``: the first N trials of every length) only those (:func:`trial_keys`)."""
+    cfg = config_of(spec)
+    keys = trial_keys(cfg, getattr(spec.data, "limit", None), getattr(spec, "limit", None))
+    return difficulty(cfg, keys=keys)
 
 
 def summary_view(rows: pd.DataFrame, *, spec=None, seed: int | None = None) -> pd.DataFrame:
@@ -253,5 +264,5 @@ registry.register("view", "synthetic_joint", _summary_figure(sv.joint_figure), r
 registry.register("view", "synthetic_conditions_hop2", _summary_figure(sv.conditions_hop2_figure), replace=True)
 SPEC = parse_spec(SPEC_DOC, str(SPEC_PATH))
 
-__all__ = ["NAME", "SPEC", "Trial", "Trials", "items", "tasks", "config_of", "difficulty_rows", "difficulty_summary",
+__all__ = ["NAME", "SPEC", "Trial", "Trials", "items", "tasks", "config_of", "trial_keys", "difficulty_rows", "difficulty_summary",
            "summary_view", "effective_length_view"]

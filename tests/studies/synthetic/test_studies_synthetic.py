@@ -221,3 +221,22 @@ def test_distractor_overlaps_from_the_line_index_equal_token_set_intersections()
     for c in (ctx, mixed):
         for q in (set(tokens(item.question)), set(tokens("who lives in the city")), set()):
             assert _distractor_overlaps(c, q) == [_overlap(q, ln.text) for ln in c.lines if ln.role != "needle"]
+
+
+def test_difficulty_of_a_limited_run_covers_the_haystacks_it_read():
+    """``difficulty_rows`` of a spec run with ``--limit N`` measures the first N trials of every length (the
+    haystacks the run read, ``trial_keys``), the same rows the whole sweep's table has for them."""
+    from lcrag.experiment.engine import load_spec
+    from lcrag.experiment.spec import apply_overrides, parse_spec
+    from lcrag.studies.synthetic.study import config_of, difficulty_rows, trial_keys
+
+    doc = apply_overrides(load_spec("synthetic-two-hop").to_doc(),
+                          {"data.params.lengths": [600, 1200], "data.params.trials": 4})
+    full = difficulty_rows(parse_spec(doc))
+    limited = difficulty_rows(parse_spec({**doc, "limit": 2}))
+    assert sorted(set(zip(limited["length"], limited["trial"]))) == [(600, 0), (600, 1), (1200, 0), (1200, 1)]
+    same = full[full["trial"] < 2].reset_index(drop=True)
+    assert limited.reset_index(drop=True).equals(same)
+    cfg = config_of(parse_spec(doc))
+    assert trial_keys(cfg, take=parse_spec({**doc, "limit": {"n": 3, "per": "study"}}).limit) == [(600, 0), (600, 1), (600, 2)]
+    assert len(trial_keys(cfg, take=parse_spec({**doc, "limit": {"n": 2, "sample": True}}).limit)) == 8  # a sample: all
