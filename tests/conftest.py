@@ -25,7 +25,7 @@ else:
 os.environ.setdefault("PYTHONFAULTHANDLER", "1")
 # the local llama.cpp server with one thread (lcrag.llm.server.THREADS_ENV): the two pytest-xdist workers keep both
 # CPUs busy, and beside one busy process a two-thread server takes ~9x longer a call than a one-thread one (its
-# threads wait for each other, in a scheduler group of their own); the replies are the same
+# threads wait for each other, in a scheduler group of their own); notebooks 01 and 09 give the same outputs
 os.environ.setdefault("LCRAG_LOCAL_THREADS", "1")
 
 from lcrag.config import PROJECT_ROOT, data_dir  # noqa: E402
