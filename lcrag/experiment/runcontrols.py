@@ -137,6 +137,12 @@ def caption(record: dict[str, Any] | None) -> str:
     return f"limited to {record['items_used']} of {record['items_total']} items ({how})"
 
 
+def captioned(label: str, cap: str | None) -> str:
+    """``label`` with a limited run's caption (:func:`caption`) after it, ``"<label>; limited to ..."``; unchanged for
+    a full run (no caption)."""
+    return f"{label}; {cap}" if cap else label
+
+
 def mark_tables(tables: dict, cap: str) -> None:
     """Append ``cap`` (:func:`caption`) to the ``source`` attribute of every DataFrame in ``tables`` (what
     :func:`lcrag.outputs.save.save_table` prints under a table); nothing for a full run. A table without a ``source``
@@ -149,7 +155,7 @@ def mark_tables(tables: dict, cap: str) -> None:
     for t in tables.values():
         if hasattr(t, "attrs") and hasattr(t, "columns"):
             src = t.attrs.get("source") or table_source(t)
-            t.attrs["source"] = f"{src}; {cap}"
+            t.attrs["source"] = captioned(src, cap)
 
 
 def seeded(readers: list, seed: int | None) -> list:
@@ -177,4 +183,4 @@ def manifest_record(cfg, limit_record: dict[str, Any] | None, readers: list) -> 
                               for r in readers if seed is not None and not takes_seed(r)}}
 
 
-__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "LimitedTasks", "per_cell", "apply_limit", "caption", "cells", "DESIGN_KEYS", "manifest_record", "mark_tables", "seeded"]
+__all__ = ["SEED_IGNORED", "takes_seed", "LimitSpec", "LimitedTasks", "per_cell", "apply_limit", "caption", "captioned", "cells", "DESIGN_KEYS", "manifest_record", "mark_tables", "seeded"]

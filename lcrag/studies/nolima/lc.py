@@ -145,7 +145,9 @@ def lc_cases(data: NoLiMaData, lengths: Iterable[int], *, settings: Sequence[str
     for L, setting, nid, hop, d, pair in case_keys(data, lengths, settings, needles, hops, depths):
         if not wanted(setting, hop, L):
             continue
-        hay = hays[L] if L in hays else hays.setdefault(L, data.haystack(L))
+        if L not in hays:
+            hays[L] = data.haystack(L)
+        hay = hays[L]
         if pair is None:
             it, cx = sn_case(hay, data.needles[nid], hop, d, L, source=data.source)
         else:

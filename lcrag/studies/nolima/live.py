@@ -94,17 +94,19 @@ def lc_tasks(data: NoLiMaData, lengths: Sequence[int], *, settings: Sequence[str
                                      per_cell=per_cell):
         m = item.metadata
         cond = SCHEME.make("LC", budget=m["context_length"], depth=m["depth"] / 100, extra=(("setting", m["setting"]),))
-        for p in prompts:
-            if p != "ebg" and m["setting"] != "SN":
-                continue
+        for p in _asked(m["setting"], prompts):
             out.append(_task(item, ctx, group, p, cond, reply_rule=reply_rule))
     if per_cell is None:
         return out
     from ...experiment.runcontrols import LimitedTasks
 
-    asked = {"SN": bool(prompts), "TN": "ebg" in prompts, "CTN": "ebg" in prompts}  # items with at least one task
-    total = sum(1 for key in case_keys(data, lengths, settings, needles, hops, depths) if asked.get(key[1]))
+    total = sum(1 for key in case_keys(data, lengths, settings, needles, hops, depths) if _asked(key[1], prompts))
     return LimitedTasks(out, items_total=total)
+
+
+def _asked(setting: str, prompts: Sequence[str]) -> list[str]:
+    """The prompts an LC case of ``setting`` is asked: all of them for SN, the EBG prompt only for TN and CTN."""
+    return [p for p in prompts if p == "ebg" or setting == "SN"]
 
 
 def store_for(data: NoLiMaData, length: int, seed: int = 42):

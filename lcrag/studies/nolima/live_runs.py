@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from ... import provenance
+from ...experiment.runcontrols import captioned
 from ...errors import InputError
 from ...outputs.views import load_run, status_note
 from .live import rows_frame
@@ -60,8 +61,8 @@ class LiveRuns:
         """``base`` (the recorded or generated source label) + the live readers and their run directories."""
         if not self:
             return base
-        out = f"{base} + live runs: {', '.join(self.labels)} ({', '.join(d.name for d in self.dirs)})"
-        return f"{out}; {'; '.join(self.limits)}" if self.limits else out
+        return captioned(f"{base} + live runs: {', '.join(self.labels)} ({', '.join(d.name for d in self.dirs)})",
+                         "; ".join(self.limits))
 
 
 def _run_dirs(run_dirs) -> list[Path]:

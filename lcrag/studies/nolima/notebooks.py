@@ -34,7 +34,7 @@ def _study_rows(study: str, readers, lengths, label: str, extra: dict | None = N
     return [PlanRow(**{**{k: r[k] for k in names if k in r}, "study": label}) for r in df.to_dict("records")]
 
 
-def limited(tasks: list, p: dict) -> list:
+def _kept(tasks: list, p: dict) -> list:
     """The tasks a notebook's ``limit`` parameter keeps (:func:`lcrag.experiment.runcontrols.apply_limit`: the first
     ``N`` items of each design cell, :func:`.lc.design_cell`); all of them without one."""
     if p.get("limit") is None:
@@ -77,7 +77,7 @@ def plan_06(p: dict) -> NotebookPlan:
         return NotebookPlan("06", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
     from .report import recorded_rag_vs_lc_tasks
 
-    tasks = limited(recorded_rag_vs_lc_tasks(p.get("data_dir")), p)
+    tasks = _kept(recorded_rag_vs_lc_tasks(p.get("data_dir")), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('context_length', '')}")
     return NotebookPlan("06", plan_readers(tasks, p["readers"], "06 NoLiMa RAG vs LC", condition=cond))
 
@@ -101,7 +101,7 @@ def plan_07(p: dict) -> NotebookPlan:
     lengths = {h for h, b in bmap.items() if b in set(p.get("rerank_budgets") or ())}
     if "rerank" in methods:
         orders.update({(L, q, "rerank"): hits for (L, q, m), hits in list(orders.items()) if m == "emb" and L in lengths})
-    tasks = limited(RR.tasks(records, orders, bmap), p)
+    tasks = _kept(RR.tasks(records, orders, bmap), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('budget', '')}")
     rows = plan_readers(tasks, p["readers"], "07 NoLiMa re-ranking", condition=cond)
     from ...retrieval.rerank_endpoint import endpoint_profile, plan_row
@@ -143,7 +143,7 @@ def plan_09(p: dict) -> NotebookPlan:
         return NotebookPlan("09", note="not computed: needs the data directory (LCRAG_DATA_DIR; `lcrag data list`)")
     from .report import attribution_tasks
 
-    tasks = limited(attribution_tasks(p.get("data_dir"), lengths=[int(x) for x in p["lengths"]],
+    tasks = _kept(attribution_tasks(p.get("data_dir"), lengths=[int(x) for x in p["lengths"]],
                                       rag_retriever=p["rag_retriever"], rag_k=int(p["rag_k"])), p)
     cond = (lambda t: f"{t.condition}-{t.meta.get('setting', '')}-{t.meta.get('context_length', '')}")
     return NotebookPlan("09", plan_readers(tasks, p["readers"], "09 NoLiMa attribution", condition=cond))

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ...experiment.runcontrols import captioned
 from ...config import data_dir as _data_dir
 from .data import GENERATED_NOTE, LICENSE_NOTE, load_nolima
 from ...outputs.plots import heatmap
@@ -213,7 +214,7 @@ def rag_vs_lc_inputs(data_dir=None, *, live_readers: Sequence = ("extractive",),
         items.append(lc.rename(columns={"meta.context_length": "context_length", "meta.needle_id": "needle_id",
                                         "meta.hop": "hop"})[["reader", "context_length", "needle_id", "hop", "nolima_ans_contains"]])
         labels = ", ".join(sorted(df["reader_label"].unique()))
-        source = limited(f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})",
+        source = captioned(f"{source} + live: {labels}" if source == RECORDED else f"{source} ({labels})",
                          df.attrs.get("limit_caption"))
     return {"budgets": budgets, "rag": pd.concat(parts_rag, ignore_index=True), "lc_cells": pd.concat(cells, ignore_index=True),
             "lc_items": pd.concat(items, ignore_index=True), "source": source}
@@ -269,7 +270,6 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
                     overrides={"readers": list(readers), "data.params.lengths": list(lengths), "tasks.params.settings": list(settings),
                                "tasks.params.rag_retriever": rag_retriever, "tasks.params.rag_k": rag_k},
                     limit=limit)
-    cap = live.attrs.get("limit_caption", "")
     live = live.assign(reader=live["reader_label"], setting=live["meta.setting"],
                        source="live" + ("" if data.source == "data" else " (generated data)"))
     lt = attribute(live, by)
@@ -287,7 +287,6 @@ def attribution_inputs(data_dir=None, *, readers: Sequence = ("extractive",), le
     full = full.assign(_c=full["condition"].map(modes) == "RAG", _s=full["setting"].map({"SN": 0, "TN": 1, "CTN": 2}),
                        _src=full["source"] != "recorded", _r=full["reader"].map(lambda r: rank.get(r, len(rank))))
     full = full.sort_values(["_c", "condition", "_s", "_src", "_r", "reader"]).drop(columns=["_c", "_s", "_src", "_r"])
-    live.attrs["limit_caption"] = cap
     return full.reset_index(drop=True)[[*by, "n", "n_na", *[c for c in full.columns if c not in (*by, "n", "n_na")]]], live
 
 
@@ -321,13 +320,7 @@ def cot_inputs(data_dir=None, *, readers: Sequence = ("extractive",), lengths: S
                   limit=limit)
     labels = ", ".join(sorted(df["reader_label"].unique()))
     where = "rand_book_1 (LC-EBG data)" if data.source == "data" else GENERATED_NOTE
-    return LV.answer_frame(df), limited(f"live run ({labels}) on {where} — not the paper's models", df.attrs.get("limit_caption"))
-
-
-def limited(label: str, caption: str | None) -> str:
-    """``label`` with a limited run's caption (:func:`lcrag.experiment.runcontrols.caption`) after it; unchanged for a
-    full run."""
-    return f"{label}; {caption}" if caption else label
+    return LV.answer_frame(df), captioned(f"live run ({labels}) on {where} — not the paper's models", df.attrs.get("limit_caption"))
 
 
 LIVE_LC_STUDY = "nolima-lc"
@@ -359,7 +352,7 @@ def run_live_lc(readers: Sequence = (), *, lengths: Sequence[int] = (10_000,), r
 
 def attribution_source(data_dir, live: pd.DataFrame) -> str:
     """Label of the failure attribution's data: recorded results (when present) + the live readers."""
-    return limited((RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique())),
+    return captioned((RECORDED + " + " if have_recorded(data_dir) else "") + "live: " + ", ".join(sorted(live["reader_label"].unique())),
                    live.attrs.get("limit_caption"))
 
 
@@ -401,7 +394,7 @@ def run_table16(data_dir=None, *, methods=("rerank", "bm25"), rerank_budgets=("5
         live["reader"] = live["reader_label"]
     pos = positions_table(setup["positions"], setup["bmap"])
     source = RECORDED + (" + live: " + ", ".join(sorted(live["reader_label"].unique())) if live is not None else "")
-    source = limited(source, live.attrs.get("limit_caption") if live is not None else "")
+    source = captioned(source, live.attrs.get("limit_caption") if live is not None else "")
     return {"positions": pos, "table16": table16(rag, live), "reranker": setup["reranker"], "source": source}
 
 
